@@ -1,0 +1,126 @@
+//! The disassembler: `Program` back to native assembly text that assembles to an equal program.
+
+use super::{Addressing, Instruction, Opcode, Operand, Program};
+use std::fmt::{self, Write};
+
+/// How an immediate is written: as a float for float opcodes when that round-trips exactly,
+/// otherwise as signed decimal for small values and hex for the rest.
+fn write_imm(out: &mut String, bits: u32, float: bool) {
+    if float {
+        let v = f32::from_bits(bits);
+        if v.is_finite() {
+            let text = format!("{v:?}");
+            if text.parse::<f32>().map(f32::to_bits) == Ok(bits) {
+                out.push_str(&text);
+                return;
+            }
+        }
+        let _ = write!(out, "0x{bits:x}");
+        return;
+    }
+    let signed = bits as i32;
+    if (-65536..=65536).contains(&signed) {
+        let _ = write!(out, "{signed}");
+    } else {
+        let _ = write!(out, "0x{bits:x}");
+    }
+}
+
+pub(super) fn write_operand(out: &mut String, program: &Program, op: Opcode, operand: &Operand) {
+    match *operand {
+        Operand::Reg(r) if r.is_zero() => out.push_str("RZ"),
+        Operand::Reg(r) => {
+            let _ = write!(out, "R{}", r.0);
+        }
+        Operand::Pred { pred, negated } => {
+            if negated {
+                out.push('!');
+            }
+            if pred.is_true() {
+                out.push_str("PT");
+            } else {
+                let _ = write!(out, "P{}", pred.0);
+            }
+        }
+        Operand::Imm(bits) => write_imm(out, bits, op.is_float()),
+        Operand::Special(s) => {
+            let _ = write!(out, "%{}", s.name());
+        }
+        Operand::Param(i) => match program.params.get(i as usize) {
+            Some(name) => {
+                let _ = write!(out, "%param.{name}");
+            }
+            None => {
+                let _ = write!(out, "%param.#{i}");
+            }
+        },
+        Operand::Mem { base, offset } => {
+            out.push('[');
+            write_operand(out, program, op, &Operand::Reg(base));
+            if offset > 0 {
+                let _ = write!(out, "+{offset}");
+            } else if offset < 0 {
+                let _ = write!(out, "-{}", (offset as i64).unsigned_abs());
+            }
+            out.push(']');
+        }
+        Operand::Target(pc) => match program.label_at(pc) {
+            Some(name) => out.push_str(name),
+            None => {
+                let _ = write!(out, "L{pc}");
+            }
+        },
+    }
+}
+
+pub(super) fn instruction_to_string(program: &Program, inst: &Instruction) -> String {
+    let mut out = String::new();
+    if let Some(code) = &inst.control {
+        let _ = write!(out, "{code} ");
+    }
+    if !inst.guard.is_always() {
+        out.push('@');
+        if inst.guard.negated {
+            out.push('!');
+        }
+        if inst.guard.pred.is_true() {
+            out.push_str("PT");
+        } else {
+            let _ = write!(out, "P{}", inst.guard.pred.0);
+        }
+        out.push(' ');
+    }
+    out.push_str(&inst.op.mnemonic());
+    for (i, operand) in inst.operands.iter().enumerate() {
+        out.push_str(if i == 0 { " " } else { ", " });
+        write_operand(&mut out, program, inst.op, operand);
+    }
+    out
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, ".kernel {}", self.name)?;
+        writeln!(f, ".regs {}", self.regs)?;
+        if self.shared_bytes != 0 {
+            writeln!(f, ".shared {}", self.shared_bytes)?;
+        }
+        for p in &self.params {
+            writeln!(f, ".param {p}")?;
+        }
+        if self.addressing == Addressing::Word {
+            writeln!(f, ".addressing word")?;
+        }
+        let labels_at = |pc: u32, f: &mut fmt::Formatter<'_>| -> fmt::Result {
+            for (name, _) in self.labels.iter().filter(|(_, p)| *p == pc) {
+                writeln!(f, "{name}:")?;
+            }
+            Ok(())
+        };
+        for (pc, inst) in self.instructions.iter().enumerate() {
+            labels_at(pc as u32, f)?;
+            writeln!(f, "    {}", instruction_to_string(self, inst))?;
+        }
+        labels_at(self.instructions.len() as u32, f)
+    }
+}

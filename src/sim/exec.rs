@@ -1,0 +1,514 @@
+//! Lane semantics: executes one warp instruction on the active lanes. Shared by the functional
+//! runner and the timing model, so both compute the same results.
+//!
+//! Operands are read when `execute` runs (at issue). Memory is read and written then too; the
+//! register or predicate result comes back as a [`Writeback`] that the caller applies with
+//! [`apply`] — at once in the functional runner, at completion in the timing model, so a
+//! consumer that issues too early (a dependency the control codes fail to protect) really reads
+//! the stale value.
+//!
+//! Defined results instead of faults: `x / 0 = -1` (all ones), `x % 0 = x`,
+//! `i32::MIN / -1 = i32::MIN`, `i32::MIN % -1 = 0`; shifts take the amount modulo 32; `F2I`
+//! truncates and saturates, NaN gives 0.
+
+use super::fault::FaultKind;
+use super::simt_stack::Reconvergence;
+use super::warp::WarpContext;
+use super::{Dim3, KernelLaunch, LaneMask, MAX_WARP_SIZE};
+use crate::isa::{
+    Addressing, BranchCond, Instruction, MufuFn, Opcode, Operand, Program, SpecialReg,
+};
+use crate::sim::memory::GlobalMemory;
+
+/// The per-block and per-SM context an instruction may read.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecEnv<'a> {
+    pub launch: &'a KernelLaunch,
+    pub ctaid: Dim3,
+    pub smid: u32,
+    pub clock: u64,
+}
+
+/// Shared memory of one block, in words.
+#[derive(Debug, Clone)]
+pub struct SharedMemory {
+    bytes: u32,
+    words: Vec<u32>,
+}
+
+impl SharedMemory {
+    pub fn new(bytes: u32) -> SharedMemory {
+        SharedMemory {
+            bytes,
+            words: vec![0; bytes.div_ceil(4) as usize],
+        }
+    }
+
+    fn index(&self, addr: u64) -> Result<usize, FaultKind> {
+        if addr % 4 != 0 || addr + 4 > self.bytes as u64 {
+            return Err(FaultKind::SharedMemory {
+                addr,
+                size: self.bytes,
+            });
+        }
+        Ok((addr / 4) as usize)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Shared,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    Load,
+    Store,
+    Atomic,
+}
+
+/// The addresses one memory instruction touched, for the timing model (coalescing, banks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemAccess {
+    pub space: Space,
+    pub kind: AccessKind,
+    pub mask: LaneMask,
+    /// Byte address per lane (valid where `mask` is set).
+    pub addrs: [u64; MAX_WARP_SIZE],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteDst {
+    Reg(u8),
+    Pred(u8),
+    Nzp,
+}
+
+/// A result waiting to be written into the warp's registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Writeback {
+    pub dst: WriteDst,
+    pub mask: LaneMask,
+    pub values: [u32; MAX_WARP_SIZE],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Fell through to the next instruction.
+    Next,
+    /// A branch; `diverged` when some active lanes went each way.
+    Branch { diverged: bool },
+    /// `BAR.SYNC`: the warp waits until every live warp of the block has arrived.
+    Barrier,
+    /// `MEMBAR`: the warp waits until its outstanding memory operations are done.
+    Membar,
+    /// Lanes exited; `warp_done` when none are left.
+    Exit { warp_done: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Executed {
+    pub pc: u32,
+    /// Lanes active in the SIMT stack at issue.
+    pub active: LaneMask,
+    /// Active lanes whose guard held: the lanes that did the work.
+    pub executed: LaneMask,
+    pub writeback: Option<Writeback>,
+    pub mem: Option<MemAccess>,
+    pub flow: Flow,
+}
+
+/// A fault from `execute`, before the caller adds kernel, block and warp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecFault {
+    pub pc: u32,
+    pub lane: Option<u32>,
+    pub kind: FaultKind,
+}
+
+fn special(env: &ExecEnv, warp: &WarpContext, s: SpecialReg, lane: u32) -> u32 {
+    let tid = warp.tid[lane as usize];
+    let (grid, block) = (env.launch.grid, env.launch.block);
+    match s {
+        SpecialReg::TidX => tid.x,
+        SpecialReg::TidY => tid.y,
+        SpecialReg::TidZ => tid.z,
+        SpecialReg::NtidX => block.x,
+        SpecialReg::NtidY => block.y,
+        SpecialReg::NtidZ => block.z,
+        SpecialReg::CtaidX => env.ctaid.x,
+        SpecialReg::CtaidY => env.ctaid.y,
+        SpecialReg::CtaidZ => env.ctaid.z,
+        SpecialReg::NctaidX => grid.x,
+        SpecialReg::NctaidY => grid.y,
+        SpecialReg::NctaidZ => grid.z,
+        SpecialReg::LaneId => lane,
+        SpecialReg::WarpId => warp.warp_in_block,
+        SpecialReg::SmId => env.smid,
+        SpecialReg::Clock => env.clock as u32,
+    }
+}
+
+#[inline]
+fn read(env: &ExecEnv, warp: &WarpContext, operand: &Operand, lane: u32) -> u32 {
+    match *operand {
+        Operand::Reg(r) => warp.reg(r.0, lane),
+        Operand::Imm(v) => v,
+        Operand::Special(s) => special(env, warp, s, lane),
+        Operand::Param(i) => env.launch.params.get(i as usize).copied().unwrap_or(0),
+        Operand::Pred { pred, negated } => (warp.pred(pred.0, lane) != negated) as u32,
+        Operand::Mem { base, offset } => warp.reg(base.0, lane).wrapping_add(offset as u32),
+        Operand::Target(t) => t,
+    }
+}
+
+fn idiv(a: u32, b: u32) -> u32 {
+    let (a, b) = (a as i32, b as i32);
+    if b == 0 {
+        u32::MAX
+    } else {
+        a.wrapping_div(b) as u32
+    }
+}
+
+fn irem(a: u32, b: u32) -> u32 {
+    let (a, b) = (a as i32, b as i32);
+    if b == 0 {
+        a as u32
+    } else {
+        a.wrapping_rem(b) as u32
+    }
+}
+
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+fn mufu(func: MufuFn, x: f32) -> f32 {
+    match func {
+        MufuFn::Rcp => 1.0 / x,
+        MufuFn::Sqrt => x.sqrt(),
+        MufuFn::Rsq => 1.0 / x.sqrt(),
+        MufuFn::Ex2 => x.exp2(),
+        MufuFn::Lg2 => x.log2(),
+        MufuFn::Sin => x.sin(),
+        MufuFn::Cos => x.cos(),
+    }
+}
+
+/// The value an arithmetic opcode computes from its (up to three) sources.
+fn alu(op: Opcode, a: u32, b: u32, c: u32) -> u32 {
+    match op {
+        Opcode::Mov => a,
+        Opcode::Iadd => a.wrapping_add(b),
+        Opcode::Isub => a.wrapping_sub(b),
+        Opcode::Imul => a.wrapping_mul(b),
+        Opcode::Imad => a.wrapping_mul(b).wrapping_add(c),
+        Opcode::Idiv => idiv(a, b),
+        Opcode::Irem => irem(a, b),
+        Opcode::Shl => a.wrapping_shl(b & 31),
+        Opcode::Shr => a.wrapping_shr(b & 31),
+        Opcode::And => a & b,
+        Opcode::Or => a | b,
+        Opcode::Xor => a ^ b,
+        Opcode::Min => (a as i32).min(b as i32) as u32,
+        Opcode::Max => (a as i32).max(b as i32) as u32,
+        Opcode::Sel => {
+            if c != 0 {
+                a
+            } else {
+                b
+            }
+        }
+        Opcode::Fadd => (f(a) + f(b)).to_bits(),
+        Opcode::Fmul => (f(a) * f(b)).to_bits(),
+        Opcode::Ffma => f(a).mul_add(f(b), f(c)).to_bits(),
+        Opcode::Fmin => f(a).min(f(b)).to_bits(),
+        Opcode::Fmax => f(a).max(f(b)).to_bits(),
+        Opcode::I2f => (a as i32 as f32).to_bits(),
+        Opcode::F2i => f(a) as i32 as u32,
+        Opcode::Mufu(func) => mufu(func, f(a)).to_bits(),
+        Opcode::Isetp(cmp) => cmp.holds(a as i32, b as i32) as u32,
+        Opcode::Fsetp(cmp) => cmp.holds(f(a), f(b)) as u32,
+        Opcode::Cmp => {
+            let d = (a as i32 as i64) - (b as i32 as i64);
+            if d < 0 {
+                BranchCond::N as u32
+            } else if d == 0 {
+                BranchCond::Z as u32
+            } else {
+                BranchCond::P as u32
+            }
+        }
+        _ => 0,
+    }
+}
+
+fn lanes(mask: LaneMask) -> impl Iterator<Item = u32> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let lane = m.trailing_zeros();
+            m &= m - 1;
+            lane
+        })
+    })
+}
+
+/// Executes the warp's next instruction. On a fault nothing of this instruction is written.
+pub fn execute(
+    program: &Program,
+    reconvergence: &Reconvergence,
+    warp: &mut WarpContext,
+    env: &ExecEnv,
+    global: &mut GlobalMemory,
+    shared: &mut SharedMemory,
+) -> Result<Executed, ExecFault> {
+    let Some(pc) = warp.simt.pc() else {
+        return Err(ExecFault {
+            pc: 0,
+            lane: None,
+            kind: FaultKind::Deadlock {
+                detail: "warp has already exited".into(),
+            },
+        });
+    };
+    let fault = |lane: Option<u32>, kind: FaultKind| ExecFault { pc, lane, kind };
+    let Some(inst) = program.instructions.get(pc as usize) else {
+        return Err(fault(
+            None,
+            FaultKind::PcOutOfProgram {
+                len: program.instructions.len() as u32,
+            },
+        ));
+    };
+    let active = warp.simt.active();
+    let mut executed = 0;
+    for lane in lanes(active) {
+        if warp.pred(inst.guard.pred.0, lane) != inst.guard.negated {
+            executed |= 1 << lane;
+        }
+    }
+    let mut out = Executed {
+        pc,
+        active,
+        executed,
+        writeback: None,
+        mem: None,
+        flow: Flow::Next,
+    };
+    let op = inst.op;
+    match op {
+        Opcode::Bra(cond) => {
+            let mut taken = 0;
+            for lane in lanes(executed) {
+                let go = match cond {
+                    BranchCond::Always => true,
+                    BranchCond::Nzp(mask) => warp.nzp(lane) & mask != 0,
+                };
+                if go {
+                    taken |= 1 << lane;
+                }
+            }
+            let target = inst.target().unwrap_or(pc + 1);
+            let diverged = warp
+                .simt
+                .branch(taken, target, pc + 1, reconvergence.ipdom(pc));
+            out.flow = Flow::Branch { diverged };
+        }
+        Opcode::Exit => {
+            warp.exited |= executed;
+            warp.simt.exit(executed, pc + 1);
+            out.flow = Flow::Exit {
+                warp_done: warp.simt.is_done(),
+            };
+        }
+        Opcode::BarSync | Opcode::Membar | Opcode::Nop => {
+            warp.simt.jump(pc + 1);
+            if executed != 0 {
+                out.flow = match op {
+                    Opcode::BarSync => Flow::Barrier,
+                    Opcode::Membar => Flow::Membar,
+                    _ => Flow::Next,
+                };
+            }
+        }
+        Opcode::Ldg | Opcode::Stg | Opcode::AtomgAdd | Opcode::Lds | Opcode::Sts => {
+            let access = memory_op(program, inst, warp, env, executed, global, shared)
+                .map_err(|(lane, kind)| fault(Some(lane), kind))?;
+            out.writeback = access.1;
+            out.mem = Some(access.0);
+            warp.simt.jump(pc + 1);
+        }
+        _ => {
+            let srcs = inst.sources();
+            let mut values = [0u32; MAX_WARP_SIZE];
+            for lane in lanes(executed) {
+                let a = srcs.first().map_or(0, |o| read(env, warp, o, lane));
+                let b = srcs.get(1).map_or(0, |o| read(env, warp, o, lane));
+                let c = srcs.get(2).map_or(0, |o| read(env, warp, o, lane));
+                values[lane as usize] = alu(op, a, b, c);
+            }
+            let dst = match op {
+                Opcode::Cmp => Some(WriteDst::Nzp),
+                Opcode::Isetp(_) | Opcode::Fsetp(_) => inst.dst_pred().map(|p| WriteDst::Pred(p.0)),
+                _ => inst.dst_reg().map(|r| WriteDst::Reg(r.0)),
+            };
+            if let (Some(dst), true) = (dst, executed != 0) {
+                out.writeback = Some(Writeback {
+                    dst,
+                    mask: executed,
+                    values,
+                });
+            }
+            warp.simt.jump(pc + 1);
+        }
+    }
+    Ok(out)
+}
+
+type MemResult = Result<(MemAccess, Option<Writeback>), (u32, FaultKind)>;
+
+fn memory_op(
+    program: &Program,
+    inst: &Instruction,
+    warp: &WarpContext,
+    env: &ExecEnv,
+    executed: LaneMask,
+    global: &mut GlobalMemory,
+    shared: &mut SharedMemory,
+) -> MemResult {
+    let op = inst.op;
+    let space = if matches!(op, Opcode::Lds | Opcode::Sts) {
+        Space::Shared
+    } else {
+        Space::Global
+    };
+    let kind = match op {
+        Opcode::Ldg | Opcode::Lds => AccessKind::Load,
+        Opcode::Stg | Opcode::Sts => AccessKind::Store,
+        _ => AccessKind::Atomic,
+    };
+    let scale = if program.addressing == Addressing::Word {
+        4
+    } else {
+        1
+    };
+    let mem_operand = inst
+        .operands
+        .iter()
+        .find(|o| matches!(o, Operand::Mem { .. }))
+        .copied()
+        .unwrap_or(Operand::Imm(0));
+    let data_operand = match kind {
+        AccessKind::Load => None,
+        AccessKind::Store => inst.operands.get(1),
+        AccessKind::Atomic => inst.operands.get(2),
+    };
+    let mut access = MemAccess {
+        space,
+        kind,
+        mask: executed,
+        addrs: [0; MAX_WARP_SIZE],
+    };
+    // Check every lane before touching memory, so a fault leaves memory as it was.
+    for lane in lanes(executed) {
+        let addr = read(env, warp, &mem_operand, lane) as u64 * scale;
+        access.addrs[lane as usize] = addr;
+        match space {
+            Space::Global => global
+                .validate(addr)
+                .map_err(|e| (lane, FaultKind::global(e)))?,
+            Space::Shared => {
+                shared.index(addr).map_err(|k| (lane, k))?;
+            }
+        }
+    }
+    let mut values = [0u32; MAX_WARP_SIZE];
+    for lane in lanes(executed) {
+        let addr = access.addrs[lane as usize];
+        let data = data_operand.map_or(0, |o| read(env, warp, o, lane));
+        let err = |k| (lane, k);
+        values[lane as usize] = match (space, kind) {
+            (Space::Global, AccessKind::Load) => {
+                global.read(addr).map_err(|e| err(FaultKind::global(e)))?
+            }
+            (Space::Global, AccessKind::Store) => {
+                global
+                    .write(addr, data)
+                    .map_err(|e| err(FaultKind::global(e)))?;
+                0
+            }
+            (Space::Global, AccessKind::Atomic) => global
+                .atomic_add(addr, data)
+                .map_err(|e| err(FaultKind::global(e)))?,
+            (Space::Shared, AccessKind::Store) => {
+                let i = shared.index(addr).map_err(err)?;
+                shared.words[i] = data;
+                0
+            }
+            (Space::Shared, _) => {
+                let i = shared.index(addr).map_err(err)?;
+                shared.words[i]
+            }
+        };
+    }
+    let writeback = match (kind, inst.dst_reg()) {
+        (AccessKind::Load | AccessKind::Atomic, Some(r)) if executed != 0 => Some(Writeback {
+            dst: WriteDst::Reg(r.0),
+            mask: executed,
+            values,
+        }),
+        _ => None,
+    };
+    Ok((access, writeback))
+}
+
+/// Writes a result into the warp's registers.
+pub fn apply(warp: &mut WarpContext, wb: &Writeback) {
+    for lane in lanes(wb.mask) {
+        let v = wb.values[lane as usize];
+        match wb.dst {
+            WriteDst::Reg(r) => warp.set_reg(r, lane, v),
+            WriteDst::Pred(p) => warp.set_pred(p, lane, v != 0),
+            WriteDst::Nzp => warp.set_nzp(lane, v as u8),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defined_division_results() {
+        assert_eq!(idiv(7, 0), u32::MAX);
+        assert_eq!(irem(7, 0), 7);
+        assert_eq!(idiv(i32::MIN as u32, -1i32 as u32), i32::MIN as u32);
+        assert_eq!(irem(i32::MIN as u32, -1i32 as u32), 0);
+        assert_eq!(idiv(-7i32 as u32, 2) as i32, -3);
+        assert_eq!(irem(-7i32 as u32, 2) as i32, -1);
+    }
+
+    #[test]
+    fn cmp_sets_nzp_from_a_minus_b() {
+        assert_eq!(alu(Opcode::Cmp, 1, 2, 0), BranchCond::N as u32);
+        assert_eq!(alu(Opcode::Cmp, 2, 2, 0), BranchCond::Z as u32);
+        assert_eq!(alu(Opcode::Cmp, 3, 2, 0), BranchCond::P as u32);
+        // No overflow: i32::MIN - 1 is negative.
+        assert_eq!(alu(Opcode::Cmp, i32::MIN as u32, 1, 0), BranchCond::N as u32);
+    }
+
+    #[test]
+    fn float_and_shift_semantics() {
+        let one = 1.0f32.to_bits();
+        let two = 2.0f32.to_bits();
+        assert_eq!(f(alu(Opcode::Ffma, two, two, one)), 5.0);
+        assert_eq!(alu(Opcode::F2i, f32::NAN.to_bits(), 0, 0), 0);
+        assert_eq!(alu(Opcode::F2i, 1e20f32.to_bits(), 0, 0), i32::MAX as u32);
+        assert_eq!(alu(Opcode::Shl, 1, 33, 0), 2);
+        assert_eq!(alu(Opcode::Shr, 0x8000_0000, 31, 0), 1);
+        assert_eq!(f(alu(Opcode::Mufu(MufuFn::Rcp), 4.0f32.to_bits(), 0, 0)), 0.25);
+    }
+}

@@ -1,0 +1,113 @@
+//! What a kernel launch hands the GPU: the program, grid and block shape, parameter words and
+//! the stream it belongs to.
+
+use crate::isa::Program;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+
+    pub const fn linear(x: u32) -> Dim3 {
+        Dim3 { x, y: 1, z: 1 }
+    }
+
+    /// x·y·z, widened so that a huge grid cannot overflow.
+    pub fn count(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+
+    /// The coordinates of linear index `i` (x fastest).
+    pub fn unlinear(self, i: u64) -> Dim3 {
+        let x = (i % self.x as u64) as u32;
+        let y = ((i / self.x as u64) % self.y as u64) as u32;
+        let z = (i / (self.x as u64 * self.y as u64)) as u32;
+        Dim3 { x, y, z }
+    }
+}
+
+impl fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({},{},{})", self.x, self.y, self.z)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelLaunch {
+    pub program: Arc<Program>,
+    pub grid: Dim3,
+    pub block: Dim3,
+    /// One word per `.param`, in order.
+    pub params: Vec<u32>,
+    /// Launches on one stream run in order; different streams run concurrently.
+    pub stream: u32,
+}
+
+/// Why a launch was rejected before it ran.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    #[error("kernel `{kernel}`: {field} must be at least 1 in every dimension, got {value}")]
+    EmptyDimension {
+        kernel: String,
+        field: &'static str,
+        value: Dim3,
+    },
+    #[error("kernel `{kernel}`: expects {expected} parameter(s) ({names}), got {got}")]
+    ParamCount {
+        kernel: String,
+        expected: usize,
+        names: String,
+        got: usize,
+    },
+    #[error("kernel `{kernel}`: block of {threads} threads exceeds the limit of {limit} threads per block")]
+    BlockTooLarge {
+        kernel: String,
+        threads: u64,
+        limit: u64,
+    },
+    #[error("kernel `{kernel}`: {what}")]
+    DoesNotFit { kernel: String, what: String },
+}
+
+impl KernelLaunch {
+    /// Checks the parts of a launch that do not depend on the GPU.
+    pub fn validate(&self) -> Result<(), LaunchError> {
+        let kernel = self.program.name.clone();
+        for (field, value) in [("grid", self.grid), ("block", self.block)] {
+            if value.x == 0 || value.y == 0 || value.z == 0 {
+                return Err(LaunchError::EmptyDimension {
+                    kernel,
+                    field,
+                    value,
+                });
+            }
+        }
+        if self.params.len() != self.program.params.len() {
+            return Err(LaunchError::ParamCount {
+                kernel,
+                expected: self.program.params.len(),
+                names: self.program.params.join(", "),
+                got: self.params.len(),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.count()
+    }
+
+    pub fn warps_per_block(&self, warp_size: u32) -> u32 {
+        self.block.count().div_ceil(warp_size as u64) as u32
+    }
+}

@@ -1,0 +1,124 @@
+//! Device (global) memory contents: byte-addressed, 32-bit little-endian words, allocated on
+//! demand in 64 KiB pages up to a configurable limit. Timing is not modelled here.
+
+use std::collections::HashMap;
+
+const PAGE_BITS: u32 = 16;
+const PAGE_WORDS: usize = 1 << (PAGE_BITS - 2);
+
+/// Default size of the addressable space: 256 MiB.
+pub const DEFAULT_LIMIT_BYTES: u64 = 256 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MemFault {
+    #[error("misaligned access at 0x{addr:x} (word accesses need 4-byte alignment)")]
+    Misaligned { addr: u64 },
+    #[error("access at 0x{addr:x} beyond the memory limit of 0x{limit:x} bytes")]
+    OutOfBounds { addr: u64, limit: u64 },
+}
+
+#[derive(Debug, Clone)]
+pub struct GlobalMemory {
+    limit: u64,
+    pages: HashMap<u32, Box<[u32]>>,
+}
+
+impl Default for GlobalMemory {
+    fn default() -> Self {
+        GlobalMemory::new(DEFAULT_LIMIT_BYTES)
+    }
+}
+
+impl GlobalMemory {
+    /// A memory of `limit` bytes (rounded down to a word), all zero.
+    pub fn new(limit: u64) -> GlobalMemory {
+        GlobalMemory {
+            limit: limit.min(1 << 32) & !3,
+            pages: HashMap::new(),
+        }
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    fn check(&self, addr: u64) -> Result<(u32, usize), MemFault> {
+        if addr % 4 != 0 {
+            return Err(MemFault::Misaligned { addr });
+        }
+        if addr + 4 > self.limit {
+            return Err(MemFault::OutOfBounds {
+                addr,
+                limit: self.limit,
+            });
+        }
+        let page = (addr >> PAGE_BITS) as u32;
+        let index = ((addr as usize) >> 2) & (PAGE_WORDS - 1);
+        Ok((page, index))
+    }
+
+    /// Checks that a word access at `addr` would succeed, without touching memory.
+    pub fn validate(&self, addr: u64) -> Result<(), MemFault> {
+        self.check(addr).map(|_| ())
+    }
+
+    pub fn read(&self, addr: u64) -> Result<u32, MemFault> {
+        let (page, index) = self.check(addr)?;
+        Ok(self.pages.get(&page).map_or(0, |p| p[index]))
+    }
+
+    pub fn write(&mut self, addr: u64, value: u32) -> Result<(), MemFault> {
+        let (page, index) = self.check(addr)?;
+        self.pages
+            .entry(page)
+            .or_insert_with(|| vec![0u32; PAGE_WORDS].into_boxed_slice())[index] = value;
+        Ok(())
+    }
+
+    /// Adds `value` to the word at `addr` (wrapping) and returns the old value.
+    pub fn atomic_add(&mut self, addr: u64, value: u32) -> Result<u32, MemFault> {
+        let old = self.read(addr)?;
+        self.write(addr, old.wrapping_add(value))?;
+        Ok(old)
+    }
+
+    pub fn write_words(&mut self, addr: u64, words: &[u32]) -> Result<(), MemFault> {
+        for (i, w) in words.iter().enumerate() {
+            self.write(addr + 4 * i as u64, *w)?;
+        }
+        Ok(())
+    }
+
+    pub fn read_words(&self, addr: u64, count: usize) -> Result<Vec<u32>, MemFault> {
+        (0..count as u64).map(|i| self.read(addr + 4 * i)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip_and_default_zero() {
+        let mut m = GlobalMemory::new(1 << 20);
+        assert_eq!(m.read(0x100).unwrap(), 0);
+        m.write_words(0xfffc, &[1, 2, 3]).unwrap();
+        assert_eq!(m.read_words(0xfffc, 3).unwrap(), vec![1, 2, 3]);
+        assert_eq!(m.atomic_add(0x10000, 5).unwrap(), 2);
+        assert_eq!(m.read(0x10000).unwrap(), 7);
+    }
+
+    #[test]
+    fn faults() {
+        let mut m = GlobalMemory::new(1024);
+        assert_eq!(m.read(2), Err(MemFault::Misaligned { addr: 2 }));
+        assert_eq!(
+            m.write(1024, 1),
+            Err(MemFault::OutOfBounds {
+                addr: 1024,
+                limit: 1024
+            })
+        );
+        assert!(m.read(1020).is_ok());
+    }
+}

@@ -1,0 +1,20 @@
+//! The GPU model. `sim` does no I/O and knows no file format: it takes a [`KernelLaunch`] and
+//! a [`memory::GlobalMemory`], and reports what happens through return values (and, in the
+//! timing model, through an observer).
+
+pub mod exec;
+pub mod fault;
+pub mod functional;
+pub mod launch;
+pub mod memory;
+pub mod simt_stack;
+pub mod warp;
+
+pub use fault::{Fault, FaultKind};
+pub use launch::{Dim3, KernelLaunch, LaunchError};
+
+/// One bit per lane of a warp.
+pub type LaneMask = u32;
+
+/// Largest supported warp size (lane masks are 32 bits).
+pub const MAX_WARP_SIZE: usize = 32;

@@ -1,0 +1,103 @@
+//! The architectural state of one warp: per-lane registers, predicates and NZP flags, the SIMT
+//! stack, and the identity of each lane. Timing state (scoreboard, pending writes) lives with the
+//! scheduler; this is what `exec` reads and writes.
+
+use super::simt_stack::SimtStack;
+use super::{Dim3, LaneMask, MAX_WARP_SIZE};
+
+#[derive(Debug, Clone)]
+pub struct WarpContext {
+    pub warp_size: u32,
+    /// Warp index inside its block.
+    pub warp_in_block: u32,
+    regs_per_thread: u32,
+    /// `regs[reg * warp_size + lane]`: one register of all lanes is contiguous.
+    regs: Vec<u32>,
+    /// Bit `p` of `preds[lane]` is predicate `Pp`.
+    preds: [u8; MAX_WARP_SIZE],
+    /// N, Z, P flags per lane (`BranchCond` bit order), as set by `CMP`.
+    nzp: [u8; MAX_WARP_SIZE],
+    /// Thread index of each lane inside the block.
+    pub tid: [Dim3; MAX_WARP_SIZE],
+    /// Lanes that hold a thread of the block (the last warp of a block may be partial).
+    pub valid: LaneMask,
+    /// Lanes that have executed `EXIT`.
+    pub exited: LaneMask,
+    pub simt: SimtStack,
+}
+
+impl WarpContext {
+    pub fn new(warp_size: u32, warp_in_block: u32, block: Dim3, regs_per_thread: u32) -> Self {
+        let threads = block.count();
+        let mut tid = [Dim3::new(0, 0, 0); MAX_WARP_SIZE];
+        let mut valid: LaneMask = 0;
+        for lane in 0..warp_size {
+            let linear = warp_in_block as u64 * warp_size as u64 + lane as u64;
+            if linear < threads {
+                tid[lane as usize] = block.unlinear(linear);
+                valid |= 1 << lane;
+            }
+        }
+        WarpContext {
+            warp_size,
+            warp_in_block,
+            regs_per_thread,
+            regs: vec![0; (regs_per_thread * warp_size) as usize],
+            preds: [0; MAX_WARP_SIZE],
+            nzp: [0; MAX_WARP_SIZE],
+            tid,
+            valid,
+            exited: 0,
+            simt: SimtStack::new(valid),
+        }
+    }
+
+    pub fn regs_per_thread(&self) -> u32 {
+        self.regs_per_thread
+    }
+
+    /// Register `reg` of `lane`; registers beyond `.regs` and RZ read 0.
+    #[inline]
+    pub fn reg(&self, reg: u8, lane: u32) -> u32 {
+        let r = reg as u32;
+        if r >= self.regs_per_thread {
+            return 0;
+        }
+        self.regs[(r * self.warp_size + lane) as usize]
+    }
+
+    #[inline]
+    pub fn set_reg(&mut self, reg: u8, lane: u32, value: u32) {
+        let r = reg as u32;
+        if r < self.regs_per_thread {
+            self.regs[(r * self.warp_size + lane) as usize] = value;
+        }
+    }
+
+    #[inline]
+    pub fn pred(&self, pred: u8, lane: u32) -> bool {
+        pred >= 7 || self.preds[lane as usize] & (1 << pred) != 0
+    }
+
+    #[inline]
+    pub fn set_pred(&mut self, pred: u8, lane: u32, value: bool) {
+        if pred < 7 {
+            let p = &mut self.preds[lane as usize];
+            *p = (*p & !(1 << pred)) | ((value as u8) << pred);
+        }
+    }
+
+    #[inline]
+    pub fn nzp(&self, lane: u32) -> u8 {
+        self.nzp[lane as usize]
+    }
+
+    #[inline]
+    pub fn set_nzp(&mut self, lane: u32, flags: u8) {
+        self.nzp[lane as usize] = flags;
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.simt.is_done()
+    }
+}
