@@ -2,6 +2,7 @@
 //! a [`memory::GlobalMemory`], and reports what happens through return values (and, in the
 //! timing model, through an observer).
 
+pub mod config;
 pub mod exec;
 pub mod fault;
 pub mod functional;

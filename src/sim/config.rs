@@ -1,0 +1,649 @@
+//! The GPU configuration: one immutable [`GpuConfig`], validated when built, loadable from JSON
+//! or a named preset. The step function takes it by reference; nothing changes it during a run.
+//!
+//! Presets and where their numbers come from:
+//! - `tiny`: seeds/000 exactly — 2 cores, one block of 4 threads per core (warp size 4), the
+//!   non-pipelined FETCH→DECODE→REQUEST→WAIT→EXECUTE→UPDATE core (6 cycles per instruction),
+//!   ideal memory, one grant per cycle.
+//! - `small`: a teaching GPU — 2 SMs, 1 scheduler each, 8 warp slots, warp size 32, small caches.
+//! - `volta`: V100 SM (Volta whitepaper; Jia et al., "Dissecting the NVIDIA Volta GPU
+//!   Architecture via Microbenchmarking", 2018): 4 sub-partitions, 64 warps, 32 blocks,
+//!   65536 registers, 96 KiB shared memory, ALU/FMA latency 4, shared ~19 cycles, L1 hit ~28,
+//!   L2 hit ~193, DRAM ~400+ cycles; 4 SMs by default so runs stay fast.
+//! - `hopper`: H100 SM (Hopper tuning guide; Luo et al., "Benchmarking and Dissecting the Nvidia
+//!   Hopper GPU Architecture", 2024): 4 sub-partitions, 64 warps, 32 blocks, 65536 registers,
+//!   228 KiB shared memory, FMA latency 4, shared ~29, L1 ~33, L2 ~260, DRAM ~480 cycles.
+
+use crate::isa::Pipe;
+use serde::{Deserialize, Serialize};
+
+/// Warp-scheduling policy of each scheduler (seeds/002 and the schemes of seeds/004).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// Loose round robin: next eligible warp after the last issuer.
+    Lrr,
+    /// Greedy then oldest: keep issuing the same warp until it stalls, then the oldest.
+    Gto,
+    /// Two-level: round robin within an active set of `two_level_active` warps; a warp that
+    /// stalls on a long operation leaves the set.
+    TwoLevel,
+    /// Always the oldest eligible warp.
+    Oldest,
+    /// Strict rotation: cycle t belongs to warp t mod n whether or not it is ready.
+    Barrel,
+    /// Run one warp until it stalls on a long operation, then switch, paying `switch_cost`.
+    Coarse,
+    /// One warp to completion, then the next.
+    Sequential,
+    /// Several warps share the issue slots of one cycle (needs `issue_width > 1` to differ).
+    Smt,
+}
+
+impl Policy {
+    pub const ALL: [Policy; 8] = [
+        Policy::Lrr,
+        Policy::Gto,
+        Policy::TwoLevel,
+        Policy::Oldest,
+        Policy::Barrel,
+        Policy::Coarse,
+        Policy::Sequential,
+        Policy::Smt,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Lrr => "lrr",
+            Policy::Gto => "gto",
+            Policy::TwoLevel => "two_level",
+            Policy::Oldest => "oldest",
+            Policy::Barrel => "barrel",
+            Policy::Coarse => "coarse",
+            Policy::Sequential => "sequential",
+            Policy::Smt => "smt",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Policy> {
+        Policy::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// Dependency tracking (seeds/002's three levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreboardKind {
+    /// A pending bit per (warp, register); RAW and WAW block issue.
+    Bitmap,
+    /// A few base+count slots per warp; a full table is a structural stall.
+    Ranges,
+    /// Compiler-encoded control codes: stall counts and six dependency barriers.
+    Barriers,
+}
+
+impl ScoreboardKind {
+    pub const ALL: [ScoreboardKind; 3] = [
+        ScoreboardKind::Bitmap,
+        ScoreboardKind::Ranges,
+        ScoreboardKind::Barriers,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScoreboardKind::Bitmap => "bitmap",
+            ScoreboardKind::Ranges => "ranges",
+            ScoreboardKind::Barriers => "barriers",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<ScoreboardKind> {
+        ScoreboardKind::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// How the SM pipeline is organised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CoreModel {
+    /// Issue every cycle; results after the pipe latency.
+    Pipelined,
+    /// seeds/000: one instruction at a time through a fixed number of FSM states; every
+    /// instruction (memory included) takes exactly `cycles_per_instruction` cycles.
+    NonPipelined { cycles_per_instruction: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipeConfig {
+    /// Cycles from issue until the result can be read.
+    pub latency: u32,
+    /// Cycles between two issues to this pipe from one scheduler.
+    pub interval: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipesConfig {
+    pub alu: PipeConfig,
+    pub fma: PipeConfig,
+    pub mufu: PipeConfig,
+    /// Shared memory: base latency without bank conflicts; each replay adds `interval`.
+    pub shared: PipeConfig,
+    /// Global memory issue interval; the latency comes from the memory model.
+    pub global: PipeConfig,
+    pub branch: PipeConfig,
+}
+
+impl PipesConfig {
+    pub fn get(&self, pipe: Pipe) -> PipeConfig {
+        match pipe {
+            Pipe::Alu => self.alu,
+            Pipe::Fma => self.fma,
+            Pipe::Mufu => self.mufu,
+            Pipe::Shared => self.shared,
+            Pipe::Global => self.global,
+            Pipe::Branch => self.branch,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    pub size_bytes: u32,
+    pub line_bytes: u32,
+    pub associativity: u32,
+    /// Cycles from issue to data for a hit at this level.
+    pub hit_latency: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum MemoryModel {
+    /// Every global access completes after the global pipe latency.
+    Ideal,
+    /// Every global access takes a fixed number of cycles.
+    Fixed { latency: u32 },
+    /// Coalescing into 32-byte sectors, L1 per SM, shared L2, bandwidth-limited DRAM.
+    Hierarchy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    pub model: MemoryModel,
+    pub sector_bytes: u32,
+    pub l1: CacheConfig,
+    pub l2: CacheConfig,
+    pub dram_latency: u32,
+    /// DRAM bandwidth for the whole GPU, in sectors per cycle (may be fractional).
+    pub dram_sectors_per_cycle: f64,
+    pub shared_banks: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmConfig {
+    /// Sub-partitions, each with its own warp scheduler.
+    pub schedulers: u32,
+    /// Issue slots per scheduler per cycle.
+    pub issue_width: u32,
+    pub max_warps: u32,
+    pub max_blocks: u32,
+    /// 32-bit registers per SM.
+    pub registers: u32,
+    /// Registers are allocated per warp in units of this many (per thread).
+    pub register_granularity: u32,
+    pub shared_memory_bytes: u32,
+    pub max_threads_per_block: u32,
+    pub core: CoreModel,
+    /// Cycles from warp launch until its first instruction is fetched.
+    pub fetch_latency: u32,
+    /// Cycles after a branch until the next instruction is known.
+    pub branch_resolve: u32,
+    /// In-flight MIO operations (shared memory, MUFU) per SM before `mio_throttle`.
+    pub mio_queue: u32,
+    /// In-flight global memory instructions per SM before `lg_throttle`.
+    pub lsu_queue: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    pub policy: Policy,
+    pub scoreboard: ScoreboardKind,
+    /// Slots per warp of the `ranges` scoreboard.
+    pub range_slots: u32,
+    /// Active-set size of the `two_level` policy.
+    pub two_level_active: u32,
+    /// Refill cycles a `coarse` switch costs.
+    pub switch_cost: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuConfig {
+    pub name: String,
+    pub num_sms: u32,
+    pub warp_size: u32,
+    /// Blocks the dispatcher may grant per cycle, GPU-wide.
+    pub grants_per_cycle: u32,
+    pub sm: SmConfig,
+    pub scheduler: SchedulerConfig,
+    pub pipes: PipesConfig,
+    pub memory: MemoryConfig,
+    /// Size of the functional global memory, in bytes.
+    pub memory_limit: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown GPU preset `{0}` (presets: tiny, small, volta, hopper)")]
+    UnknownPreset(String),
+    #[error("gpu config: {field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    #[error("gpu config: {0}")]
+    Json(String),
+}
+
+const fn pipe(latency: u32, interval: u32) -> PipeConfig {
+    PipeConfig { latency, interval }
+}
+
+impl GpuConfig {
+    pub const PRESETS: [&'static str; 4] = ["tiny", "small", "volta", "hopper"];
+
+    pub fn preset(name: &str) -> Result<GpuConfig, ConfigError> {
+        let config = match name {
+            "tiny" => Self::tiny(),
+            "small" => Self::small(),
+            "volta" => Self::volta(),
+            "hopper" => Self::hopper(),
+            other => return Err(ConfigError::UnknownPreset(other.to_string())),
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses and validates a JSON config.
+    pub fn from_json(text: &str) -> Result<GpuConfig, ConfigError> {
+        let config: GpuConfig =
+            serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    fn tiny() -> GpuConfig {
+        let fsm = 6;
+        GpuConfig {
+            name: "tiny".into(),
+            num_sms: 2,
+            warp_size: 4,
+            grants_per_cycle: 1,
+            sm: SmConfig {
+                schedulers: 1,
+                issue_width: 1,
+                max_warps: 1,
+                max_blocks: 1,
+                registers: 16 * 4,
+                register_granularity: 1,
+                shared_memory_bytes: 0,
+                max_threads_per_block: 4,
+                core: CoreModel::NonPipelined {
+                    cycles_per_instruction: fsm,
+                },
+                fetch_latency: 0,
+                branch_resolve: 0,
+                mio_queue: 1,
+                lsu_queue: 1,
+            },
+            scheduler: SchedulerConfig {
+                policy: Policy::Lrr,
+                scoreboard: ScoreboardKind::Bitmap,
+                range_slots: 4,
+                two_level_active: 1,
+                switch_cost: 0,
+            },
+            pipes: PipesConfig {
+                alu: pipe(fsm, 1),
+                fma: pipe(fsm, 1),
+                mufu: pipe(fsm, 1),
+                shared: pipe(fsm, 1),
+                global: pipe(fsm, 1),
+                branch: pipe(fsm, 1),
+            },
+            memory: MemoryConfig {
+                model: MemoryModel::Ideal,
+                sector_bytes: 4,
+                l1: CacheConfig {
+                    size_bytes: 0,
+                    line_bytes: 4,
+                    associativity: 1,
+                    hit_latency: fsm,
+                },
+                l2: CacheConfig {
+                    size_bytes: 0,
+                    line_bytes: 4,
+                    associativity: 1,
+                    hit_latency: fsm,
+                },
+                dram_latency: fsm,
+                dram_sectors_per_cycle: 1.0,
+                shared_banks: 1,
+            },
+            memory_limit: 1 << 20,
+        }
+    }
+
+    fn small() -> GpuConfig {
+        GpuConfig {
+            name: "small".into(),
+            num_sms: 2,
+            warp_size: 32,
+            grants_per_cycle: 1,
+            sm: SmConfig {
+                schedulers: 1,
+                issue_width: 1,
+                max_warps: 8,
+                max_blocks: 8,
+                registers: 16384,
+                register_granularity: 8,
+                shared_memory_bytes: 16384,
+                max_threads_per_block: 256,
+                core: CoreModel::Pipelined,
+                fetch_latency: 2,
+                branch_resolve: 2,
+                mio_queue: 8,
+                lsu_queue: 8,
+            },
+            scheduler: SchedulerConfig {
+                policy: Policy::Gto,
+                scoreboard: ScoreboardKind::Bitmap,
+                range_slots: 4,
+                two_level_active: 4,
+                switch_cost: 2,
+            },
+            pipes: PipesConfig {
+                alu: pipe(4, 1),
+                fma: pipe(4, 1),
+                mufu: pipe(16, 4),
+                shared: pipe(20, 1),
+                global: pipe(4, 1),
+                branch: pipe(2, 1),
+            },
+            memory: MemoryConfig {
+                model: MemoryModel::Hierarchy,
+                sector_bytes: 32,
+                l1: CacheConfig {
+                    size_bytes: 16 * 1024,
+                    line_bytes: 128,
+                    associativity: 4,
+                    hit_latency: 30,
+                },
+                l2: CacheConfig {
+                    size_bytes: 128 * 1024,
+                    line_bytes: 128,
+                    associativity: 8,
+                    hit_latency: 120,
+                },
+                dram_latency: 300,
+                dram_sectors_per_cycle: 2.0,
+                shared_banks: 32,
+            },
+            memory_limit: 256 << 20,
+        }
+    }
+
+    fn volta() -> GpuConfig {
+        GpuConfig {
+            name: "volta".into(),
+            num_sms: 4,
+            warp_size: 32,
+            grants_per_cycle: 1,
+            sm: SmConfig {
+                schedulers: 4,
+                issue_width: 1,
+                max_warps: 64,
+                max_blocks: 32,
+                registers: 65536,
+                register_granularity: 8,
+                shared_memory_bytes: 96 * 1024,
+                max_threads_per_block: 1024,
+                core: CoreModel::Pipelined,
+                fetch_latency: 2,
+                branch_resolve: 2,
+                mio_queue: 16,
+                lsu_queue: 32,
+            },
+            scheduler: SchedulerConfig {
+                policy: Policy::Gto,
+                scoreboard: ScoreboardKind::Bitmap,
+                range_slots: 6,
+                two_level_active: 8,
+                switch_cost: 4,
+            },
+            pipes: PipesConfig {
+                alu: pipe(4, 2),
+                fma: pipe(4, 2),
+                mufu: pipe(18, 8),
+                shared: pipe(19, 2),
+                global: pipe(4, 2),
+                branch: pipe(4, 2),
+            },
+            memory: MemoryConfig {
+                model: MemoryModel::Hierarchy,
+                sector_bytes: 32,
+                l1: CacheConfig {
+                    size_bytes: 32 * 1024,
+                    line_bytes: 128,
+                    associativity: 4,
+                    hit_latency: 28,
+                },
+                l2: CacheConfig {
+                    size_bytes: 512 * 1024,
+                    line_bytes: 128,
+                    associativity: 16,
+                    hit_latency: 193,
+                },
+                dram_latency: 400,
+                dram_sectors_per_cycle: 4.0,
+                shared_banks: 32,
+            },
+            memory_limit: 256 << 20,
+        }
+    }
+
+    fn hopper() -> GpuConfig {
+        let mut c = Self::volta();
+        c.name = "hopper".into();
+        c.sm.shared_memory_bytes = 228 * 1024;
+        c.pipes.shared = pipe(29, 2);
+        c.pipes.mufu = pipe(16, 8);
+        c.memory.l1 = CacheConfig {
+            size_bytes: 64 * 1024,
+            line_bytes: 128,
+            associativity: 4,
+            hit_latency: 33,
+        };
+        c.memory.l2 = CacheConfig {
+            size_bytes: 2 * 1024 * 1024,
+            line_bytes: 128,
+            associativity: 16,
+            hit_latency: 260,
+        };
+        c.memory.dram_latency = 480;
+        c.memory.dram_sectors_per_cycle = 8.0;
+        c
+    }
+
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |field: &'static str, message: String| Err(ConfigError::Invalid { field, message });
+        let positive = [
+            ("num_sms", self.num_sms),
+            ("grants_per_cycle", self.grants_per_cycle),
+            ("sm.schedulers", self.sm.schedulers),
+            ("sm.issue_width", self.sm.issue_width),
+            ("sm.max_warps", self.sm.max_warps),
+            ("sm.max_blocks", self.sm.max_blocks),
+            ("sm.registers", self.sm.registers),
+            ("sm.register_granularity", self.sm.register_granularity),
+            ("sm.max_threads_per_block", self.sm.max_threads_per_block),
+            ("sm.mio_queue", self.sm.mio_queue),
+            ("sm.lsu_queue", self.sm.lsu_queue),
+            ("scheduler.range_slots", self.scheduler.range_slots),
+            ("scheduler.two_level_active", self.scheduler.two_level_active),
+            ("memory.sector_bytes", self.memory.sector_bytes),
+            ("memory.shared_banks", self.memory.shared_banks),
+            ("memory.l1.line_bytes", self.memory.l1.line_bytes),
+            ("memory.l2.line_bytes", self.memory.l2.line_bytes),
+            ("memory.l1.associativity", self.memory.l1.associativity),
+            ("memory.l2.associativity", self.memory.l2.associativity),
+        ];
+        for (field, value) in positive {
+            if value == 0 {
+                return bad(field, "must be at least 1".into());
+            }
+        }
+        if self.warp_size == 0 || self.warp_size > 32 {
+            return bad("warp_size", format!("must be 1..=32, got {}", self.warp_size));
+        }
+        if self.num_sms > 1024 {
+            return bad("num_sms", format!("at most 1024, got {}", self.num_sms));
+        }
+        if self.sm.schedulers > self.sm.max_warps {
+            return bad(
+                "sm.schedulers",
+                format!(
+                    "{} schedulers but only {} warp slots",
+                    self.sm.schedulers, self.sm.max_warps
+                ),
+            );
+        }
+        if self.sm.issue_width > 8 {
+            return bad("sm.issue_width", "at most 8".into());
+        }
+        if self.sm.max_warps > 1024 {
+            return bad("sm.max_warps", "at most 1024".into());
+        }
+        if self.scheduler.range_slots > 64 {
+            return bad("scheduler.range_slots", "at most 64".into());
+        }
+        if let CoreModel::NonPipelined {
+            cycles_per_instruction,
+        } = self.sm.core
+        {
+            if cycles_per_instruction == 0 {
+                return bad("sm.core.cycles_per_instruction", "must be at least 1".into());
+            }
+        }
+        for (field, p) in [
+            ("pipes.alu", self.pipes.alu),
+            ("pipes.fma", self.pipes.fma),
+            ("pipes.mufu", self.pipes.mufu),
+            ("pipes.shared", self.pipes.shared),
+            ("pipes.global", self.pipes.global),
+            ("pipes.branch", self.pipes.branch),
+        ] {
+            if p.latency == 0 || p.interval == 0 {
+                return bad(field, "latency and interval must be at least 1".into());
+            }
+            if p.latency > 100_000 || p.interval > 100_000 {
+                return bad(field, "latency and interval must be at most 100000".into());
+            }
+        }
+        let m = &self.memory;
+        if !(m.dram_sectors_per_cycle.is_finite() && m.dram_sectors_per_cycle > 0.0) {
+            return bad(
+                "memory.dram_sectors_per_cycle",
+                "must be a positive number".into(),
+            );
+        }
+        if let MemoryModel::Fixed { latency } = m.model {
+            if latency == 0 {
+                return bad("memory.model.latency", "must be at least 1".into());
+            }
+        }
+        if m.model == MemoryModel::Hierarchy {
+            for (field, c) in [("memory.l1", m.l1), ("memory.l2", m.l2)] {
+                if !c.line_bytes.is_power_of_two() || c.line_bytes % m.sector_bytes != 0 {
+                    return bad(
+                        field,
+                        "line_bytes must be a power of two and a multiple of memory.sector_bytes"
+                            .into(),
+                    );
+                }
+                let sets = c.size_bytes / (c.line_bytes * c.associativity).max(1);
+                if c.size_bytes != 0 && sets == 0 {
+                    return bad(field, "size_bytes is smaller than one set".into());
+                }
+            }
+            if !m.sector_bytes.is_power_of_two() {
+                return bad("memory.sector_bytes", "must be a power of two".into());
+            }
+        }
+        if self.memory_limit < 4 || self.memory_limit > (1 << 32) {
+            return bad("memory_limit", "must be between 4 bytes and 4 GiB".into());
+        }
+        Ok(())
+    }
+
+    /// Result latency of an instruction on `pipe` when it is fixed, `None` for the
+    /// variable-latency pipes (global memory, shared memory with bank conflicts, MUFU queue).
+    pub fn fixed_latency(&self, pipe: Pipe) -> Option<u32> {
+        if let CoreModel::NonPipelined {
+            cycles_per_instruction,
+        } = self.sm.core
+        {
+            return Some(cycles_per_instruction);
+        }
+        match pipe {
+            Pipe::Alu | Pipe::Fma | Pipe::Branch => Some(self.pipes.get(pipe).latency),
+            Pipe::Mufu | Pipe::Shared | Pipe::Global => None,
+        }
+    }
+
+    pub fn warp_slots_per_scheduler(&self) -> u32 {
+        self.sm.max_warps.div_ceil(self.sm.schedulers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_validate_and_round_trip_through_json() {
+        for name in GpuConfig::PRESETS {
+            let c = GpuConfig::preset(name).unwrap();
+            assert_eq!(GpuConfig::from_json(&c.to_json()).unwrap(), c);
+        }
+        assert!(matches!(
+            GpuConfig::preset("fermi"),
+            Err(ConfigError::UnknownPreset(_))
+        ));
+    }
+
+    #[test]
+    fn invalid_fields_are_named() {
+        let mut c = GpuConfig::preset("volta").unwrap();
+        c.sm.schedulers = 0;
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "gpu config: sm.schedulers: must be at least 1"
+        );
+        let mut c = GpuConfig::preset("volta").unwrap();
+        c.warp_size = 64;
+        assert!(c.validate().unwrap_err().to_string().contains("warp_size"));
+        let text = GpuConfig::preset("small").unwrap().to_json().replace("\"num_sms\"", "\"num_smz\"");
+        assert!(GpuConfig::from_json(&text).unwrap_err().to_string().contains("num_smz"));
+    }
+}
