@@ -1,6 +1,7 @@
 //! Assembly front ends. Each turns kernel text into the one [`crate::isa::Program`] type and
 //! reports every error it finds as a located [`Diagnostic`].
 
+pub mod control_pass;
 pub mod diag;
 pub mod native;
 pub mod tinygpu;

@@ -74,6 +74,7 @@ pub fn run(
             .map(|w| WarpContext::new(ws, w, launch.block, program.regs as u32))
             .collect();
         let mut at_barrier = vec![false; warps.len()];
+        let mut arrived_threads = 0u32;
         stats.blocks += 1;
         stats.warps += warps.len() as u64;
         loop {
@@ -120,16 +121,38 @@ pub fn run(
                 }
                 if done.flow == Flow::Barrier {
                     at_barrier[w] = true;
+                    arrived_threads += done.executed.count_ones();
                 }
             }
             let live: Vec<usize> = (0..warps.len()).filter(|&w| !warps[w].is_done()).collect();
             if live.is_empty() {
                 break;
             }
-            // A live warp that is not at the barrier always issues, so waiting warps are
-            // released once every live warp has arrived; exited warps do not count.
+            // A live warp that is not at the barrier always issues, so once every live warp
+            // waits the barrier either releases — every live thread arrived; exited threads do
+            // not count — or never will: some lanes wait on a divergent path.
             if live.iter().all(|&w| at_barrier[w]) {
+                let live_threads: u32 = live
+                    .iter()
+                    .map(|&w| (warps[w].valid & !warps[w].exited).count_ones())
+                    .sum();
+                if arrived_threads < live_threads {
+                    return Err(RunError::Fault(Box::new(Fault {
+                        kernel: program.name.clone(),
+                        block: Some(ctaid),
+                        warp: None,
+                        lane: None,
+                        pc: None,
+                        instruction: None,
+                        kind: FaultKind::Deadlock {
+                            detail: format!(
+                                "BAR.SYNC reached by {arrived_threads} of {live_threads} live threads; the others wait on a divergent path that cannot continue until the barrier releases"
+                            ),
+                        },
+                    })));
+                }
                 at_barrier.iter_mut().for_each(|b| *b = false);
+                arrived_threads = 0;
             }
         }
     }

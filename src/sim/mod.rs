@@ -3,12 +3,17 @@
 //! timing model, through an observer).
 
 pub mod config;
+pub mod dispatcher;
 pub mod exec;
 pub mod fault;
 pub mod functional;
+pub mod gpu;
 pub mod launch;
 pub mod memory;
+pub mod observer;
+pub mod scoreboard;
 pub mod simt_stack;
+pub mod sm;
 pub mod warp;
 
 pub use fault::{Fault, FaultKind};

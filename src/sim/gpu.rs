@@ -1,0 +1,319 @@
+//! The whole GPU: the dispatcher, the SMs and the memory system, stepped one cycle at a time.
+//! This is the one owner of time. Cycles in which nothing anywhere can change are skipped in
+//! one step; the observed events and statistics are exactly those of stepping every cycle.
+
+use super::config::{GpuConfig, ScoreboardKind};
+use super::dispatcher::{BlockFootprint, Dispatcher, Grant};
+use super::fault::{Fault, FaultKind};
+use super::memory::{GlobalMemory, MemoryStats, MemoryTiming};
+use super::observer::Observer;
+use super::simt_stack::Reconvergence;
+use super::sm::{CycleContext, FinishedBlock, PreparedLaunch, SchedulerStats, Sm};
+use super::{KernelLaunch, LaunchError};
+use crate::asm::control_pass;
+use serde::Serialize;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Watchdog: stop with a fault after this many cycles.
+    pub max_cycles: u64,
+    /// Skip cycles in which nothing can change (results are identical either way).
+    pub skip_idle: bool,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            max_cycles: 50_000_000,
+            skip_idle: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchReport {
+    pub kernel: String,
+    pub stream: u32,
+    pub blocks: u64,
+    pub start_cycle: u64,
+    pub end_cycle: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SmReport {
+    pub blocks: u64,
+    pub busy_cycles: u64,
+    pub schedulers: Vec<SchedulerStats>,
+}
+
+/// What a finished run measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimReport {
+    pub cycles: u64,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+    pub launches: Vec<LaunchReport>,
+    pub sms: Vec<SmReport>,
+    pub memory: MemoryStats,
+    pub hazards: u64,
+}
+
+impl SimReport {
+    pub fn ipc(&self) -> f64 {
+        if self.cycles == 0 {
+            0.0
+        } else {
+            self.warp_instructions as f64 / self.cycles as f64
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error("{fault}")]
+    Fault {
+        fault: Box<Fault>,
+        /// What had been measured up to the fault.
+        partial: Box<SimReport>,
+    },
+}
+
+/// Checks every launch against the GPU and fills in control codes where the scoreboard needs
+/// them (a kernel with no codes at all on the `barriers` scoreboard gets the auto-control pass).
+pub fn prepare(
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+) -> Result<Vec<PreparedLaunch>, LaunchError> {
+    launches
+        .iter()
+        .map(|launch| {
+            launch.validate()?;
+            let footprint = BlockFootprint::of(launch, config)?;
+            let needs_codes = config.scheduler.scoreboard == ScoreboardKind::Barriers
+                && launch.program.instructions.iter().all(|i| i.control.is_none());
+            let program = if needs_codes {
+                Arc::new(control_pass::auto_control(&launch.program, config))
+            } else {
+                launch.program.clone()
+            };
+            Ok(PreparedLaunch {
+                reconvergence: Reconvergence::of(&program),
+                program,
+                footprint,
+                launch: launch.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Runs `launches` on the GPU described by `config` until all complete.
+pub fn simulate<O: Observer>(
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    memory: &mut GlobalMemory,
+    options: SimOptions,
+    observer: &mut O,
+) -> Result<SimReport, SimError> {
+    let prepared = prepare(config, launches)?;
+    let mut dispatcher = Dispatcher::new(
+        launches,
+        prepared.iter().map(|p| p.footprint).collect(),
+    );
+    let mut sms: Vec<Sm> = (0..config.num_sms).map(|i| Sm::new(i, config)).collect();
+    let mut timing = MemoryTiming::new(config);
+    let mut report = SimReport {
+        cycles: 0,
+        warp_instructions: 0,
+        thread_instructions: 0,
+        launches: Vec::new(),
+        sms: Vec::new(),
+        memory: MemoryStats::default(),
+        hazards: 0,
+    };
+    let mut grants: Vec<Grant> = Vec::new();
+    let mut started: Vec<usize> = Vec::new();
+    let mut finished: Vec<FinishedBlock> = Vec::new();
+    let mut cycle: u64 = 0;
+    let fail = |fault: Fault,
+                cycle: u64,
+                report: &mut SimReport,
+                sms: &[Sm],
+                timing: &MemoryTiming,
+                dispatcher: &Dispatcher,
+                observer: &mut O| {
+        observer.fault(cycle, &fault);
+        report.cycles = cycle;
+        finish_report(report, sms, timing, dispatcher, launches);
+        SimError::Fault {
+            fault: Box::new(fault),
+            partial: Box::new(report.clone()),
+        }
+    };
+    loop {
+        if cycle >= options.max_cycles {
+            let mut detail: Vec<String> = sms.iter().flat_map(|s| s.describe_warps(&prepared)).collect();
+            detail.truncate(16);
+            let fault = Fault {
+                kernel: running_kernels(&dispatcher, launches),
+                block: None,
+                warp: None,
+                lane: None,
+                pc: None,
+                instruction: None,
+                kind: FaultKind::Watchdog {
+                    limit: options.max_cycles,
+                    unit: format!("cycles; resident warps:\n  {}", detail.join("\n  ")),
+                },
+            };
+            return Err(fail(fault, cycle, &mut report, &sms, &timing, &dispatcher, observer));
+        }
+        let mut issued = 0u32;
+        let mut any_eligible = false;
+        for sm in sms.iter_mut() {
+            sm.retire(cycle, observer);
+        }
+        for sm in sms.iter_mut() {
+            let mut cx = CycleContext {
+                config,
+                launches: &prepared,
+                memory,
+                timing: &mut timing,
+                observer,
+            };
+            match sm.schedule(cycle, &mut cx) {
+                Ok(c) => {
+                    issued += c.issued;
+                    any_eligible |= c.any_eligible;
+                    report.warp_instructions += c.issued as u64;
+                    report.thread_instructions += c.thread_instructions;
+                }
+                Err(fault) => {
+                    return Err(fail(*fault, cycle, &mut report, &sms, &timing, &dispatcher, observer));
+                }
+            }
+        }
+        finished.clear();
+        for sm in sms.iter_mut() {
+            sm.wrap_up(cycle, observer, &mut finished);
+        }
+        for f in &finished {
+            if dispatcher.block_finished(cycle, f.launch as usize) {
+                observer.kernel_complete(cycle, f.launch);
+            }
+        }
+        if dispatcher.all_complete() {
+            cycle += 1;
+            break;
+        }
+        grants.clear();
+        started.clear();
+        let mut rooms: Vec<_> = sms.iter().map(|s| s.room()).collect();
+        dispatcher.grant(cycle, config.grants_per_cycle, &mut rooms, &mut grants, &mut started);
+        for &l in &started {
+            observer.kernel_launch(cycle, l as u32);
+        }
+        for g in &grants {
+            observer.block_assign(cycle, g.launch as u32, g.block as u32, g.sm);
+            sms[g.sm as usize].assign_block(
+                cycle,
+                config,
+                g.launch as u32,
+                &prepared[g.launch],
+                g.block,
+                g.ctaid,
+                observer,
+            );
+        }
+        // Nothing can change until the next wake-up: skip there in one step.
+        let quiet = issued == 0 && !any_eligible && grants.is_empty() && finished.is_empty();
+        let mut next = cycle + 1;
+        if quiet {
+            let wake = sms.iter().filter_map(|s| s.next_wakeup(cycle)).min();
+            match wake {
+                None if sms.iter().any(|s| s.has_resident_warps()) => {
+                    let detail: Vec<String> =
+                        sms.iter().flat_map(|s| s.describe_warps(&prepared)).collect();
+                    let fault = Fault {
+                        kernel: running_kernels(&dispatcher, launches),
+                        block: None,
+                        warp: None,
+                        lane: None,
+                        pc: None,
+                        instruction: None,
+                        kind: FaultKind::Deadlock {
+                            detail: format!(
+                                "no warp can ever issue again at cycle {cycle}:\n  {}",
+                                detail.join("\n  ")
+                            ),
+                        },
+                    };
+                    return Err(fail(fault, cycle, &mut report, &sms, &timing, &dispatcher, observer));
+                }
+                Some(w) if options.skip_idle && !sms.iter().any(|s| s.in_refill(cycle)) => {
+                    let target = w.min(options.max_cycles).max(cycle + 1);
+                    let skipped = target - cycle - 1;
+                    if skipped > 0 {
+                        for sm in sms.iter_mut() {
+                            sm.account_skipped(skipped, config.sm.issue_width);
+                        }
+                    }
+                    next = target;
+                }
+                _ => {}
+            }
+        }
+        cycle = next;
+    }
+    report.cycles = cycle;
+    finish_report(&mut report, &sms, &timing, &dispatcher, launches);
+    Ok(report)
+}
+
+fn running_kernels(dispatcher: &Dispatcher, launches: &[KernelLaunch]) -> String {
+    let names: Vec<&str> = dispatcher
+        .progress
+        .iter()
+        .zip(launches)
+        .filter(|(p, _)| p.started_at.is_some() && p.completed_at.is_none())
+        .map(|(_, l)| l.program.name.as_str())
+        .collect();
+    if names.is_empty() {
+        launches.first().map_or(String::new(), |l| l.program.name.clone())
+    } else {
+        names.join(", ")
+    }
+}
+
+fn finish_report(
+    report: &mut SimReport,
+    sms: &[Sm],
+    timing: &MemoryTiming,
+    dispatcher: &Dispatcher,
+    launches: &[KernelLaunch],
+) {
+    report.launches = dispatcher
+        .progress
+        .iter()
+        .zip(launches)
+        .map(|(p, l)| LaunchReport {
+            kernel: l.program.name.clone(),
+            stream: l.stream,
+            blocks: p.total_blocks,
+            start_cycle: p.started_at.unwrap_or(0),
+            end_cycle: p.completed_at.map_or(report.cycles, |c| c + 1),
+        })
+        .collect();
+    report.sms = sms
+        .iter()
+        .map(|s| SmReport {
+            blocks: s.blocks_run,
+            busy_cycles: s.busy_cycles,
+            schedulers: s.scheduler_stats(),
+        })
+        .collect();
+    report.memory = timing.stats().clone();
+    report.hazards = sms.iter().map(|s| s.hazard_count).sum();
+}

@@ -1,0 +1,179 @@
+//! The coalescer of the load/store unit: turns the per-lane byte addresses of one warp memory
+//! instruction into the set of distinct memory sectors it touches — the unit in which the L1,
+//! the L2 and DRAM move data (32 bytes on every NVIDIA GPU since Maxwell). One per SM in
+//! hardware; here a pure function.
+//!
+//! Simplifications: every lane accesses one aligned 4-byte word, so a lane touches exactly the
+//! sector that holds its address (with `sector_bytes < 4` only the sector of the word's first
+//! byte is counted). Requests are not split into 128-byte "requests" as Nsight's `l1tex__t_requests`
+//! does; one instruction is one request.
+//!
+//! Cost: no allocation; sectors are kept in a fixed 32-entry buffer and inserted in order, which
+//! is linear for the common ascending (unit-stride) and broadcast patterns.
+
+use crate::sim::exec::MemAccess;
+use crate::sim::{LaneMask, MAX_WARP_SIZE};
+
+/// At most one sector per lane.
+pub const MAX_SECTORS: usize = MAX_WARP_SIZE;
+
+/// The distinct sectors of one access, ascending, as sector base byte addresses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SectorList {
+    len: usize,
+    sectors: [u64; MAX_SECTORS],
+}
+
+impl Default for SectorList {
+    fn default() -> Self {
+        SectorList {
+            len: 0,
+            sectors: [0; MAX_SECTORS],
+        }
+    }
+}
+
+impl std::fmt::Debug for SectorList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl SectorList {
+    pub fn as_slice(&self) -> &[u64] {
+        &self.sectors[..self.len]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Inserts `value` keeping the list ascending and unique. At most `MAX_SECTORS` distinct
+    /// values can arrive because there is one per lane.
+    #[inline]
+    fn insert(&mut self, value: u64) {
+        let len = self.len;
+        if len == 0 || value > self.sectors[len - 1] {
+            if len < MAX_SECTORS {
+                self.sectors[len] = value;
+                self.len = len + 1;
+            }
+            return;
+        }
+        if value == self.sectors[len - 1] {
+            return;
+        }
+        if let Err(pos) = self.sectors[..len].binary_search(&value) {
+            if len < MAX_SECTORS {
+                self.sectors.copy_within(pos..len, pos + 1);
+                self.sectors[pos] = value;
+                self.len = len + 1;
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for SectorList {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        self.as_slice()
+    }
+}
+
+/// The distinct `sector_bytes`-sized sectors holding the addresses of the lanes set in `mask`,
+/// ascending, as sector base addresses. `sector_bytes` of 0 is treated as 1.
+pub fn coalesce(mask: LaneMask, addrs: &[u64; MAX_WARP_SIZE], sector_bytes: u32) -> SectorList {
+    let mut list = SectorList::default();
+    let sector = u64::from(sector_bytes.max(1));
+    let mut m = mask;
+    if sector.is_power_of_two() {
+        let align = !(sector - 1);
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            list.insert(addrs[lane] & align);
+        }
+    } else {
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let a = addrs[lane];
+            list.insert(a - a % sector);
+        }
+    }
+    list
+}
+
+/// [`coalesce`] applied to an executed memory instruction.
+pub fn coalesce_access(access: &MemAccess, sector_bytes: u32) -> SectorList {
+    coalesce(access.mask, &access.addrs, sector_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strided(base: u64, stride: u64) -> [u64; MAX_WARP_SIZE] {
+        std::array::from_fn(|i| base + stride * i as u64)
+    }
+
+    #[test]
+    fn unit_stride_warp_touches_four_sectors() {
+        let s = coalesce(u32::MAX, &strided(0x1000, 4), 32);
+        assert_eq!(s.as_slice(), &[0x1000, 0x1020, 0x1040, 0x1060]);
+    }
+
+    #[test]
+    fn misaligned_unit_stride_touches_five_sectors() {
+        let s = coalesce(u32::MAX, &strided(0x1010, 4), 32);
+        assert_eq!(s.as_slice(), &[0x1000, 0x1020, 0x1040, 0x1060, 0x1080]);
+    }
+
+    #[test]
+    fn stride_128_touches_one_sector_per_lane() {
+        let s = coalesce(u32::MAX, &strided(0, 128), 32);
+        assert_eq!(s.len(), 32);
+        assert_eq!(s[0], 0);
+        assert_eq!(s[31], 31 * 128);
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn broadcast_is_one_sector() {
+        let s = coalesce(u32::MAX, &[0x2044; 32], 32);
+        assert_eq!(s.as_slice(), &[0x2040]);
+    }
+
+    #[test]
+    fn partial_masks_count_only_active_lanes() {
+        let addrs = strided(0, 4);
+        // Lanes 0..8 are the first sector, lanes 24..32 the fourth.
+        assert_eq!(coalesce(0x0000_00ff, &addrs, 32).as_slice(), &[0]);
+        assert_eq!(coalesce(0xff00_00ff, &addrs, 32).as_slice(), &[0, 0x60]);
+        assert_eq!(coalesce(0x0000_0101, &addrs, 32).as_slice(), &[0, 0x20]);
+        assert!(coalesce(0, &addrs, 32).is_empty());
+    }
+
+    #[test]
+    fn descending_and_scattered_addresses_come_back_ascending_and_unique() {
+        let mut addrs = strided(0, 0);
+        for (i, a) in addrs.iter_mut().enumerate() {
+            // 31*64, 30*64, ... with every other lane repeating its neighbour's sector.
+            *a = ((31 - i as u64) / 2) * 64 + 8;
+        }
+        let s = coalesce(u32::MAX, &addrs, 32);
+        let expected: Vec<u64> = (0..16).map(|k| k * 64).collect();
+        assert_eq!(s.as_slice(), expected.as_slice());
+    }
+
+    #[test]
+    fn word_sectors_and_non_power_of_two_sectors() {
+        let addrs = strided(0, 4);
+        assert_eq!(coalesce(0xf, &addrs, 4).as_slice(), &[0, 4, 8, 12]);
+        assert_eq!(coalesce(0xff, &addrs, 12).as_slice(), &[0, 12, 24]);
+    }
+}

@@ -1,0 +1,168 @@
+//! The one channel through which the simulator reports what happens: an [`Observer`] with a
+//! default no-op method per event. The null observer costs nothing; the trace recorder, tests
+//! and progress bars are observers too.
+//!
+//! [`WarpState`] is the raw reason a resident warp did or did not issue in a cycle, with its
+//! detail (register, producer PC, dependency barrier, pipe). It is the one state enum shared by
+//! model, trace and report; the analyzer maps it to Nsight's names.
+
+use super::exec::{AccessKind, Space};
+use super::fault::Fault;
+use super::memory::HitLevel;
+use super::scoreboard::{DepPath, Hazard, RegRef};
+use super::{Dim3, LaneMask};
+use crate::isa::Pipe;
+use serde::{Deserialize, Serialize};
+
+/// A warp slot: which SM and which of its warp slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct WarpRef {
+    pub sm: u32,
+    pub slot: u32,
+}
+
+/// Why a resident warp's next instruction did or did not issue this cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum WarpState {
+    /// Issued this cycle.
+    Selected,
+    /// Eligible, but the scheduler chose another warp (or it was not this warp's turn).
+    NotSelected,
+    /// A source or destination register is still pending (bitmap / ranges scoreboard).
+    Scoreboard {
+        reg: RegRef,
+        producer_pc: u32,
+        path: DepPath,
+    },
+    /// The control code waits on a busy dependency barrier (barriers scoreboard).
+    DependencyBarrier {
+        barrier: u8,
+        producer_pc: u32,
+        path: DepPath,
+    },
+    /// Control-code stall count, or the non-pipelined core still busy with the last instruction.
+    StallCount,
+    /// At a CTA barrier (`BAR.SYNC`).
+    CtaBarrier,
+    /// At a `MEMBAR`, memory operations outstanding.
+    Membar,
+    /// The execution pipe is busy (issue interval).
+    PipeBusy { pipe: Pipe },
+    /// The MIO queue (shared memory, MUFU) is full.
+    MioThrottle,
+    /// The LSU queue for global memory is full.
+    LgThrottle,
+    /// Ready, but the scoreboard has no free slot for its destination (ranges).
+    TableFull,
+    /// The target of the last branch is not resolved yet.
+    BranchResolving,
+    /// No instruction fetched yet (just launched).
+    NoInstruction,
+    /// Exited, stores or loads still outstanding.
+    Drain,
+    /// Yielded (control-code yield hint).
+    Sleeping,
+}
+
+impl WarpState {
+    /// Whether the warp could have issued this cycle.
+    pub fn is_eligible(self) -> bool {
+        matches!(self, WarpState::Selected | WarpState::NotSelected)
+    }
+}
+
+/// Identity of a warp that starts on an SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarpInfo {
+    pub launch: u32,
+    pub block: u32,
+    pub ctaid: Dim3,
+    pub warp_in_block: u32,
+    pub scheduler: u32,
+    pub lanes: LaneMask,
+}
+
+/// One memory instruction's request as the memory model answered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemEvent {
+    pub space: MemSpace,
+    pub kind: MemKind,
+    pub sectors: u32,
+    pub level: HitLevel,
+    /// Extra shared-memory passes due to bank conflicts.
+    pub replays: u32,
+    pub complete_at: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemSpace {
+    Global,
+    Shared,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemKind {
+    Load,
+    Store,
+    Atomic,
+}
+
+impl From<Space> for MemSpace {
+    fn from(s: Space) -> MemSpace {
+        match s {
+            Space::Global => MemSpace::Global,
+            Space::Shared => MemSpace::Shared,
+        }
+    }
+}
+
+impl From<AccessKind> for MemKind {
+    fn from(k: AccessKind) -> MemKind {
+        match k {
+            AccessKind::Load => MemKind::Load,
+            AccessKind::Store => MemKind::Store,
+            AccessKind::Atomic => MemKind::Atomic,
+        }
+    }
+}
+
+/// Receives every event of a run. All methods default to doing nothing.
+#[allow(unused_variables)]
+pub trait Observer {
+    fn kernel_launch(&mut self, cycle: u64, launch: u32) {}
+    fn kernel_complete(&mut self, cycle: u64, launch: u32) {}
+    fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {}
+    fn block_complete(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {}
+    fn warp_launch(&mut self, cycle: u64, warp: WarpRef, info: &WarpInfo) {}
+    fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {}
+    /// The warp's state changed this cycle (it holds until the next change or exit).
+    fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {}
+    /// An instruction issued in issue slot `slot` of the warp's scheduler.
+    fn issue(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        active: LaneMask,
+        pipe: Pipe,
+        slot: u32,
+    ) {
+    }
+    /// An instruction's result was written (or its store acknowledged).
+    fn complete(&mut self, cycle: u64, warp: WarpRef, pc: u32) {}
+    /// A `coarse` switch costs refill slots on a scheduler.
+    fn refill(&mut self, cycle: u64, sm: u32, scheduler: u32, slots: u32) {}
+    fn barrier_arrive(&mut self, cycle: u64, warp: WarpRef) {}
+    fn barrier_release(&mut self, cycle: u64, sm: u32, launch: u32, block: u32) {}
+    fn memory(&mut self, cycle: u64, warp: WarpRef, pc: u32, event: &MemEvent) {}
+    fn hazard(&mut self, cycle: u64, warp: WarpRef, hazard: &Hazard) {}
+    fn fault(&mut self, cycle: u64, fault: &Fault) {}
+}
+
+/// The observer that observes nothing.
+pub struct NullObserver;
+
+impl Observer for NullObserver {}

@@ -1,0 +1,159 @@
+//! Level 1 of seeds/002: a pending bit per (warp, register), as in GPGPU-Sim's reserve / check /
+//! release scoreboard.
+//!
+//! Models: one bit for each of `R0`–`R254`, `P0`–`P6` and NZP per warp slot (263 bits), set at
+//! issue for the destination and cleared when the result is written. The next instruction is
+//! held on RAW (any source: plain registers, memory bases, guard and predicate sources, NZP for
+//! `BRA.<cond>`) and on WAW (its destination). Next to each bit it keeps the producer's PC and
+//! result path so a stall can be attributed (long/short scoreboard or wait).
+//!
+//! Simplifications: a register has at most one pending producer (WAW blocks, so a second one
+//! cannot issue); sources are checked at issue only, so there is no WAR tracking — operands are
+//! taken to be read in order at issue, as the bitmap hardware of seeds/002 assumes.
+
+use super::{Blocked, DepOperands, Producer, RegRef, Ticket};
+
+const WORDS: usize = RegRef::COUNT.div_ceil(64);
+
+#[derive(Debug, Clone)]
+struct WarpBits {
+    bits: [u64; WORDS],
+    producer: [Producer; RegRef::COUNT],
+}
+
+impl WarpBits {
+    const EMPTY: WarpBits = WarpBits {
+        bits: [0; WORDS],
+        producer: [Producer::NONE; RegRef::COUNT],
+    };
+
+    fn is_set(&self, i: usize) -> bool {
+        self.bits[i / 64] & (1 << (i % 64)) != 0
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Bitmap {
+    warps: Vec<WarpBits>,
+}
+
+impl Bitmap {
+    pub(super) fn new(warps: usize) -> Bitmap {
+        Bitmap {
+            warps: vec![WarpBits::EMPTY; warps],
+        }
+    }
+
+    pub(super) fn warps(&self) -> usize {
+        self.warps.len()
+    }
+
+    pub(super) fn reset_warp(&mut self, warp: usize) {
+        self.warps[warp].bits = [0; WORDS];
+    }
+
+    pub(super) fn check(&self, warp: usize, ops: &DepOperands) -> Result<(), Blocked> {
+        let w = &self.warps[warp];
+        for &r in ops.srcs().iter().chain(ops.dst().iter()) {
+            let i = r.index();
+            if w.is_set(i) {
+                let p = w.producer[i];
+                return Err(Blocked::Register {
+                    reg: r,
+                    producer_pc: p.pc,
+                    path: p.path,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn issue(&mut self, warp: usize, ops: &DepOperands, producer: Producer) {
+        if let Some(d) = ops.dst() {
+            let w = &mut self.warps[warp];
+            let i = d.index();
+            w.bits[i / 64] |= 1 << (i % 64);
+            w.producer[i] = producer;
+        }
+    }
+
+    pub(super) fn complete(&mut self, warp: usize, ticket: &Ticket) {
+        if let Some(i) = ticket.dst() {
+            self.warps[warp].bits[i / 64] &= !(1 << (i % 64));
+        }
+    }
+
+    pub(super) fn pending(&self, warp: usize) -> bool {
+        self.warps[warp].bits.iter().any(|&b| b != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::inst;
+    use super::super::*;
+    use crate::sim::config::ScoreboardKind;
+
+    fn sb() -> Scoreboard {
+        Scoreboard::new(ScoreboardKind::Bitmap, 2, 4)
+    }
+
+    #[test]
+    fn raw_on_a_load_blocks_until_complete() {
+        let mut s = sb();
+        let t = s.issue(0, 0, &inst("LDG R1, [R2]"), DepPath::Long);
+        assert!(s.pending(0));
+        assert_eq!(s.check(0, &inst("IMUL R4, R5, R6")), Ok(()));
+        assert_eq!(
+            s.check(0, &inst("IADD R2, R1, R3")),
+            Err(Blocked::Register {
+                reg: RegRef::Reg(1),
+                producer_pc: 0,
+                path: DepPath::Long
+            })
+        );
+        s.sources_read(0, t);
+        s.complete(0, t);
+        assert_eq!(s.check(0, &inst("IADD R2, R1, R3")), Ok(()));
+        assert!(!s.pending(0));
+    }
+
+    #[test]
+    fn predicates_nzp_and_waw_are_tracked() {
+        let mut s = sb();
+        s.issue(0, 3, &inst("ISETP.LT P0, R1, R2"), DepPath::Fixed);
+        let blocked = s.check(0, &inst("@P0 IADD R1, R1, 1")).unwrap_err();
+        assert!(matches!(
+            blocked,
+            Blocked::Register {
+                reg: RegRef::Pred(0),
+                producer_pc: 3,
+                path: DepPath::Fixed
+            }
+        ));
+        assert!(s.check(0, &inst("SEL R1, R2, R3, !P0")).is_err());
+        s.issue(0, 4, &inst("CMP R1, R2"), DepPath::Fixed);
+        assert!(matches!(
+            s.check(0, &inst("x: BRA.NZ x")),
+            Err(Blocked::Register {
+                reg: RegRef::Nzp,
+                ..
+            })
+        ));
+        assert_eq!(s.check(0, &inst("x: BRA x")), Ok(()));
+        s.issue(0, 5, &inst("MUFU.RCP R7, R8"), DepPath::Short);
+        assert!(matches!(
+            s.check(0, &inst("MOV R7, 1")),
+            Err(Blocked::Register {
+                reg: RegRef::Reg(7),
+                producer_pc: 5,
+                path: DepPath::Short
+            })
+        ));
+        // RZ is never pending, and warps are isolated.
+        assert_eq!(s.check(0, &inst("MOV RZ, R9")), Ok(()));
+        assert_eq!(s.check(1, &inst("MOV R7, R1")), Ok(()));
+        s.reset_warp(0);
+        assert!(!s.pending(0));
+    }
+}

@@ -1,0 +1,1036 @@
+//! One streaming multiprocessor: warp slots, resident blocks with their shared memory and CTA
+//! barrier, `schedulers` sub-partitions each with its warp pool, issue slots and pipes, the
+//! MIO and LSU queues, and one scoreboard for all warp slots.
+//!
+//! Each cycle, in order: completions due now are retired (results written, scoreboard
+//! released); every scheduler decides the state of each of its warps and issues up to
+//! `issue_width` instructions by its policy; CTA barriers whose live threads have all arrived
+//! release; warps that exited with nothing in flight leave, and blocks whose warps all left
+//! free their resources.
+//!
+//! Simplifications: instruction fetch is modelled only as a fixed delay after warp launch and
+//! after each branch (no instruction cache); the register file has no bank conflicts; operand
+//! collectors and the reuse cache are not modelled.
+
+use super::config::{CoreModel, GpuConfig, Policy, ScoreboardKind};
+use super::dispatcher::{BlockFootprint, SmRoom};
+use super::exec::{self, AccessKind, ExecEnv, Flow, SharedMemory, Space, Writeback};
+use super::fault::Fault;
+use super::memory::{GlobalMemory, MemoryTiming};
+use super::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
+use super::scoreboard::{Blocked, DepPath, Hazard, Scoreboard, Ticket};
+use super::simt_stack::Reconvergence;
+use super::warp::WarpContext;
+use super::{Dim3, KernelLaunch};
+use crate::isa::{Pipe, Program};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+/// A launch as the SMs run it: the program (with control codes filled in when the scoreboard
+/// needs them), its reconvergence table and footprint.
+#[derive(Debug, Clone)]
+pub struct PreparedLaunch {
+    pub launch: KernelLaunch,
+    pub program: Arc<Program>,
+    pub reconvergence: Reconvergence,
+    pub footprint: BlockFootprint,
+}
+
+#[derive(Debug, Clone)]
+struct ResidentWarp {
+    ctx: WarpContext,
+    launch: u32,
+    block_slot: usize,
+    scheduler: u32,
+    /// No instruction before this cycle (fetch after launch).
+    fetch_until: u64,
+    branch_until: u64,
+    stall_until: u64,
+    sleep_until: u64,
+    at_barrier: bool,
+    /// Lanes that executed the `BAR.SYNC` the warp waits at.
+    arrived_lanes: u32,
+    membar: bool,
+    /// Instructions issued and not yet completed.
+    inflight: u32,
+    /// Memory instructions issued and not yet completed.
+    mem_inflight: u32,
+    state: Option<WarpState>,
+}
+
+impl ResidentWarp {
+    fn finished(&self) -> bool {
+        self.ctx.is_done()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ResidentBlock {
+    launch: u32,
+    block: u64,
+    ctaid: Dim3,
+    shared: SharedMemory,
+    warps: Vec<u32>,
+    warps_left: u32,
+    arrived_threads: u32,
+    footprint: BlockFootprint,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum EventKind {
+    /// The instruction's result is written / its operation is done.
+    Complete,
+    /// A store's or atomic's source registers have been read.
+    SourcesRead,
+}
+
+#[derive(Debug, Clone)]
+struct Event {
+    slot: u32,
+    pc: u32,
+    kind: EventKind,
+    ticket: Ticket,
+    writeback: Option<Writeback>,
+    pipe: Pipe,
+    memory: bool,
+}
+
+/// Issue-slot accounting of one scheduler (seed 004's categories) and Nsight's scheduler
+/// statistics, summed over cycles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SchedulerStats {
+    pub cycles: u64,
+    /// Cycles with at least one resident warp.
+    pub active_cycles: u64,
+    /// Sum over active cycles of resident (unfinished) warps.
+    pub active_warps: u64,
+    pub eligible_warps: u64,
+    pub issued: u64,
+    /// Cycles in which at least one instruction issued.
+    pub issue_cycles: u64,
+    pub refill_slots: u64,
+    /// Slots of cycles that issued nothing (not refill).
+    pub vertical_waste: u64,
+    /// Unused slots of cycles that issued something.
+    pub horizontal_waste: u64,
+}
+
+#[derive(Debug, Clone)]
+struct SchedulerUnit {
+    /// Resident warp slots of this scheduler in launch order, oldest first.
+    warps: Vec<u32>,
+    last_issued: Option<u32>,
+    pipe_free: [u64; 6],
+    coarse_current: Option<u32>,
+    refill_until: u64,
+    active_set: Vec<u32>,
+    stats: SchedulerStats,
+    /// What the last stepped cycle looked like, to account for skipped cycles.
+    last: CycleSnapshot,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CycleSnapshot {
+    active: u32,
+    refill: bool,
+}
+
+fn pipe_index(p: Pipe) -> usize {
+    match p {
+        Pipe::Alu => 0,
+        Pipe::Fma => 1,
+        Pipe::Mufu => 2,
+        Pipe::Shared => 3,
+        Pipe::Global => 4,
+        Pipe::Branch => 5,
+    }
+}
+
+/// What a cycle of one SM produced, for the GPU loop.
+#[derive(Debug, Default)]
+pub struct SmCycle {
+    pub issued: u32,
+    /// Whether any warp was eligible (issued or not).
+    pub any_eligible: bool,
+    pub thread_instructions: u64,
+}
+
+/// A block that finished on this SM this cycle.
+#[derive(Debug, Clone, Copy)]
+pub struct FinishedBlock {
+    pub launch: u32,
+    pub block: u64,
+}
+
+pub struct Sm {
+    pub id: u32,
+    warps: Vec<Option<ResidentWarp>>,
+    blocks: Vec<Option<ResidentBlock>>,
+    schedulers: Vec<SchedulerUnit>,
+    scoreboard: Scoreboard,
+    events: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    event_slab: Vec<Option<Event>>,
+    free_events: Vec<usize>,
+    event_seq: u64,
+    mio_inflight: u32,
+    lsu_inflight: u32,
+    room: SmRoom,
+    pub blocks_run: u64,
+    pub busy_cycles: u64,
+    states: Vec<WarpState>,
+    hazards: Vec<Hazard>,
+    pub hazard_count: u64,
+}
+
+/// Everything an SM needs from outside for one cycle.
+pub struct CycleContext<'a, O: Observer> {
+    pub config: &'a GpuConfig,
+    pub launches: &'a [PreparedLaunch],
+    pub memory: &'a mut GlobalMemory,
+    pub timing: &'a mut MemoryTiming,
+    pub observer: &'a mut O,
+}
+
+impl Sm {
+    pub fn new(id: u32, config: &GpuConfig) -> Sm {
+        let sched = SchedulerUnit {
+            warps: Vec::new(),
+            last_issued: None,
+            pipe_free: [0; 6],
+            coarse_current: None,
+            refill_until: 0,
+            active_set: Vec::new(),
+            stats: SchedulerStats::default(),
+            last: CycleSnapshot::default(),
+        };
+        Sm {
+            id,
+            warps: vec![None; config.sm.max_warps as usize],
+            blocks: vec![None; config.sm.max_blocks as usize],
+            schedulers: vec![sched; config.sm.schedulers as usize],
+            scoreboard: Scoreboard::new(
+                config.scheduler.scoreboard,
+                config.sm.max_warps as usize,
+                config.scheduler.range_slots,
+            ),
+            events: BinaryHeap::new(),
+            event_slab: Vec::new(),
+            free_events: Vec::new(),
+            event_seq: 0,
+            mio_inflight: 0,
+            lsu_inflight: 0,
+            room: SmRoom {
+                free_warps: config.sm.max_warps,
+                free_blocks: config.sm.max_blocks,
+                free_registers: config.sm.registers,
+                free_shared: config.sm.shared_memory_bytes,
+                resident_blocks: 0,
+            },
+            blocks_run: 0,
+            busy_cycles: 0,
+            states: Vec::new(),
+            hazards: Vec::new(),
+            hazard_count: 0,
+        }
+    }
+
+    pub fn room(&self) -> SmRoom {
+        self.room
+    }
+
+    pub fn scheduler_stats(&self) -> Vec<SchedulerStats> {
+        self.schedulers.iter().map(|s| s.stats).collect()
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.room.resident_blocks == 0
+    }
+
+    /// Places a granted block: its warps take the lowest free slots, spread over schedulers
+    /// by slot number.
+    pub fn assign_block<O: Observer>(
+        &mut self,
+        cycle: u64,
+        config: &GpuConfig,
+        launch_index: u32,
+        prepared: &PreparedLaunch,
+        block: u64,
+        ctaid: Dim3,
+        observer: &mut O,
+    ) {
+        let fp = prepared.footprint;
+        self.room.free_blocks -= 1;
+        self.room.free_warps -= fp.warps;
+        self.room.free_registers -= fp.registers;
+        self.room.free_shared -= fp.shared_bytes;
+        self.room.resident_blocks += 1;
+        self.blocks_run += 1;
+        let block_slot = self.blocks.iter().position(Option::is_none).unwrap_or(0);
+        let mut slots = Vec::with_capacity(fp.warps as usize);
+        let mut free = (0..self.warps.len() as u32).filter(|&s| self.warps[s as usize].is_none());
+        for w in 0..fp.warps {
+            let Some(slot) = free.next() else { break };
+            slots.push((w, slot));
+        }
+        let mut warp_ids = Vec::with_capacity(slots.len());
+        for (w, slot) in slots {
+            let ctx = WarpContext::new(
+                config.warp_size,
+                w,
+                prepared.launch.block,
+                prepared.program.regs as u32,
+            );
+            let scheduler = slot % config.sm.schedulers;
+            let info = WarpInfo {
+                launch: launch_index,
+                block: block as u32,
+                ctaid,
+                warp_in_block: w,
+                scheduler,
+                lanes: ctx.valid,
+            };
+            self.scoreboard.reset_warp(slot as usize);
+            self.warps[slot as usize] = Some(ResidentWarp {
+                ctx,
+                launch: launch_index,
+                block_slot,
+                scheduler,
+                fetch_until: cycle + 1 + config.sm.fetch_latency as u64,
+                branch_until: 0,
+                stall_until: 0,
+                sleep_until: 0,
+                at_barrier: false,
+                arrived_lanes: 0,
+                membar: false,
+                inflight: 0,
+                mem_inflight: 0,
+                state: None,
+            });
+            self.schedulers[scheduler as usize].warps.push(slot);
+            warp_ids.push(slot);
+            observer.warp_launch(cycle, WarpRef { sm: self.id, slot }, &info);
+        }
+        self.blocks[block_slot] = Some(ResidentBlock {
+            launch: launch_index,
+            block,
+            ctaid,
+            shared: SharedMemory::new(prepared.program.shared_bytes),
+            warps_left: warp_ids.len() as u32,
+            warps: warp_ids,
+            arrived_threads: 0,
+            footprint: fp,
+        });
+    }
+
+    fn push_event(&mut self, at: u64, event: Event) {
+        let index = match self.free_events.pop() {
+            Some(i) => {
+                self.event_slab[i] = Some(event);
+                i
+            }
+            None => {
+                self.event_slab.push(Some(event));
+                self.event_slab.len() - 1
+            }
+        };
+        self.event_seq += 1;
+        self.events.push(Reverse((at, self.event_seq, index)));
+    }
+
+    /// The earliest cycle after `cycle` at which something on this SM can change by itself.
+    pub fn next_wakeup(&self, cycle: u64) -> Option<u64> {
+        let mut next = self.events.peek().map(|Reverse((at, _, _))| *at);
+        let mut consider = |t: u64| {
+            if t > cycle {
+                next = Some(next.map_or(t, |n: u64| n.min(t)));
+            }
+        };
+        for w in self.warps.iter().flatten() {
+            consider(w.fetch_until);
+            consider(w.branch_until);
+            consider(w.stall_until);
+            consider(w.sleep_until);
+        }
+        for s in &self.schedulers {
+            for &p in &s.pipe_free {
+                consider(p);
+            }
+            consider(s.refill_until);
+        }
+        next
+    }
+
+    /// Retires every completion due at `cycle`.
+    pub fn retire<O: Observer>(&mut self, cycle: u64, observer: &mut O) {
+        while let Some(Reverse((at, _, index))) = self.events.peek().copied() {
+            if at > cycle {
+                break;
+            }
+            self.events.pop();
+            let Some(event) = self.event_slab[index].take() else {
+                continue;
+            };
+            self.free_events.push(index);
+            let slot = event.slot as usize;
+            match event.kind {
+                EventKind::SourcesRead => self.scoreboard.sources_read(slot, event.ticket),
+                EventKind::Complete => {
+                    self.scoreboard.complete(slot, event.ticket);
+                    if let Some(warp) = self.warps[slot].as_mut() {
+                        if let Some(wb) = &event.writeback {
+                            exec::apply(&mut warp.ctx, wb);
+                        }
+                        warp.inflight -= 1;
+                        if event.memory {
+                            warp.mem_inflight -= 1;
+                        }
+                    }
+                    match event.pipe {
+                        Pipe::Global => self.lsu_inflight -= 1,
+                        Pipe::Mufu | Pipe::Shared => self.mio_inflight -= 1,
+                        _ => {}
+                    }
+                    observer.complete(
+                        cycle,
+                        WarpRef {
+                            sm: self.id,
+                            slot: event.slot,
+                        },
+                        event.pc,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The state of a resident, unfinished warp at `cycle`, before selection.
+    fn warp_state(&self, cycle: u64, config: &GpuConfig, slot: u32, program: &Program) -> WarpState {
+        let Some(w) = self.warps[slot as usize].as_ref() else {
+            return WarpState::NoInstruction;
+        };
+        if w.finished() {
+            return WarpState::Drain;
+        }
+        if w.at_barrier {
+            return WarpState::CtaBarrier;
+        }
+        if w.membar && w.mem_inflight > 0 {
+            return WarpState::Membar;
+        }
+        if cycle < w.fetch_until {
+            return WarpState::NoInstruction;
+        }
+        if cycle < w.branch_until {
+            return WarpState::BranchResolving;
+        }
+        if cycle < w.stall_until {
+            return WarpState::StallCount;
+        }
+        if matches!(config.sm.core, CoreModel::NonPipelined { .. }) && w.inflight > 0 {
+            return WarpState::StallCount;
+        }
+        if cycle < w.sleep_until {
+            return WarpState::Sleeping;
+        }
+        let Some(inst) = w.ctx.simt.pc().and_then(|pc| program.instructions.get(pc as usize))
+        else {
+            // Off the end of the program: let issue report the fault.
+            return WarpState::NotSelected;
+        };
+        if let Err(blocked) = self.scoreboard.check(slot as usize, inst) {
+            return match blocked {
+                Blocked::Register {
+                    reg,
+                    producer_pc,
+                    path,
+                } => WarpState::Scoreboard {
+                    reg,
+                    producer_pc,
+                    path,
+                },
+                Blocked::TableFull => WarpState::TableFull,
+                Blocked::DependencyBarrier {
+                    barrier,
+                    producer_pc,
+                    path,
+                } => WarpState::DependencyBarrier {
+                    barrier,
+                    producer_pc,
+                    path,
+                },
+            };
+        }
+        let pipe = inst.op.pipe();
+        let sched = &self.schedulers[w.scheduler as usize];
+        if sched.pipe_free[pipe_index(pipe)] > cycle {
+            return WarpState::PipeBusy { pipe };
+        }
+        match pipe {
+            Pipe::Mufu | Pipe::Shared if self.mio_inflight >= config.sm.mio_queue => {
+                WarpState::MioThrottle
+            }
+            Pipe::Global if self.lsu_inflight >= config.sm.lsu_queue => WarpState::LgThrottle,
+            _ => WarpState::NotSelected,
+        }
+    }
+
+    /// Steps every scheduler of this SM through `cycle`.
+    pub fn schedule<O: Observer>(
+        &mut self,
+        cycle: u64,
+        cx: &mut CycleContext<'_, O>,
+    ) -> Result<SmCycle, Box<Fault>> {
+        let mut out = SmCycle::default();
+        if self.room.resident_blocks > 0 {
+            self.busy_cycles += 1;
+        }
+        for s in 0..self.schedulers.len() {
+            self.schedule_one(cycle, s, cx, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn schedule_one<O: Observer>(
+        &mut self,
+        cycle: u64,
+        s: usize,
+        cx: &mut CycleContext<'_, O>,
+        out: &mut SmCycle,
+    ) -> Result<(), Box<Fault>> {
+        let config = cx.config;
+        let width = config.sm.issue_width;
+        let policy = config.scheduler.policy;
+        let pool: Vec<u32> = self.schedulers[s].warps.clone();
+        let mut states = std::mem::take(&mut self.states);
+        states.clear();
+        for &slot in &pool {
+            let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
+            let program = &cx.launches[launch as usize].program;
+            let state = self.warp_state(cycle, config, slot, program);
+            states.push(state);
+        }
+        let unfinished: Vec<usize> = (0..pool.len())
+            .filter(|&i| states[i] != WarpState::Drain)
+            .collect();
+        let eligible_count = states.iter().filter(|s| s.is_eligible()).count() as u64;
+        out.any_eligible |= eligible_count > 0;
+
+        // Which warps may issue this cycle, in the order the policy tries them.
+        let is_long_stall = |st: &WarpState| match st {
+            WarpState::Scoreboard { path, .. } | WarpState::DependencyBarrier { path, .. } => {
+                *path == DepPath::Long
+            }
+            WarpState::CtaBarrier | WarpState::Membar | WarpState::LgThrottle => true,
+            _ => false,
+        };
+        let mut refill = false;
+        let order: Vec<usize> = {
+            let sched = &mut self.schedulers[s];
+            let pos_of = |slot: Option<u32>| slot.and_then(|sl| pool.iter().position(|&p| p == sl));
+            let rotate_after = |start: Option<usize>| -> Vec<usize> {
+                let n = pool.len();
+                let first = start.map_or(0, |i| i + 1);
+                (0..n).map(|k| (first + k) % n).collect()
+            };
+            match policy {
+                Policy::Lrr => rotate_after(pos_of(sched.last_issued)),
+                Policy::Oldest => (0..pool.len()).collect(),
+                Policy::Gto => {
+                    let mut v: Vec<usize> = Vec::with_capacity(pool.len());
+                    if let Some(g) = pos_of(sched.last_issued) {
+                        v.push(g);
+                    }
+                    v.extend((0..pool.len()).filter(|i| Some(*i) != pos_of(sched.last_issued)));
+                    v
+                }
+                Policy::Smt => {
+                    let n = pool.len().max(1);
+                    let first = (cycle % n as u64) as usize;
+                    (0..pool.len()).map(|k| (first + k) % n).collect()
+                }
+                Policy::Barrel => {
+                    if unfinished.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![unfinished[(cycle % unfinished.len() as u64) as usize]]
+                    }
+                }
+                Policy::Sequential => unfinished.first().copied().into_iter().collect(),
+                Policy::TwoLevel => {
+                    let cap = config.scheduler.two_level_active as usize;
+                    sched.active_set.retain(|sl| {
+                        pool.iter()
+                            .position(|p| p == sl)
+                            .is_some_and(|i| states[i] != WarpState::Drain && !is_long_stall(&states[i]))
+                    });
+                    for &i in &unfinished {
+                        if sched.active_set.len() >= cap {
+                            break;
+                        }
+                        if !sched.active_set.contains(&pool[i]) && !is_long_stall(&states[i]) {
+                            sched.active_set.push(pool[i]);
+                        }
+                    }
+                    let members: Vec<usize> = sched
+                        .active_set
+                        .iter()
+                        .filter_map(|sl| pool.iter().position(|p| p == sl))
+                        .collect();
+                    let start = pos_of(sched.last_issued)
+                        .and_then(|i| members.iter().position(|&m| m == i));
+                    let n = members.len();
+                    (0..n)
+                        .map(|k| members[(start.map_or(0, |x| x + 1) + k) % n])
+                        .collect()
+                }
+                Policy::Coarse => {
+                    if cycle < sched.refill_until {
+                        refill = true;
+                        Vec::new()
+                    } else {
+                        let current = pos_of(sched.coarse_current)
+                            .filter(|&i| states[i] != WarpState::Drain);
+                        match current {
+                            Some(i) if states[i].is_eligible() => vec![i],
+                            Some(i) if is_long_stall(&states[i]) => {
+                                // Switch to the next ready warp after the current one.
+                                let n = pool.len();
+                                let next = (1..n)
+                                    .map(|k| (i + k) % n)
+                                    .find(|&j| states[j].is_eligible());
+                                match next {
+                                    Some(j) => {
+                                        sched.coarse_current = Some(pool[j]);
+                                        let cost = config.scheduler.switch_cost as u64;
+                                        if cost > 0 {
+                                            sched.refill_until = cycle + cost;
+                                            refill = true;
+                                            Vec::new()
+                                        } else {
+                                            vec![j]
+                                        }
+                                    }
+                                    None => Vec::new(),
+                                }
+                            }
+                            Some(_) => Vec::new(),
+                            None => {
+                                // The current warp finished (or none yet): hand over for free.
+                                let next = unfinished
+                                    .iter()
+                                    .copied()
+                                    .find(|&j| states[j].is_eligible())
+                                    .or(unfinished.first().copied());
+                                sched.coarse_current = next.map(|j| pool[j]);
+                                next.filter(|&j| states[j].is_eligible())
+                                    .into_iter()
+                                    .collect()
+                            }
+                        }
+                    }
+                }
+            }
+        };
+
+        let mut slots_left = width;
+        let mut issued_here = 0u32;
+        for &i in &order {
+            if slots_left == 0 {
+                break;
+            }
+            if !states[i].is_eligible() {
+                continue;
+            }
+            let slot = pool[i];
+            let mut issued_by_warp = 0;
+            while slots_left > 0 {
+                if issued_by_warp > 0 {
+                    let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
+                    let program = cx.launches[launch as usize].program.clone();
+                    if !self.warp_state(cycle, config, slot, &program).is_eligible() {
+                        break;
+                    }
+                }
+                let issue_slot = width - slots_left;
+                let threads = self.issue(cycle, s, slot, issue_slot, cx)?;
+                out.thread_instructions += threads;
+                issued_by_warp += 1;
+                slots_left -= 1;
+            }
+            if issued_by_warp > 0 {
+                states[i] = WarpState::Selected;
+                issued_here += issued_by_warp;
+                self.schedulers[s].last_issued = Some(slot);
+                if policy != Policy::Smt {
+                    break;
+                }
+            }
+        }
+        if refill {
+            cx.observer.refill(cycle, self.id, s as u32, width);
+        }
+        out.issued += issued_here;
+
+        // Report state changes.
+        for (i, &slot) in pool.iter().enumerate() {
+            let state = states[i];
+            if let Some(w) = self.warps[slot as usize].as_mut() {
+                if w.state != Some(state) {
+                    w.state = Some(state);
+                    cx.observer
+                        .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
+                }
+            }
+        }
+        let sched = &mut self.schedulers[s];
+        let active = unfinished.len() as u32;
+        let st = &mut sched.stats;
+        st.cycles += 1;
+        if active > 0 {
+            st.active_cycles += 1;
+            st.active_warps += active as u64;
+        }
+        st.eligible_warps += eligible_count;
+        st.issued += issued_here as u64;
+        if refill {
+            st.refill_slots += width as u64;
+        } else if issued_here == 0 {
+            st.vertical_waste += width as u64;
+        } else {
+            st.issue_cycles += 1;
+            st.horizontal_waste += (width - issued_here) as u64;
+        }
+        sched.last = CycleSnapshot { active, refill };
+        self.states = states;
+        Ok(())
+    }
+
+    /// Accounts `n` skipped cycles in which nothing could change: each repeats the last one.
+    pub fn account_skipped(&mut self, n: u64, width: u32) {
+        if self.room.resident_blocks > 0 {
+            self.busy_cycles += n;
+        }
+        for sched in &mut self.schedulers {
+            let st = &mut sched.stats;
+            st.cycles += n;
+            if sched.last.active > 0 {
+                st.active_cycles += n;
+                st.active_warps += n * sched.last.active as u64;
+            }
+            if sched.last.refill {
+                st.refill_slots += n * width as u64;
+            } else {
+                st.vertical_waste += n * width as u64;
+            }
+        }
+    }
+
+    /// Whether any scheduler is in the middle of a coarse refill (never skipped over).
+    pub fn in_refill(&self, cycle: u64) -> bool {
+        self.schedulers.iter().any(|s| cycle + 1 < s.refill_until)
+    }
+
+    /// Issues the next instruction of warp `slot`; returns the threads that executed it.
+    fn issue<O: Observer>(
+        &mut self,
+        cycle: u64,
+        s: usize,
+        slot: u32,
+        issue_slot: u32,
+        cx: &mut CycleContext<'_, O>,
+    ) -> Result<u64, Box<Fault>> {
+        let config = cx.config;
+        let wref = WarpRef { sm: self.id, slot };
+        let (launch_index, block_slot) = {
+            let w = self.warps[slot as usize].as_ref().expect("issuing warp is resident");
+            (w.launch, w.block_slot)
+        };
+        let prepared = &cx.launches[launch_index as usize];
+        let program = &prepared.program;
+        let block = self.blocks[block_slot].as_mut().expect("warp's block is resident");
+        let warp = self.warps[slot as usize].as_mut().expect("issuing warp is resident");
+        let pc = warp.ctx.simt.pc().unwrap_or(0);
+        if config.scheduler.scoreboard == ScoreboardKind::Barriers {
+            if let Some(inst) = program.instructions.get(pc as usize) {
+                self.hazards.clear();
+                self.scoreboard
+                    .hazards(slot as usize, pc, inst, &mut self.hazards);
+                for h in &self.hazards {
+                    self.hazard_count += 1;
+                    cx.observer.hazard(cycle, wref, h);
+                }
+            }
+        }
+        let env = ExecEnv {
+            launch: &prepared.launch,
+            ctaid: block.ctaid,
+            smid: self.id,
+            clock: cycle,
+        };
+        let done = exec::execute(
+            program,
+            &prepared.reconvergence,
+            &mut warp.ctx,
+            &env,
+            cx.memory,
+            &mut block.shared,
+        )
+        .map_err(|e| {
+            Box::new(Fault {
+                kernel: program.name.clone(),
+                block: Some(block.ctaid),
+                warp: Some(warp.ctx.warp_in_block),
+                lane: e.lane,
+                pc: Some(e.pc),
+                instruction: Some(program.instruction_text(e.pc)),
+                kind: e.kind,
+            })
+        })?;
+        let inst = &program.instructions[pc as usize];
+        let pipe = inst.op.pipe();
+        cx.observer.issue(cycle, wref, pc, done.executed, pipe, issue_slot);
+
+        let pipe_cfg = config.pipes.get(pipe);
+        let mut complete_at = cycle + pipe_cfg.latency as u64;
+        if let Some(access) = &done.mem {
+            let event = match access.space {
+                Space::Global => {
+                    let t = cx.timing.global(cycle, self.id, access);
+                    complete_at = t.complete_at;
+                    MemEvent {
+                        space: access.space.into(),
+                        kind: access.kind.into(),
+                        sectors: t.sectors,
+                        level: t.level,
+                        replays: 0,
+                        complete_at,
+                    }
+                }
+                Space::Shared => {
+                    let t = cx.timing.shared(cycle, access);
+                    complete_at = t.complete_at;
+                    MemEvent {
+                        space: access.space.into(),
+                        kind: access.kind.into(),
+                        sectors: 0,
+                        level: super::memory::HitLevel::L1,
+                        replays: t.replays,
+                        complete_at,
+                    }
+                }
+            };
+            cx.observer.memory(cycle, wref, pc, &event);
+        }
+        if let CoreModel::NonPipelined {
+            cycles_per_instruction,
+        } = config.sm.core
+        {
+            complete_at = cycle + cycles_per_instruction as u64;
+        }
+        let complete_at = complete_at.max(cycle + 1);
+
+        let ticket = self
+            .scoreboard
+            .issue(slot as usize, pc, inst, DepPath::of(pipe));
+        let is_memory = done.mem.is_some();
+        let late_read = matches!(
+            done.mem.map(|m| m.kind),
+            Some(AccessKind::Store | AccessKind::Atomic)
+        );
+        if late_read {
+            let at = (cycle + pipe_cfg.interval as u64).min(complete_at);
+            self.push_event(
+                at,
+                Event {
+                    slot,
+                    pc,
+                    kind: EventKind::SourcesRead,
+                    ticket,
+                    writeback: None,
+                    pipe,
+                    memory: false,
+                },
+            );
+        } else {
+            self.scoreboard.sources_read(slot as usize, ticket);
+        }
+        let warp = self.warps[slot as usize].as_mut().expect("issuing warp is resident");
+        warp.inflight += 1;
+        if is_memory {
+            warp.mem_inflight += 1;
+        }
+        match pipe {
+            Pipe::Global => self.lsu_inflight += 1,
+            Pipe::Mufu | Pipe::Shared => self.mio_inflight += 1,
+            _ => {}
+        }
+        self.schedulers[s].pipe_free[pipe_index(pipe)] = cycle + pipe_cfg.interval as u64;
+        if config.scheduler.scoreboard == ScoreboardKind::Barriers {
+            if let Some(code) = &inst.control {
+                warp.stall_until = cycle + (code.stall as u64).max(1);
+                if code.yield_hint {
+                    warp.sleep_until = warp.stall_until.max(cycle + 2);
+                }
+            }
+        }
+        match done.flow {
+            Flow::Branch { .. } if config.sm.branch_resolve > 0 => {
+                warp.branch_until = cycle + 1 + config.sm.branch_resolve as u64;
+            }
+            Flow::Barrier => {
+                warp.at_barrier = true;
+                warp.arrived_lanes = done.executed;
+                let block = self.blocks[block_slot].as_mut().expect("block resident");
+                block.arrived_threads += done.executed.count_ones();
+                cx.observer.barrier_arrive(cycle, wref);
+            }
+            Flow::Membar => warp.membar = true,
+            _ => {}
+        }
+        let writeback = done.writeback;
+        self.push_event(
+            complete_at,
+            Event {
+                slot,
+                pc,
+                kind: EventKind::Complete,
+                ticket,
+                writeback,
+                pipe,
+                memory: is_memory,
+            },
+        );
+        Ok(done.executed.count_ones() as u64)
+    }
+
+    /// Releases CTA barriers, retires finished warps and blocks. Returns blocks that finished.
+    pub fn wrap_up<O: Observer>(
+        &mut self,
+        cycle: u64,
+        observer: &mut O,
+        finished: &mut Vec<FinishedBlock>,
+    ) {
+        for b in 0..self.blocks.len() {
+            let Some(block) = self.blocks[b].as_ref() else {
+                continue;
+            };
+            // CTA barrier: every live warp has arrived and every live thread with it.
+            let mut live_threads = 0;
+            let mut all_arrived = true;
+            let mut any_arrived = false;
+            for &slot in &block.warps {
+                if let Some(w) = self.warps[slot as usize].as_ref() {
+                    if w.finished() {
+                        continue;
+                    }
+                    live_threads += (w.ctx.valid & !w.ctx.exited).count_ones();
+                    all_arrived &= w.at_barrier;
+                    any_arrived |= w.at_barrier;
+                }
+            }
+            if any_arrived && all_arrived && block.arrived_threads >= live_threads {
+                let (launch, index) = (block.launch, block.block);
+                for &slot in &block.warps {
+                    if let Some(w) = self.warps[slot as usize].as_mut() {
+                        w.at_barrier = false;
+                    }
+                }
+                if let Some(block) = self.blocks[b].as_mut() {
+                    block.arrived_threads = 0;
+                }
+                observer.barrier_release(cycle, self.id, launch, index as u32);
+            }
+        }
+        for slot in 0..self.warps.len() {
+            let gone = self.warps[slot]
+                .as_ref()
+                .is_some_and(|w| w.finished() && w.inflight == 0);
+            if !gone {
+                continue;
+            }
+            let Some(w) = self.warps[slot].take() else {
+                continue;
+            };
+            observer.warp_exit(
+                cycle,
+                WarpRef {
+                    sm: self.id,
+                    slot: slot as u32,
+                },
+            );
+            let sched = &mut self.schedulers[w.scheduler as usize];
+            sched.warps.retain(|&x| x != slot as u32);
+            sched.active_set.retain(|&x| x != slot as u32);
+            if sched.last_issued == Some(slot as u32) {
+                sched.last_issued = None;
+            }
+            if sched.coarse_current == Some(slot as u32) {
+                sched.coarse_current = None;
+            }
+            let done = self.blocks[w.block_slot].as_mut().is_some_and(|b| {
+                b.warps_left -= 1;
+                b.warps_left == 0
+            });
+            if done {
+                if let Some(b) = self.blocks[w.block_slot].take() {
+                    let fp = b.footprint;
+                    self.room.free_blocks += 1;
+                    self.room.free_warps += fp.warps;
+                    self.room.free_registers += fp.registers;
+                    self.room.free_shared += fp.shared_bytes;
+                    self.room.resident_blocks -= 1;
+                    observer.block_complete(cycle, b.launch, b.block as u32, self.id);
+                    finished.push(FinishedBlock {
+                        launch: b.launch,
+                        block: b.block,
+                    });
+                }
+            }
+        }
+    }
+
+    /// One line per resident warp: where it is and why it waits (for deadlock and watchdog
+    /// messages).
+    pub fn describe_warps(&self, launches: &[PreparedLaunch]) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (slot, w) in self.warps.iter().enumerate() {
+            let Some(w) = w else { continue };
+            let Some(block) = self.blocks[w.block_slot].as_ref() else {
+                continue;
+            };
+            let program = &launches[w.launch as usize].program;
+            let pc = w.ctx.simt.pc();
+            let text = pc.map(|pc| program.instruction_text(pc)).unwrap_or_default();
+            let why = match w.state {
+                Some(WarpState::CtaBarrier) => {
+                    let lanes = w.arrived_lanes.count_ones();
+                    let live = (w.ctx.valid & !w.ctx.exited).count_ones();
+                    if lanes < live {
+                        format!(
+                            "at BAR.SYNC with {lanes} of its {live} live lanes; the others are on a divergent path that must wait for them"
+                        )
+                    } else {
+                        "at BAR.SYNC".to_string()
+                    }
+                }
+                Some(state) => format!("{state:?}"),
+                None => "not yet scheduled".to_string(),
+            };
+            lines.push(format!(
+                "sm {} slot {slot}: kernel `{}` block {} warp {} pc {} `{}`: {why}",
+                self.id,
+                program.name,
+                block.ctaid,
+                w.ctx.warp_in_block,
+                pc.map_or("-".to_string(), |p| p.to_string()),
+                text
+            ));
+        }
+        lines
+    }
+
+    pub fn has_resident_warps(&self) -> bool {
+        self.warps.iter().any(Option::is_some)
+    }
+}
