@@ -90,7 +90,7 @@ pub fn auto_control(program: &Program, config: &GpuConfig) -> Program {
         .collect();
     for (b, live) in blocks.iter().zip(&live_at_end) {
         for &s in &b.succs {
-            let _ = (s, live);
+            codes[blocks[s].start].wait_mask |= live;
         }
     }
     for (inst, code) in out.instructions.iter_mut().zip(codes) {
@@ -363,7 +363,10 @@ fn ensure_gap(codes: &mut [ControlCode], p: usize, c: usize, latency: u32) {
             return;
         }
     }
-    debug_assert_eq!(need, 0, "latency {latency} not coverable from pc {p} to {c}");
+    debug_assert_eq!(
+        need, 0,
+        "latency {latency} not coverable from pc {p} to {c}"
+    );
 }
 
 #[cfg(test)]

@@ -112,5 +112,8 @@ mod tests {
         assert_eq!(replays(0xff, &words(1), 1), 7);
         // 3 banks (not a power of two): 32 words, 11 in bank 0.
         assert_eq!(replays(u32::MAX, &words(1), 3), 10);
+        // 128 banks (sorted path): stride 2 spreads out, stride 64 alternates two banks.
+        assert_eq!(replays(u32::MAX, &words(2), 128), 0);
+        assert_eq!(replays(u32::MAX, &words(64), 128), 15);
     }
 }

@@ -166,7 +166,11 @@ impl Barriers {
         w.release(ticket.read_barrier);
         for i in ticket.srcs() {
             let s = &mut w.shadow[i];
-            debug_assert!(s.readers > 0, "sources_read called twice for pc {}", ticket.pc);
+            debug_assert!(
+                s.readers > 0,
+                "sources_read called twice for pc {}",
+                ticket.pc
+            );
             if s.readers > 0 {
                 s.readers -= 1;
                 w.outstanding -= 1;
@@ -240,8 +244,18 @@ mod tests {
     #[test]
     fn a_barrier_set_twice_frees_after_both_setters() {
         let mut s = sb();
-        let a = s.issue(0, 0, &inst("[B------:R-:W2:-:S01] LDG R1, [R2]"), DepPath::Long);
-        let b = s.issue(0, 1, &inst("[B------:R-:W2:-:S01] LDS R3, [R2]"), DepPath::Short);
+        let a = s.issue(
+            0,
+            0,
+            &inst("[B------:R-:W2:-:S01] LDG R1, [R2]"),
+            DepPath::Long,
+        );
+        let b = s.issue(
+            0,
+            1,
+            &inst("[B------:R-:W2:-:S01] LDS R3, [R2]"),
+            DepPath::Short,
+        );
         let waiter = inst("[B--2---:R-:W-:-:S01] IADD R4, R1, R3");
         assert_eq!(
             s.check(0, &waiter),

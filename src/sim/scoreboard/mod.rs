@@ -19,7 +19,9 @@
 //! [`Ticket`]) → [`Scoreboard::sources_read`] exactly once (at issue for most instructions, when
 //! the operands leave the register file for stores and atomics, see [`reads_sources_late`]) →
 //! [`Scoreboard::complete`] exactly once, when the result is written (for an instruction without
-//! a destination, whenever it retires; calling it is harmless for the bitmap and ranges kinds).
+//! a destination, when it retires — it may still hold a write barrier). Skipping `sources_read`
+//! leaves a barriers-kind warp [`Scoreboard::pending`] forever; calling either twice is a bug
+//! (the barriers kind debug-asserts it).
 //!
 //! Simplifications: the state is per warp and per logical register, not per lane (a predicated
 //! write is conservatively pending for the whole warp, as seeds/002 describes); a range slot
@@ -208,9 +210,7 @@ impl Blocked {
     /// The path of the producer waited on; `None` for a structural stall.
     pub fn path(&self) -> Option<DepPath> {
         match self {
-            Blocked::Register { path, .. } | Blocked::DependencyBarrier { path, .. } => {
-                Some(*path)
-            }
+            Blocked::Register { path, .. } | Blocked::DependencyBarrier { path, .. } => Some(*path),
             Blocked::TableFull => None,
         }
     }
@@ -471,8 +471,8 @@ pub(crate) mod test_util {
 
     /// Assembles one line of native assembly.
     pub fn inst(text: &str) -> Instruction {
-        let p = assemble(&format!("{text}\n"))
-            .unwrap_or_else(|e| panic!("{}", e.render("test.sasm")));
+        let p =
+            assemble(&format!("{text}\n")).unwrap_or_else(|e| panic!("{}", e.render("test.sasm")));
         p.instructions[0].clone()
     }
 }
@@ -502,7 +502,10 @@ mod tests {
         let ops = DepOperands::of(&inst("IADD R4, R5, R5"));
         assert_eq!(ops.dst(), Some(RegRef::Reg(4)));
         assert_eq!(ops.srcs(), &[RegRef::Reg(5)]);
-        assert_eq!(DepOperands::of(&inst("CMP R1, R2")).dst(), Some(RegRef::Nzp));
+        assert_eq!(
+            DepOperands::of(&inst("CMP R1, R2")).dst(),
+            Some(RegRef::Nzp)
+        );
         let ops = DepOperands::of(&inst("x: BRA.NZ x"));
         assert_eq!(ops.srcs(), &[RegRef::Nzp]);
         let ops = DepOperands::of(&inst("ISETP.LT P1, RZ, R2"));
