@@ -1,5 +1,7 @@
 //! warpscope: a cycle-level GPU simulator with an Nsight-style profiler on top.
 
 pub mod asm;
+pub mod bench;
 pub mod isa;
+pub mod launchfile;
 pub mod sim;

@@ -15,7 +15,9 @@ fn kernel_file(name: &str) -> String {
 }
 
 fn native(src: &str) -> Arc<Program> {
-    Arc::new(asm::assemble(Dialect::Native, src, "k").unwrap_or_else(|e| panic!("{}", e.render("k"))))
+    Arc::new(
+        asm::assemble(Dialect::Native, src, "k").unwrap_or_else(|e| panic!("{}", e.render("k"))),
+    )
 }
 
 fn launch(program: Arc<Program>, grid: u32, block: u32, params: Vec<u32>) -> KernelLaunch {
@@ -41,10 +43,19 @@ impl Observer for Log {
             .push(format!("cycle {cycle:3}: block {block} -> core {sm}"));
     }
     fn block_complete(&mut self, cycle: u64, _launch: u32, block: u32, sm: u32) {
-        self.lines
-            .push(format!("cycle {cycle:3}: core {sm} done with block {block}"));
+        self.lines.push(format!(
+            "cycle {cycle:3}: core {sm} done with block {block}"
+        ));
     }
-    fn issue(&mut self, cycle: u64, warp: WarpRef, pc: u32, _a: u32, _p: warpscope::isa::Pipe, _s: u32) {
+    fn issue(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        _a: u32,
+        _p: warpscope::isa::Pipe,
+        _s: u32,
+    ) {
         self.issues.push((cycle, warp, pc));
     }
     fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {
@@ -52,7 +63,11 @@ impl Observer for Log {
     }
 }
 
-fn run_with(config: &GpuConfig, launches: &[KernelLaunch], mem: &mut GlobalMemory) -> (SimReport, Log) {
+fn run_with(
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    mem: &mut GlobalMemory,
+) -> (SimReport, Log) {
     let mut log = Log::default();
     let report = simulate(config, launches, mem, SimOptions::default(), &mut log).unwrap();
     (report, log)
@@ -61,7 +76,12 @@ fn run_with(config: &GpuConfig, launches: &[KernelLaunch], mem: &mut GlobalMemor
 #[test]
 fn seed_000_dispatcher_log_is_exact() {
     let program = Arc::new(
-        asm::assemble(Dialect::Tinygpu, &kernel_file("vecadd_tiny.tgpu"), "vecadd_tiny").unwrap(),
+        asm::assemble(
+            Dialect::Tinygpu,
+            &kernel_file("vecadd_tiny.tgpu"),
+            "vecadd_tiny",
+        )
+        .unwrap(),
     );
     let config = GpuConfig::preset("tiny").unwrap();
     let mut mem = GlobalMemory::new(config.memory_limit);
@@ -105,10 +125,15 @@ fn fixed_gpu(policy: Policy, scoreboard: ScoreboardKind, latency: u32) -> GpuCon
 }
 
 /// Each warp's state in every cycle, rebuilt from the change events.
-fn per_cycle_states(log: &Log, cycles: u64) -> std::collections::BTreeMap<WarpRef, Vec<Option<WarpState>>> {
+fn per_cycle_states(
+    log: &Log,
+    cycles: u64,
+) -> std::collections::BTreeMap<WarpRef, Vec<Option<WarpState>>> {
     let mut out = std::collections::BTreeMap::new();
     for &(cycle, warp, state) in &log.states {
-        let row: &mut Vec<Option<WarpState>> = out.entry(warp).or_insert_with(|| vec![None; cycles as usize]);
+        let row: &mut Vec<Option<WarpState>> = out
+            .entry(warp)
+            .or_insert_with(|| vec![None; cycles as usize]);
         for slot in row.iter_mut().skip(cycle as usize) {
             *slot = Some(state);
         }
@@ -129,20 +154,46 @@ fn seed_002_independent_instruction_issues_under_the_load_for_every_scoreboard()
     for sb in ScoreboardKind::ALL {
         let config = fixed_gpu(Policy::Gto, sb, 100);
         let mut mem = GlobalMemory::new(1 << 20);
-        let (report, log) = run_with(&config, &[launch(native(SEED_002), 1, 32, vec![])], &mut mem);
+        let (report, log) = run_with(
+            &config,
+            &[launch(native(SEED_002), 1, 32, vec![])],
+            &mut mem,
+        );
         let pcs: Vec<(u64, u32)> = log.issues.iter().map(|&(c, _, pc)| (c, pc)).collect();
         let t0 = pcs[0].0;
         assert_eq!(pcs[0].1, 0, "{sb:?}");
-        assert_eq!(pcs[1], (t0 + 1, 1), "{sb:?}: I2 issues right behind the load");
-        assert_eq!(pcs[2], (t0 + 100, 2), "{sb:?}: I1 issues when the load returns");
+        assert_eq!(
+            pcs[1],
+            (t0 + 1, 1),
+            "{sb:?}: I2 issues right behind the load"
+        );
+        assert_eq!(
+            pcs[2],
+            (t0 + 100, 2),
+            "{sb:?}: I1 issues when the load returns"
+        );
         assert_eq!(report.warp_instructions, 4);
         // Between I2 and I1 the warp waits on the load's register (or its barrier).
         let states = per_cycle_states(&log, report.cycles);
         let row = states.values().next().unwrap();
         let waiting = row[(t0 + 50) as usize].unwrap();
         match (sb, waiting) {
-            (ScoreboardKind::Barriers, WarpState::DependencyBarrier { producer_pc: 0, path, .. })
-            | (_, WarpState::Scoreboard { producer_pc: 0, path, .. }) => {
+            (
+                ScoreboardKind::Barriers,
+                WarpState::DependencyBarrier {
+                    producer_pc: 0,
+                    path,
+                    ..
+                },
+            )
+            | (
+                _,
+                WarpState::Scoreboard {
+                    producer_pc: 0,
+                    path,
+                    ..
+                },
+            ) => {
                 assert_eq!(path, warpscope::sim::scoreboard::DepPath::Long, "{sb:?}")
             }
             other => panic!("{sb:?}: unexpected state {other:?}"),
@@ -156,7 +207,12 @@ fn pending_register_of_one_warp_never_blocks_another() {
     let mut mem = GlobalMemory::new(1 << 20);
     let src = ".kernel k\n LDG R1, [R2]\n IADD R3, R1, 1\n EXIT\n";
     let (_, log) = run_with(&config, &[launch(native(src), 1, 64, vec![])], &mut mem);
-    let first: Vec<(u64, u32, u32)> = log.issues.iter().take(2).map(|&(c, w, pc)| (c, w.slot, pc)).collect();
+    let first: Vec<(u64, u32, u32)> = log
+        .issues
+        .iter()
+        .take(2)
+        .map(|&(c, w, pc)| (c, w.slot, pc))
+        .collect();
     // W1's load is not held by W0's pending R1.
     assert_eq!(first[0].2, 0);
     assert_eq!(first[1].2, 0);
@@ -179,33 +235,61 @@ const ALU_CHAIN: &str = "
 fn barrel_issues_only_in_its_own_turn() {
     let config = fixed_gpu(Policy::Barrel, ScoreboardKind::Bitmap, 10);
     let mut mem = GlobalMemory::new(1 << 20);
-    let (report, log) = run_with(&config, &[launch(native(ALU_CHAIN), 1, 128, vec![])], &mut mem);
+    let (report, log) = run_with(
+        &config,
+        &[launch(native(ALU_CHAIN), 1, 128, vec![])],
+        &mut mem,
+    );
     assert_eq!(report.warp_instructions, 4 * 7);
     // Four warps on one scheduler, all resident until the last instructions: cycle c belongs
     // to warp slot c mod 4 while all four are unfinished.
-    let last_first_exit = log.issues.iter().filter(|i| i.2 == 6).map(|i| i.0).min().unwrap();
+    let last_first_exit = log
+        .issues
+        .iter()
+        .filter(|i| i.2 == 6)
+        .map(|i| i.0)
+        .min()
+        .unwrap();
     for &(cycle, warp, _) in log.issues.iter().filter(|i| i.0 <= last_first_exit) {
-        assert_eq!(cycle % 4, warp.slot as u64, "cycle {cycle} issued by slot {}", warp.slot);
+        assert_eq!(
+            cycle % 4,
+            warp.slot as u64,
+            "cycle {cycle} issued by slot {}",
+            warp.slot
+        );
     }
 }
 
 #[test]
 fn lrr_and_gto_never_leave_a_cycle_empty_while_a_warp_is_eligible() {
-    for policy in [Policy::Lrr, Policy::Gto, Policy::Oldest, Policy::TwoLevel, Policy::Smt] {
+    for policy in [
+        Policy::Lrr,
+        Policy::Gto,
+        Policy::Oldest,
+        Policy::TwoLevel,
+        Policy::Smt,
+    ] {
         let config = fixed_gpu(policy, ScoreboardKind::Bitmap, 30);
         let mut mem = GlobalMemory::new(1 << 20);
         let src = ".kernel k\n LDG R1, [R2]\n IADD R3, R1, 1\n IADD R3, R3, 1\n IMUL R4, R3, R3\n STG [R2+4096], R4\n EXIT\n";
         let (report, log) = run_with(&config, &[launch(native(src), 2, 128, vec![])], &mut mem);
         let states = per_cycle_states(&log, report.cycles);
-        let issue_cycles: std::collections::BTreeSet<u64> = log.issues.iter().map(|i| i.0).collect();
+        let issue_cycles: std::collections::BTreeSet<u64> =
+            log.issues.iter().map(|i| i.0).collect();
         let mut checked = 0;
         for cycle in 0..report.cycles as usize {
             let eligible = states.values().any(|row| {
-                matches!(row[cycle], Some(WarpState::NotSelected | WarpState::Selected))
+                matches!(
+                    row[cycle],
+                    Some(WarpState::NotSelected | WarpState::Selected)
+                )
             });
             if eligible {
                 checked += 1;
-                assert!(issue_cycles.contains(&(cycle as u64)), "{policy:?}: cycle {cycle} idle with an eligible warp");
+                assert!(
+                    issue_cycles.contains(&(cycle as u64)),
+                    "{policy:?}: cycle {cycle} idle with an eligible warp"
+                );
             }
         }
         assert!(checked > 10);
@@ -214,19 +298,39 @@ fn lrr_and_gto_never_leave_a_cycle_empty_while_a_warp_is_eligible() {
 
 #[test]
 fn coarse_pays_refill_and_sequential_runs_one_warp_at_a_time() {
-    let src = ".kernel k\n LDG R1, [R2]\n IADD R3, R1, 1\n LDG R4, [R2+64]\n IADD R5, R4, R3\n EXIT\n";
+    let src =
+        ".kernel k\n LDG R1, [R2]\n IADD R3, R1, 1\n LDG R4, [R2+64]\n IADD R5, R4, R3\n EXIT\n";
     let mut config = fixed_gpu(Policy::Coarse, ScoreboardKind::Bitmap, 40);
     config.scheduler.switch_cost = 3;
     let mut mem = GlobalMemory::new(1 << 20);
     let (report, _) = run_with(&config, &[launch(native(src), 1, 128, vec![])], &mut mem);
-    let refill: u64 = report.sms[0].schedulers.iter().map(|s| s.refill_slots).sum();
-    assert!(refill >= 3, "coarse switches cost refill slots, got {refill}");
+    let refill: u64 = report.sms[0]
+        .schedulers
+        .iter()
+        .map(|s| s.refill_slots)
+        .sum();
+    assert!(
+        refill >= 3,
+        "coarse switches cost refill slots, got {refill}"
+    );
     assert_eq!(refill % 3, 0);
 
     let config = fixed_gpu(Policy::Sequential, ScoreboardKind::Bitmap, 40);
     let (_, log) = run_with(&config, &[launch(native(src), 1, 64, vec![])], &mut mem);
-    let last_of_w0 = log.issues.iter().filter(|i| i.1.slot == 0).map(|i| i.0).max().unwrap();
-    let first_of_w1 = log.issues.iter().filter(|i| i.1.slot == 1).map(|i| i.0).min().unwrap();
+    let last_of_w0 = log
+        .issues
+        .iter()
+        .filter(|i| i.1.slot == 0)
+        .map(|i| i.0)
+        .max()
+        .unwrap();
+    let first_of_w1 = log
+        .issues
+        .iter()
+        .filter(|i| i.1.slot == 1)
+        .map(|i| i.0)
+        .min()
+        .unwrap();
     assert!(first_of_w1 > last_of_w0);
 }
 
@@ -236,7 +340,8 @@ fn every_slot_is_accounted_and_selected_equals_issued() {
         let mut config = fixed_gpu(policy, ScoreboardKind::Bitmap, 30);
         config.sm.issue_width = 2;
         let mut mem = GlobalMemory::new(1 << 20);
-        let src = ".kernel k\n LDG R1, [R2]\n IADD R3, R5, 1\n IADD R6, R1, 1\n IMUL R4, R3, R6\n EXIT\n";
+        let src =
+            ".kernel k\n LDG R1, [R2]\n IADD R3, R5, 1\n IADD R6, R1, 1\n IMUL R4, R3, R6\n EXIT\n";
         let (report, log) = run_with(&config, &[launch(native(src), 3, 96, vec![])], &mut mem);
         for sched in &report.sms[0].schedulers {
             assert_eq!(sched.cycles, report.cycles, "{policy:?}");
@@ -255,13 +360,37 @@ fn blocks_that_never_fit_are_launch_errors_naming_the_limit() {
     let config = GpuConfig::preset("small").unwrap();
     let mut mem = GlobalMemory::new(1 << 20);
     let big_shared = native(".kernel k\n.shared 65536\n EXIT\n");
-    let err = simulate(&config, &[launch(big_shared, 1, 32, vec![])], &mut mem, SimOptions::default(), &mut NullObserver).unwrap_err();
-    assert!(matches!(err, SimError::Launch(LaunchError::DoesNotFit { .. })));
+    let err = simulate(
+        &config,
+        &[launch(big_shared, 1, 32, vec![])],
+        &mut mem,
+        SimOptions::default(),
+        &mut NullObserver,
+    )
+    .unwrap_err();
+    assert!(matches!(
+        err,
+        SimError::Launch(LaunchError::DoesNotFit { .. })
+    ));
     assert!(err.to_string().contains("sm.shared_memory_bytes"), "{err}");
     let regs = native(".kernel k\n.regs 200\n EXIT\n");
-    let err = simulate(&config, &[launch(regs, 1, 256, vec![])], &mut mem, SimOptions::default(), &mut NullObserver).unwrap_err();
+    let err = simulate(
+        &config,
+        &[launch(regs, 1, 256, vec![])],
+        &mut mem,
+        SimOptions::default(),
+        &mut NullObserver,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("sm.registers"), "{err}");
-    let err = simulate(&config, &[launch(native(ALU_CHAIN), 1, 512, vec![])], &mut mem, SimOptions::default(), &mut NullObserver).unwrap_err();
+    let err = simulate(
+        &config,
+        &[launch(native(ALU_CHAIN), 1, 512, vec![])],
+        &mut mem,
+        SimOptions::default(),
+        &mut NullObserver,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("threads per block"), "{err}");
 }
 
@@ -303,7 +432,14 @@ fn occupancy_is_limited_by_registers() {
     let program = native(".kernel k\n.regs 64\n LDG R1, [R2]\n IADD R3, R1, 1\n EXIT\n");
     let mut mem = GlobalMemory::new(1 << 20);
     let mut obs = Residency::default();
-    simulate(&config, &[launch(program, 8, 128, vec![])], &mut mem, SimOptions::default(), &mut obs).unwrap();
+    simulate(
+        &config,
+        &[launch(program, 8, 128, vec![])],
+        &mut mem,
+        SimOptions::default(),
+        &mut obs,
+    )
+    .unwrap();
     assert_eq!(obs.max, vec![2]);
 }
 
@@ -317,7 +453,14 @@ fn streams_run_concurrently_and_in_order_within_a_stream() {
     a.stream = 0;
     b.stream = 1;
     let mut obs = Residency::default();
-    simulate(&config, &[a.clone(), b.clone()], &mut mem, SimOptions::default(), &mut obs).unwrap();
+    simulate(
+        &config,
+        &[a.clone(), b.clone()],
+        &mut mem,
+        SimOptions::default(),
+        &mut obs,
+    )
+    .unwrap();
     assert!(obs.overlap, "different streams interleave");
     b.stream = 0;
     let mut obs = Residency::default();
@@ -331,13 +474,30 @@ fn divergent_barrier_is_a_deadlock_naming_the_warps() {
     let src = ".kernel k\n ISETP.LT P0, %laneid, 16\n @P0 BRA SKIP\n BAR.SYNC\nSKIP:\n EXIT\n";
     let config = fixed_gpu(Policy::Gto, ScoreboardKind::Bitmap, 50);
     let mut mem = GlobalMemory::new(1 << 20);
-    let err = simulate(&config, &[launch(native(src), 1, 32, vec![])], &mut mem, SimOptions::default(), &mut NullObserver).unwrap_err();
-    let SimError::Fault { fault, .. } = err else { panic!("expected a fault") };
+    let err = simulate(
+        &config,
+        &[launch(native(src), 1, 32, vec![])],
+        &mut mem,
+        SimOptions::default(),
+        &mut NullObserver,
+    )
+    .unwrap_err();
+    let SimError::Fault { fault, .. } = err else {
+        panic!("expected a fault")
+    };
     assert!(matches!(fault.kind, FaultKind::Deadlock { .. }));
     let text = fault.to_string();
-    assert!(text.contains("BAR.SYNC with 16 of its 32 live lanes"), "{text}");
+    assert!(
+        text.contains("BAR.SYNC with 16 of its 32 live lanes"),
+        "{text}"
+    );
     // The functional runner agrees.
-    let err = warpscope::sim::functional::run(&launch(native(src), 1, 32, vec![]), &mut mem, Default::default()).unwrap_err();
+    let err = warpscope::sim::functional::run(
+        &launch(native(src), 1, 32, vec![]),
+        &mut mem,
+        Default::default(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("deadlock"), "{err}");
 }
 
@@ -346,23 +506,52 @@ fn watchdog_stops_a_runaway_kernel() {
     let src = ".kernel spin\nL:\n BRA L\n";
     let config = fixed_gpu(Policy::Gto, ScoreboardKind::Bitmap, 50);
     let mut mem = GlobalMemory::new(1 << 20);
-    let options = SimOptions { max_cycles: 1000, skip_idle: true };
-    let err = simulate(&config, &[launch(native(src), 1, 32, vec![])], &mut mem, options, &mut NullObserver).unwrap_err();
-    let SimError::Fault { fault, partial } = err else { panic!() };
-    assert!(matches!(fault.kind, FaultKind::Watchdog { limit: 1000, .. }), "{fault}");
+    let options = SimOptions {
+        max_cycles: 1000,
+        skip_idle: true,
+    };
+    let err = simulate(
+        &config,
+        &[launch(native(src), 1, 32, vec![])],
+        &mut mem,
+        options,
+        &mut NullObserver,
+    )
+    .unwrap_err();
+    let SimError::Fault { fault, partial } = err else {
+        panic!()
+    };
+    assert!(
+        matches!(fault.kind, FaultKind::Watchdog { limit: 1000, .. }),
+        "{fault}"
+    );
     assert!(fault.to_string().contains("BRA L"), "{fault}");
     assert_eq!(partial.cycles, 1000);
 }
 
 #[test]
 fn skipping_idle_cycles_changes_nothing() {
-    for (policy, sb) in [(Policy::Gto, ScoreboardKind::Bitmap), (Policy::Coarse, ScoreboardKind::Ranges), (Policy::Barrel, ScoreboardKind::Barriers)] {
+    for (policy, sb) in [
+        (Policy::Gto, ScoreboardKind::Bitmap),
+        (Policy::Coarse, ScoreboardKind::Ranges),
+        (Policy::Barrel, ScoreboardKind::Barriers),
+    ] {
         let config = fixed_gpu(policy, sb, 200);
         let src = ".kernel k\n LDG R1, [R2]\n IADD R3, R1, 1\n LDG R4, [R2+128]\n IADD R5, R4, R3\n STG [R2+256], R5\n EXIT\n";
         let run = |skip: bool| {
             let mut mem = GlobalMemory::new(1 << 20);
             let mut log = Log::default();
-            let report = simulate(&config, &[launch(native(src), 3, 64, vec![])], &mut mem, SimOptions { max_cycles: 1 << 30, skip_idle: skip }, &mut log).unwrap();
+            let report = simulate(
+                &config,
+                &[launch(native(src), 3, 64, vec![])],
+                &mut mem,
+                SimOptions {
+                    max_cycles: 1 << 30,
+                    skip_idle: skip,
+                },
+                &mut log,
+            )
+            .unwrap();
             (report, log.issues, log.states, log.lines)
         };
         assert_eq!(run(true), run(false), "{policy:?} {sb:?}");
@@ -388,12 +577,28 @@ fn unprotected_dependency_is_reported_and_reads_the_stale_value() {
     struct Hazards(Vec<String>);
     impl Observer for Hazards {
         fn hazard(&mut self, _c: u64, _w: WarpRef, h: &warpscope::sim::scoreboard::Hazard) {
-            self.0.push(format!("{:?} {:?} {}->{}", h.kind, h.reg, h.producer_pc, h.consumer_pc));
+            self.0.push(format!(
+                "{:?} {:?} {}->{}",
+                h.kind, h.reg, h.producer_pc, h.consumer_pc
+            ));
         }
     }
     let mut obs = Hazards::default();
-    let report = simulate(&config, &[launch(native(src), 1, 32, vec![])], &mut mem, SimOptions::default(), &mut obs).unwrap();
-    assert!(obs.0.iter().any(|h| h.starts_with("Raw") && h.ends_with("2->3")), "{:?}", obs.0);
+    let report = simulate(
+        &config,
+        &[launch(native(src), 1, 32, vec![])],
+        &mut mem,
+        SimOptions::default(),
+        &mut obs,
+    )
+    .unwrap();
+    assert!(
+        obs.0
+            .iter()
+            .any(|h| h.starts_with("Raw") && h.ends_with("2->3")),
+        "{:?}",
+        obs.0
+    );
     assert!(report.hazards >= 1);
     // As hardware would: the IADD read R1 before the load wrote it.
     assert_eq!(mem.read(64).unwrap(), 1);

@@ -139,7 +139,8 @@ mod tests {
     #[test]
     fn renders_caret_under_column() {
         let src = ".kernel k\n    IADX R1, R2, R3\n";
-        let d = Diagnostic::at_offset(src, 14, "unknown opcode `IADX`").with_hint("did you mean IADD?");
+        let d =
+            Diagnostic::at_offset(src, 14, "unknown opcode `IADX`").with_hint("did you mean IADD?");
         assert_eq!((d.line, d.col), (2, 5));
         assert_eq!(
             d.render("k.sasm"),

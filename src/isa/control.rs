@@ -80,7 +80,10 @@ impl ControlCode {
         }
         let barrier = |field: &str, letter: char, offset: usize| -> Result<Option<u8>, _> {
             let rest = field.strip_prefix(letter).ok_or_else(|| {
-                err(offset, &format!("expected '{letter}' followed by '-' or 0-5"))
+                err(
+                    offset,
+                    &format!("expected '{letter}' followed by '-' or 0-5"),
+                )
             })?;
             match rest {
                 "-" => Ok(None),
@@ -88,7 +91,10 @@ impl ControlCode {
                     Ok(b) if b < DEPENDENCY_BARRIERS => Ok(Some(b)),
                     _ => Err(err(offset + 1, "barrier index must be 0-5")),
                 },
-                _ => Err(err(offset + 1, "barrier index must be '-' or one digit 0-5")),
+                _ => Err(err(
+                    offset + 1,
+                    "barrier index must be '-' or one digit 0-5",
+                )),
             }
         };
         code.read_barrier = barrier(fields[1], 'R', offsets[1])?;
@@ -141,7 +147,11 @@ mod tests {
 
     #[test]
     fn parses_and_prints_back() {
-        for text in ["B------:R-:W-:Y:S01", "B0-2--5:R3:W1:-:S15", "B------:R-:W5:-:S00"] {
+        for text in [
+            "B------:R-:W-:Y:S01",
+            "B0-2--5:R3:W1:-:S15",
+            "B------:R-:W5:-:S00",
+        ] {
             let code = ControlCode::parse(text).unwrap();
             assert_eq!(code.to_string(), format!("[{text}]"));
         }
@@ -155,9 +165,24 @@ mod tests {
 
     #[test]
     fn rejects_bad_fields_with_offsets() {
-        assert_eq!(ControlCode::parse("B------:R-:W-:Y:S16").unwrap_err().offset, 17);
-        assert_eq!(ControlCode::parse("B1-----:R-:W-:Y:S01").unwrap_err().offset, 1);
-        assert_eq!(ControlCode::parse("B------:R6:W-:Y:S01").unwrap_err().offset, 9);
+        assert_eq!(
+            ControlCode::parse("B------:R-:W-:Y:S16")
+                .unwrap_err()
+                .offset,
+            17
+        );
+        assert_eq!(
+            ControlCode::parse("B1-----:R-:W-:Y:S01")
+                .unwrap_err()
+                .offset,
+            1
+        );
+        assert_eq!(
+            ControlCode::parse("B------:R6:W-:Y:S01")
+                .unwrap_err()
+                .offset,
+            9
+        );
         assert!(ControlCode::parse("B------:R-:W-:Y").is_err());
         assert!(ControlCode::parse("").is_err());
     }

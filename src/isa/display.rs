@@ -100,7 +100,11 @@ pub(super) fn instruction_to_string(program: &Program, inst: &Instruction) -> St
 
 impl fmt::Display for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, ".kernel {}", self.name)?;
+        // An unnamed program (no `.kernel`) prints no `.kernel` line: `.kernel ` alone would
+        // not assemble.
+        if !self.name.is_empty() {
+            writeln!(f, ".kernel {}", self.name)?;
+        }
         writeln!(f, ".regs {}", self.regs)?;
         if self.shared_bytes != 0 {
             writeln!(f, ".shared {}", self.shared_bytes)?;

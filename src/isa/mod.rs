@@ -140,14 +140,20 @@ impl SpecialReg {
 pub enum Operand {
     Reg(Reg),
     /// A predicate operand (`ISETP`'s destination, `SEL`'s selector); `negated` only for sources.
-    Pred { pred: Pred, negated: bool },
+    Pred {
+        pred: Pred,
+        negated: bool,
+    },
     /// An immediate, stored as the 32 bits it puts on the operand bus (float literals as f32 bits).
     Imm(u32),
     Special(SpecialReg),
     /// A kernel parameter, by index into [`Program::params`].
     Param(u16),
     /// `[Ra+imm]`: a base register plus a signed byte offset.
-    Mem { base: Reg, offset: i32 },
+    Mem {
+        base: Reg,
+        offset: i32,
+    },
     /// A branch target, already resolved to a PC.
     Target(u32),
 }

@@ -455,9 +455,7 @@ impl Opcode {
             | Opcode::Fmin
             | Opcode::Fmax
             | Opcode::Fsetp(_) => Pipe::Fma,
-            Opcode::Idiv | Opcode::Irem | Opcode::I2f | Opcode::F2i | Opcode::Mufu(_) => {
-                Pipe::Mufu
-            }
+            Opcode::Idiv | Opcode::Irem | Opcode::I2f | Opcode::F2i | Opcode::Mufu(_) => Pipe::Mufu,
             Opcode::Lds | Opcode::Sts => Pipe::Shared,
             Opcode::Ldg | Opcode::Stg | Opcode::AtomgAdd => Pipe::Global,
             Opcode::Bra(_) | Opcode::BarSync | Opcode::Membar | Opcode::Exit => Pipe::Branch,

@@ -486,7 +486,8 @@ impl GpuConfig {
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |field: &'static str, message: String| Err(ConfigError::Invalid { field, message });
+        let bad =
+            |field: &'static str, message: String| Err(ConfigError::Invalid { field, message });
         let positive = [
             ("num_sms", self.num_sms),
             ("grants_per_cycle", self.grants_per_cycle),
@@ -500,7 +501,10 @@ impl GpuConfig {
             ("sm.mio_queue", self.sm.mio_queue),
             ("sm.lsu_queue", self.sm.lsu_queue),
             ("scheduler.range_slots", self.scheduler.range_slots),
-            ("scheduler.two_level_active", self.scheduler.two_level_active),
+            (
+                "scheduler.two_level_active",
+                self.scheduler.two_level_active,
+            ),
             ("memory.sector_bytes", self.memory.sector_bytes),
             ("memory.shared_banks", self.memory.shared_banks),
             ("memory.l1.line_bytes", self.memory.l1.line_bytes),
@@ -514,7 +518,10 @@ impl GpuConfig {
             }
         }
         if self.warp_size == 0 || self.warp_size > 32 {
-            return bad("warp_size", format!("must be 1..=32, got {}", self.warp_size));
+            return bad(
+                "warp_size",
+                format!("must be 1..=32, got {}", self.warp_size),
+            );
         }
         if self.num_sms > 1024 {
             return bad("num_sms", format!("at most 1024, got {}", self.num_sms));
@@ -542,7 +549,10 @@ impl GpuConfig {
         } = self.sm.core
         {
             if cycles_per_instruction == 0 {
-                return bad("sm.core.cycles_per_instruction", "must be at least 1".into());
+                return bad(
+                    "sm.core.cycles_per_instruction",
+                    "must be at least 1".into(),
+                );
             }
         }
         for (field, p) in [
@@ -643,7 +653,13 @@ mod tests {
         let mut c = GpuConfig::preset("volta").unwrap();
         c.warp_size = 64;
         assert!(c.validate().unwrap_err().to_string().contains("warp_size"));
-        let text = GpuConfig::preset("small").unwrap().to_json().replace("\"num_sms\"", "\"num_smz\"");
-        assert!(GpuConfig::from_json(&text).unwrap_err().to_string().contains("num_smz"));
+        let text = GpuConfig::preset("small")
+            .unwrap()
+            .to_json()
+            .replace("\"num_sms\"", "\"num_smz\"");
+        assert!(GpuConfig::from_json(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("num_smz"));
     }
 }

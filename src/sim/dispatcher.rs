@@ -79,10 +79,13 @@ impl BlockFootprint {
             (sm.max_warps / self.warps.max(1), "warps"),
             (sm.registers / self.registers.max(1), "registers"),
         ];
-        if self.shared_bytes > 0 {
-            limits.push((sm.shared_memory_bytes / self.shared_bytes, "shared_memory"));
+        if let Some(n) = sm.shared_memory_bytes.checked_div(self.shared_bytes) {
+            limits.push((n, "shared_memory"));
         }
-        limits.into_iter().min_by_key(|l| l.0).unwrap_or((0, "blocks"))
+        limits
+            .into_iter()
+            .min_by_key(|l| l.0)
+            .unwrap_or((0, "blocks"))
     }
 }
 
@@ -222,8 +225,6 @@ impl Dispatcher {
 
     /// Whether some launch still has blocks to hand out.
     pub fn has_pending_blocks(&self) -> bool {
-        self.progress
-            .iter()
-            .any(|p| p.next_block < p.total_blocks)
+        self.progress.iter().any(|p| p.next_block < p.total_blocks)
     }
 }

@@ -497,7 +497,10 @@ mod tests {
         assert_eq!(alu(Opcode::Cmp, 2, 2, 0), BranchCond::Z as u32);
         assert_eq!(alu(Opcode::Cmp, 3, 2, 0), BranchCond::P as u32);
         // No overflow: i32::MIN - 1 is negative.
-        assert_eq!(alu(Opcode::Cmp, i32::MIN as u32, 1, 0), BranchCond::N as u32);
+        assert_eq!(
+            alu(Opcode::Cmp, i32::MIN as u32, 1, 0),
+            BranchCond::N as u32
+        );
     }
 
     #[test]
@@ -509,6 +512,9 @@ mod tests {
         assert_eq!(alu(Opcode::F2i, 1e20f32.to_bits(), 0, 0), i32::MAX as u32);
         assert_eq!(alu(Opcode::Shl, 1, 33, 0), 2);
         assert_eq!(alu(Opcode::Shr, 0x8000_0000, 31, 0), 1);
-        assert_eq!(f(alu(Opcode::Mufu(MufuFn::Rcp), 4.0f32.to_bits(), 0, 0)), 0.25);
+        assert_eq!(
+            f(alu(Opcode::Mufu(MufuFn::Rcp), 4.0f32.to_bits(), 0, 0)),
+            0.25
+        );
     }
 }

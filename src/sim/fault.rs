@@ -42,7 +42,7 @@ impl fmt::Display for FaultKind {
                 "pc ran past the last instruction (program has {len}); is an EXIT missing?"
             ),
             FaultKind::Watchdog { limit, unit } => {
-                write!(f, "watchdog: stopped after {limit} {unit} (raise the limit with --max-cycles)")
+                write!(f, "watchdog: stopped after {limit} {unit}")
             }
             FaultKind::Deadlock { detail } => write!(f, "deadlock: {detail}"),
         }

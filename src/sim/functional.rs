@@ -95,25 +95,18 @@ pub fn run(
                     clock: stats.warp_instructions,
                     ..env
                 };
-                let done = exec::execute(
-                    program,
-                    &reconvergence,
-                    warp,
-                    &env,
-                    memory,
-                    &mut shared,
-                )
-                .map_err(|e| {
-                    RunError::Fault(Box::new(Fault {
-                        kernel: program.name.clone(),
-                        block: Some(ctaid),
-                        warp: Some(w as u32),
-                        lane: e.lane,
-                        pc: Some(e.pc),
-                        instruction: Some(program.instruction_text(e.pc)),
-                        kind: e.kind,
-                    }))
-                })?;
+                let done = exec::execute(program, &reconvergence, warp, &env, memory, &mut shared)
+                    .map_err(|e| {
+                        RunError::Fault(Box::new(Fault {
+                            kernel: program.name.clone(),
+                            block: Some(ctaid),
+                            warp: Some(w as u32),
+                            lane: e.lane,
+                            pc: Some(e.pc),
+                            instruction: Some(program.instruction_text(e.pc)),
+                            kind: e.kind,
+                        }))
+                    })?;
                 stats.warp_instructions += 1;
                 stats.thread_instructions += done.executed.count_ones() as u64;
                 if let Some(wb) = &done.writeback {
@@ -158,4 +151,3 @@ pub fn run(
     }
     Ok(stats)
 }
-

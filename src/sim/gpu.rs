@@ -93,7 +93,11 @@ pub fn prepare(
             launch.validate()?;
             let footprint = BlockFootprint::of(launch, config)?;
             let needs_codes = config.scheduler.scoreboard == ScoreboardKind::Barriers
-                && launch.program.instructions.iter().all(|i| i.control.is_none());
+                && launch
+                    .program
+                    .instructions
+                    .iter()
+                    .all(|i| i.control.is_none());
             let program = if needs_codes {
                 Arc::new(control_pass::auto_control(&launch.program, config))
             } else {
@@ -118,10 +122,7 @@ pub fn simulate<O: Observer>(
     observer: &mut O,
 ) -> Result<SimReport, SimError> {
     let prepared = prepare(config, launches)?;
-    let mut dispatcher = Dispatcher::new(
-        launches,
-        prepared.iter().map(|p| p.footprint).collect(),
-    );
+    let mut dispatcher = Dispatcher::new(launches, prepared.iter().map(|p| p.footprint).collect());
     let mut sms: Vec<Sm> = (0..config.num_sms).map(|i| Sm::new(i, config)).collect();
     let mut timing = MemoryTiming::new(config);
     let mut report = SimReport {
@@ -154,7 +155,10 @@ pub fn simulate<O: Observer>(
     };
     loop {
         if cycle >= options.max_cycles {
-            let mut detail: Vec<String> = sms.iter().flat_map(|s| s.describe_warps(&prepared)).collect();
+            let mut detail: Vec<String> = sms
+                .iter()
+                .flat_map(|s| s.describe_warps(&prepared))
+                .collect();
             detail.truncate(16);
             let fault = Fault {
                 kernel: running_kernels(&dispatcher, launches),
@@ -168,7 +172,15 @@ pub fn simulate<O: Observer>(
                     unit: format!("cycles; resident warps:\n  {}", detail.join("\n  ")),
                 },
             };
-            return Err(fail(fault, cycle, &mut report, &sms, &timing, &dispatcher, observer));
+            return Err(fail(
+                fault,
+                cycle,
+                &mut report,
+                &sms,
+                &timing,
+                &dispatcher,
+                observer,
+            ));
         }
         let mut issued = 0u32;
         let mut any_eligible = false;
@@ -191,7 +203,15 @@ pub fn simulate<O: Observer>(
                     report.thread_instructions += c.thread_instructions;
                 }
                 Err(fault) => {
-                    return Err(fail(*fault, cycle, &mut report, &sms, &timing, &dispatcher, observer));
+                    return Err(fail(
+                        *fault,
+                        cycle,
+                        &mut report,
+                        &sms,
+                        &timing,
+                        &dispatcher,
+                        observer,
+                    ));
                 }
             }
         }
@@ -211,7 +231,13 @@ pub fn simulate<O: Observer>(
         grants.clear();
         started.clear();
         let mut rooms: Vec<_> = sms.iter().map(|s| s.room()).collect();
-        dispatcher.grant(cycle, config.grants_per_cycle, &mut rooms, &mut grants, &mut started);
+        dispatcher.grant(
+            cycle,
+            config.grants_per_cycle,
+            &mut rooms,
+            &mut grants,
+            &mut started,
+        );
         for &l in &started {
             observer.kernel_launch(cycle, l as u32);
         }
@@ -234,8 +260,10 @@ pub fn simulate<O: Observer>(
             let wake = sms.iter().filter_map(|s| s.next_wakeup(cycle)).min();
             match wake {
                 None if sms.iter().any(|s| s.has_resident_warps()) => {
-                    let detail: Vec<String> =
-                        sms.iter().flat_map(|s| s.describe_warps(&prepared)).collect();
+                    let detail: Vec<String> = sms
+                        .iter()
+                        .flat_map(|s| s.describe_warps(&prepared))
+                        .collect();
                     let fault = Fault {
                         kernel: running_kernels(&dispatcher, launches),
                         block: None,
@@ -250,7 +278,15 @@ pub fn simulate<O: Observer>(
                             ),
                         },
                     };
-                    return Err(fail(fault, cycle, &mut report, &sms, &timing, &dispatcher, observer));
+                    return Err(fail(
+                        fault,
+                        cycle,
+                        &mut report,
+                        &sms,
+                        &timing,
+                        &dispatcher,
+                        observer,
+                    ));
                 }
                 Some(w) if options.skip_idle && !sms.iter().any(|s| s.in_refill(cycle)) => {
                     let target = w.min(options.max_cycles).max(cycle + 1);
@@ -281,7 +317,9 @@ fn running_kernels(dispatcher: &Dispatcher, launches: &[KernelLaunch]) -> String
         .map(|(_, l)| l.program.name.as_str())
         .collect();
     if names.is_empty() {
-        launches.first().map_or(String::new(), |l| l.program.name.clone())
+        launches
+            .first()
+            .map_or(String::new(), |l| l.program.name.clone())
     } else {
         names.join(", ")
     }

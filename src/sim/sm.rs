@@ -56,7 +56,15 @@ struct ResidentWarp {
     inflight: u32,
     /// Memory instructions issued and not yet completed.
     mem_inflight: u32,
+    /// Last reported state.
     state: Option<WarpState>,
+    /// The state as last computed, valid for cycles before `cache_until` unless an event of
+    /// this warp (completion, issue, barrier release) invalidates it first.
+    cached: WarpState,
+    cache_until: u64,
+    /// The scoreboard's answer for the next instruction; only this warp's own events (issue,
+    /// completion, sources read) change it.
+    deps: Option<Result<(), Blocked>>,
 }
 
 impl ResidentWarp {
@@ -179,6 +187,11 @@ pub struct Sm {
     pub blocks_run: u64,
     pub busy_cycles: u64,
     states: Vec<WarpState>,
+    unfinished: Vec<usize>,
+    /// An MIO or LSU queue entry was freed: throttled warps must look again.
+    throttle_dirty: bool,
+    /// A warp arrived at a barrier or may have finished: `wrap_up` has work.
+    wrap_dirty: bool,
     hazards: Vec<Hazard>,
     pub hazard_count: u64,
 }
@@ -230,6 +243,9 @@ impl Sm {
             blocks_run: 0,
             busy_cycles: 0,
             states: Vec::new(),
+            unfinished: Vec::new(),
+            throttle_dirty: false,
+            wrap_dirty: false,
             hazards: Vec::new(),
             hazard_count: 0,
         }
@@ -249,6 +265,7 @@ impl Sm {
 
     /// Places a granted block: its warps take the lowest free slots, spread over schedulers
     /// by slot number.
+    #[allow(clippy::too_many_arguments)]
     pub fn assign_block<O: Observer>(
         &mut self,
         cycle: u64,
@@ -306,6 +323,9 @@ impl Sm {
                 inflight: 0,
                 mem_inflight: 0,
                 state: None,
+                cached: WarpState::NoInstruction,
+                cache_until: 0,
+                deps: None,
             });
             self.schedulers[scheduler as usize].warps.push(slot);
             warp_ids.push(slot);
@@ -373,6 +393,10 @@ impl Sm {
             };
             self.free_events.push(index);
             let slot = event.slot as usize;
+            if let Some(w) = self.warps[slot].as_mut() {
+                w.cache_until = 0;
+                w.deps = None;
+            }
             match event.kind {
                 EventKind::SourcesRead => self.scoreboard.sources_read(slot, event.ticket),
                 EventKind::Complete => {
@@ -391,6 +415,9 @@ impl Sm {
                         Pipe::Mufu | Pipe::Shared => self.mio_inflight -= 1,
                         _ => {}
                     }
+                    self.throttle_dirty |=
+                        matches!(event.pipe, Pipe::Global | Pipe::Mufu | Pipe::Shared);
+                    self.wrap_dirty = true;
                     observer.complete(
                         cycle,
                         WarpRef {
@@ -404,8 +431,51 @@ impl Sm {
         }
     }
 
+    /// [`Sm::warp_state`], reusing the last answer while nothing it depends on can have changed.
+    fn cached_state(
+        &mut self,
+        cycle: u64,
+        config: &GpuConfig,
+        slot: u32,
+        program: &Program,
+    ) -> WarpState {
+        if let Some(w) = self.warps[slot as usize].as_ref() {
+            let throttled = matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle);
+            if cycle < w.cache_until && !(throttled && self.throttle_dirty) {
+                return w.cached;
+            }
+        }
+        let state = self.warp_state(cycle, config, slot, program);
+        let Some(w) = self.warps[slot as usize].as_ref() else {
+            return state;
+        };
+        let until = match state {
+            WarpState::NoInstruction => w.fetch_until,
+            WarpState::BranchResolving => w.branch_until,
+            WarpState::StallCount if cycle < w.stall_until => w.stall_until,
+            WarpState::Sleeping => w.sleep_until,
+            WarpState::PipeBusy { pipe } => {
+                self.schedulers[w.scheduler as usize].pipe_free[pipe_index(pipe)]
+            }
+            WarpState::Selected | WarpState::NotSelected => cycle + 1,
+            // Everything else changes only through an event of this warp, which invalidates.
+            _ => u64::MAX,
+        };
+        if let Some(w) = self.warps[slot as usize].as_mut() {
+            w.cached = state;
+            w.cache_until = until;
+        }
+        state
+    }
+
     /// The state of a resident, unfinished warp at `cycle`, before selection.
-    fn warp_state(&self, cycle: u64, config: &GpuConfig, slot: u32, program: &Program) -> WarpState {
+    fn warp_state(
+        &mut self,
+        cycle: u64,
+        config: &GpuConfig,
+        slot: u32,
+        program: &Program,
+    ) -> WarpState {
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return WarpState::NoInstruction;
         };
@@ -433,12 +503,29 @@ impl Sm {
         if cycle < w.sleep_until {
             return WarpState::Sleeping;
         }
-        let Some(inst) = w.ctx.simt.pc().and_then(|pc| program.instructions.get(pc as usize))
+        let Some(inst) = w
+            .ctx
+            .simt
+            .pc()
+            .and_then(|pc| program.instructions.get(pc as usize))
         else {
             // Off the end of the program: let issue report the fault.
             return WarpState::NotSelected;
         };
-        if let Err(blocked) = self.scoreboard.check(slot as usize, inst) {
+        let deps = match w.deps {
+            Some(d) => d,
+            None => {
+                let d = self.scoreboard.check(slot as usize, inst);
+                if let Some(w) = self.warps[slot as usize].as_mut() {
+                    w.deps = Some(d);
+                }
+                d
+            }
+        };
+        let Some(w) = self.warps[slot as usize].as_ref() else {
+            return WarpState::NoInstruction;
+        };
+        if let Err(blocked) = deps {
             return match blocked {
                 Blocked::Register {
                     reg,
@@ -488,6 +575,7 @@ impl Sm {
         for s in 0..self.schedulers.len() {
             self.schedule_one(cycle, s, cx, &mut out)?;
         }
+        self.throttle_dirty = false;
         Ok(out)
     }
 
@@ -501,18 +589,18 @@ impl Sm {
         let config = cx.config;
         let width = config.sm.issue_width;
         let policy = config.scheduler.policy;
-        let pool: Vec<u32> = self.schedulers[s].warps.clone();
+        let pool = std::mem::take(&mut self.schedulers[s].warps);
         let mut states = std::mem::take(&mut self.states);
         states.clear();
         for &slot in &pool {
             let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
             let program = &cx.launches[launch as usize].program;
-            let state = self.warp_state(cycle, config, slot, program);
+            let state = self.cached_state(cycle, config, slot, program);
             states.push(state);
         }
-        let unfinished: Vec<usize> = (0..pool.len())
-            .filter(|&i| states[i] != WarpState::Drain)
-            .collect();
+        let mut unfinished = std::mem::take(&mut self.unfinished);
+        unfinished.clear();
+        unfinished.extend((0..pool.len()).filter(|&i| states[i] != WarpState::Drain));
         let eligible_count = states.iter().filter(|s| s.is_eligible()).count() as u64;
         out.any_eligible |= eligible_count > 0;
 
@@ -560,9 +648,9 @@ impl Sm {
                 Policy::TwoLevel => {
                     let cap = config.scheduler.two_level_active as usize;
                     sched.active_set.retain(|sl| {
-                        pool.iter()
-                            .position(|p| p == sl)
-                            .is_some_and(|i| states[i] != WarpState::Drain && !is_long_stall(&states[i]))
+                        pool.iter().position(|p| p == sl).is_some_and(|i| {
+                            states[i] != WarpState::Drain && !is_long_stall(&states[i])
+                        })
                     });
                     for &i in &unfinished {
                         if sched.active_set.len() >= cap {
@@ -589,8 +677,8 @@ impl Sm {
                         refill = true;
                         Vec::new()
                     } else {
-                        let current = pos_of(sched.coarse_current)
-                            .filter(|&i| states[i] != WarpState::Drain);
+                        let current =
+                            pos_of(sched.coarse_current).filter(|&i| states[i] != WarpState::Drain);
                         match current {
                             Some(i) if states[i].is_eligible() => vec![i],
                             Some(i) if is_long_stall(&states[i]) => {
@@ -645,10 +733,11 @@ impl Sm {
             let slot = pool[i];
             let mut issued_by_warp = 0;
             while slots_left > 0 {
-                if issued_by_warp > 0 {
+                // Earlier issues this cycle may have taken the pipe or a queue entry.
+                if issued_here > 0 || issued_by_warp > 0 {
                     let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-                    let program = cx.launches[launch as usize].program.clone();
-                    if !self.warp_state(cycle, config, slot, &program).is_eligible() {
+                    let program = &cx.launches[launch as usize].program;
+                    if !self.warp_state(cycle, config, slot, program).is_eligible() {
                         break;
                     }
                 }
@@ -703,6 +792,8 @@ impl Sm {
         }
         sched.last = CycleSnapshot { active, refill };
         self.states = states;
+        self.unfinished = unfinished;
+        self.schedulers[s].warps = pool;
         Ok(())
     }
 
@@ -743,13 +834,19 @@ impl Sm {
         let config = cx.config;
         let wref = WarpRef { sm: self.id, slot };
         let (launch_index, block_slot) = {
-            let w = self.warps[slot as usize].as_ref().expect("issuing warp is resident");
+            let w = self.warps[slot as usize]
+                .as_ref()
+                .expect("issuing warp is resident");
             (w.launch, w.block_slot)
         };
         let prepared = &cx.launches[launch_index as usize];
         let program = &prepared.program;
-        let block = self.blocks[block_slot].as_mut().expect("warp's block is resident");
-        let warp = self.warps[slot as usize].as_mut().expect("issuing warp is resident");
+        let block = self.blocks[block_slot]
+            .as_mut()
+            .expect("warp's block is resident");
+        let warp = self.warps[slot as usize]
+            .as_mut()
+            .expect("issuing warp is resident");
         let pc = warp.ctx.simt.pc().unwrap_or(0);
         if config.scheduler.scoreboard == ScoreboardKind::Barriers {
             if let Some(inst) = program.instructions.get(pc as usize) {
@@ -789,7 +886,8 @@ impl Sm {
         })?;
         let inst = &program.instructions[pc as usize];
         let pipe = inst.op.pipe();
-        cx.observer.issue(cycle, wref, pc, done.executed, pipe, issue_slot);
+        cx.observer
+            .issue(cycle, wref, pc, done.executed, pipe, issue_slot);
 
         let pipe_cfg = config.pipes.get(pipe);
         let mut complete_at = cycle + pipe_cfg.latency as u64;
@@ -855,7 +953,11 @@ impl Sm {
         } else {
             self.scoreboard.sources_read(slot as usize, ticket);
         }
-        let warp = self.warps[slot as usize].as_mut().expect("issuing warp is resident");
+        let warp = self.warps[slot as usize]
+            .as_mut()
+            .expect("issuing warp is resident");
+        warp.cache_until = 0;
+        warp.deps = None;
         warp.inflight += 1;
         if is_memory {
             warp.mem_inflight += 1;
@@ -879,6 +981,7 @@ impl Sm {
                 warp.branch_until = cycle + 1 + config.sm.branch_resolve as u64;
             }
             Flow::Barrier => {
+                self.wrap_dirty = true;
                 warp.at_barrier = true;
                 warp.arrived_lanes = done.executed;
                 let block = self.blocks[block_slot].as_mut().expect("block resident");
@@ -911,6 +1014,9 @@ impl Sm {
         observer: &mut O,
         finished: &mut Vec<FinishedBlock>,
     ) {
+        if !std::mem::take(&mut self.wrap_dirty) {
+            return;
+        }
         for b in 0..self.blocks.len() {
             let Some(block) = self.blocks[b].as_ref() else {
                 continue;
@@ -934,6 +1040,7 @@ impl Sm {
                 for &slot in &block.warps {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
                         w.at_barrier = false;
+                        w.cache_until = 0;
                     }
                 }
                 if let Some(block) = self.blocks[b].as_mut() {
@@ -1001,7 +1108,9 @@ impl Sm {
             };
             let program = &launches[w.launch as usize].program;
             let pc = w.ctx.simt.pc();
-            let text = pc.map(|pc| program.instruction_text(pc)).unwrap_or_default();
+            let text = pc
+                .map(|pc| program.instruction_text(pc))
+                .unwrap_or_default();
             let why = match w.state {
                 Some(WarpState::CtaBarrier) => {
                     let lanes = w.arrived_lanes.count_ones();

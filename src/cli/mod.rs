@@ -1,0 +1,127 @@
+//! Command-line definitions (clap derive) and the glue every subcommand shares: output that
+//! tolerates a closed pipe, and error reporting. No simulator logic lives here; each subcommand
+//! file turns its arguments into library calls and prints the result.
+
+pub mod asm;
+pub mod run;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::{self, Write};
+use std::process::ExitCode;
+use warpscope::asm::Dialect;
+use warpscope::launchfile::{KernelFileError, LaunchFileError};
+
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nfunctional GPU simulator (timing model and profiler to come)",
+    "\nkernel dialects: native (.sasm), tinygpu (.tgpu), tinygpu-hex (.hex)",
+    "\nlaunch files: JSON (see README.md)"
+);
+
+const TOP_EXAMPLES: &str = "\
+Examples:
+  warpscope run kernels/vecadd_tiny.json
+  warpscope run kernels/vecadd.sasm --grid 8 --block 128 \\
+      --param a=0x10000 --param b=0x20000 --param c=0x30000 --param n=1000 \\
+      --mem kernels/mem/vecadd_inputs.json --dump 0x30000:8:f32
+  warpscope asm kernels/vecadd_tiny.tgpu";
+
+/// warpscope: a cycle-level GPU simulator with an Nsight-style profiler on top.
+///
+/// Assemble kernels written in native SASS-like assembly or tiny-gpu assembly/hex, and run them
+/// on the simulator from a JSON launch file or straight from the command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "warpscope",
+    bin_name = "warpscope",
+    version,
+    long_version = LONG_VERSION,
+    propagate_version = true,
+    after_help = TOP_EXAMPLES,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// One variant per subcommand; each has its own file in `cli/`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Assemble a kernel and print its disassembly or its JSON form.
+    #[command(after_help = asm::EXAMPLES)]
+    Asm(asm::AsmArgs),
+    /// Run a launch file, or a kernel with --grid/--block/--param, on the functional simulator.
+    #[command(after_help = run::EXAMPLES)]
+    Run(run::RunArgs),
+}
+
+/// `--dialect` values, mirroring [`Dialect`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    /// Native SASS-like assembly (.sasm).
+    Native,
+    /// tiny-gpu assembly text (.tgpu).
+    Tinygpu,
+    /// tiny-gpu program as 16-bit hex words (.hex).
+    TinygpuHex,
+}
+
+impl From<DialectArg> for Dialect {
+    fn from(d: DialectArg) -> Dialect {
+        match d {
+            DialectArg::Native => Dialect::Native,
+            DialectArg::Tinygpu => Dialect::Tinygpu,
+            DialectArg::TinygpuHex => Dialect::TinygpuHex,
+        }
+    }
+}
+
+/// Runs the parsed command line and reports any error on stderr.
+pub fn main(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Asm(args) => asm::run(args),
+        Command::Run(args) => run::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints an error. A kernel's own assembler diagnostics are already in `FILE:LINE:COL: error:`
+/// form and are printed as they are; everything else (including a launch file whose kernel does
+/// not assemble) gets an `error:` prefix and its causes, unless the message already has them.
+fn report(e: &anyhow::Error) {
+    let kernel_error =
+        e.downcast_ref::<KernelFileError>()
+            .or_else(|| match e.downcast_ref::<LaunchFileError>() {
+                Some(LaunchFileError::KernelFile(k)) => Some(k),
+                _ => None,
+            });
+    if let Some(k @ KernelFileError::Assemble { .. }) = kernel_error {
+        eprintln!("{k}");
+        return;
+    }
+    let mut message = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !message.contains(&c) {
+            message.push_str(": ");
+            message.push_str(&c);
+        }
+    }
+    eprintln!("error: {message}");
+}
+
+/// Writes `text` to stdout; a closed pipe (`warpscope ... | head`) is not an error.
+pub fn emit(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

@@ -1,0 +1,404 @@
+//! The `warpscope` binary, run as a user would: output formats, exit codes and error messages.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_warpscope");
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the binary in the crate root.
+fn ws(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts a clean failure: exit code 1, no panic, and `want` in stderr.
+fn assert_fails_with(o: &Output, want: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains(want),
+        "stderr does not contain {want:?}:\n{err}"
+    );
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{}", stdout(o)))
+}
+
+#[test]
+fn run_launch_file_json() {
+    let o = ws(&[
+        "run",
+        "kernels/vecadd_tiny.json",
+        "--json",
+        "--dump",
+        "192:24",
+        "--dump",
+        "0x0:2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    for key in [
+        "kernel",
+        "warp_instructions",
+        "thread_instructions",
+        "dumps",
+        "checks",
+    ] {
+        assert!(v.get(key).is_some(), "missing key {key} in {v}");
+    }
+    assert_eq!(v["kernel"], "vecadd_tiny");
+    assert_eq!(v["warp_instructions"], 78);
+    assert_eq!(v["thread_instructions"], 312);
+    assert_eq!(v["checks"]["passed"], 24);
+    assert_eq!(v["checks"]["failed"], 0);
+    let c: Vec<u64> = (1..=24).map(|i| 11 * i).collect();
+    assert_eq!(v["dumps"]["192:24"], serde_json::json!(c));
+    assert_eq!(v["dumps"]["0x0:2"], serde_json::json!([10, 20]));
+}
+
+#[test]
+fn run_launch_file_summary() {
+    let o = ws(&["run", "kernels/vecadd_tiny.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("vecadd_tiny"), "{out}");
+    assert!(out.contains("78 warp instructions"), "{out}");
+    assert!(out.contains("24 passed, 0 failed"), "{out}");
+}
+
+#[test]
+fn run_kernel_with_flags() {
+    let o = ws(&[
+        "run",
+        "kernels/vecadd.sasm",
+        "--grid",
+        "8",
+        "--block",
+        "128",
+        "--param",
+        "a=0x10000",
+        "--param",
+        "b=0x20000",
+        "--param",
+        "c=196608",
+        "--param",
+        "n=1000",
+        "--mem",
+        "kernels/mem/vecadd_inputs.json",
+        "--dump",
+        "0x30000:4:f32",
+        "--dump",
+        "196608:1",
+        "--dump",
+        "0x30fa0:2",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["kernel"], "vecadd");
+    assert_eq!(
+        v["dumps"]["0x30000:4:f32"],
+        serde_json::json!([1000.0, 999.5, 999.0, 998.5])
+    );
+    assert_eq!(
+        v["dumps"]["196608:1"],
+        serde_json::json!([1000.0f32.to_bits()])
+    );
+    // c[1000] and c[1001]: past n, untouched.
+    assert_eq!(v["dumps"]["0x30fa0:2"], serde_json::json!([0, 0]));
+    assert_eq!(v["checks"]["passed"], 0);
+    assert_eq!(v["checks"]["failed"], 0);
+
+    // The same in the human form, with a warp-size override.
+    let o = ws(&[
+        "run",
+        "kernels/vecadd.sasm",
+        "--grid",
+        "2",
+        "--block",
+        "4",
+        "--param",
+        "a=0",
+        "--param",
+        "b=0",
+        "--param",
+        "c=64",
+        "--param",
+        "n=8",
+        "--dump",
+        "64:2",
+        "--warp-size",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("dump 64:2: [0, 0]"), "{out}");
+    assert!(out.contains("of 4 lanes"), "{out}");
+}
+
+#[test]
+fn run_kernel_flag_errors() {
+    let base = ["run", "kernels/vecadd.sasm", "--grid", "1", "--block", "1"];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(extra);
+        ws(&args)
+    };
+    assert_fails_with(&with(&[]), "--param: missing parameters `a`, `b`, `c`, `n`");
+    assert_fails_with(
+        &with(&[
+            "--param", "a=0", "--param", "b=0", "--param", "c=0", "--param", "n=1", "--param",
+            "m=1",
+        ]),
+        "unknown parameter `m`; kernel `vecadd` has .param a, b, c, n",
+    );
+    assert_fails_with(&with(&["--param", "a"]), "expected NAME=VALUE");
+    assert_fails_with(&with(&["--param", "a=zz"]), "--param a:");
+    assert_fails_with(
+        &ws(&["run", "kernels/vecadd.sasm", "--grid", "0", "--block", "1"]),
+        "--grid: expected 1 to 3 positive integers",
+    );
+    assert_fails_with(
+        &ws(&["run", "kernels/vecadd.sasm"]),
+        "needs --grid and --block",
+    );
+    let full = [
+        "--param", "a=0", "--param", "b=0", "--param", "c=0", "--param", "n=0",
+    ];
+    let mut args = full.to_vec();
+    args.extend(["--dump", "6:1"]);
+    assert_fails_with(&with(&args), "--dump 6:1: address 6");
+    let mut args = full.to_vec();
+    args.extend(["--dump", "0:x"]);
+    assert_fails_with(&with(&args), "--dump 0:x: COUNT");
+    assert_fails_with(
+        &ws(&["run", "kernels/vecadd_tiny.json", "--grid", "2"]),
+        "--grid is only for running a kernel file",
+    );
+}
+
+#[test]
+fn malformed_kernel_gives_located_diagnostics() {
+    let dir = scratch("malformed");
+    let bad = dir.join("bad.sasm");
+    std::fs::write(&bad, ".kernel bad\n    IADX R1, R2, R3\n    EXIT\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    for o in [
+        ws(&["asm", bad]),
+        ws(&["run", bad, "--grid", "1", "--block", "1"]),
+    ] {
+        assert_fails_with(&o, "bad.sasm:2:5: error:");
+        assert!(stderr(&o).contains('^'), "{}", stderr(&o));
+    }
+    // Through a launch file: the launch file and field, then the kernel's diagnostics.
+    std::fs::write(
+        dir.join("bad.json"),
+        r#"{"kernel": "bad.sasm", "grid": 1, "block": 1}"#,
+    )
+    .unwrap();
+    let o = ws(&["run", dir.join("bad.json").to_str().unwrap()]);
+    assert_fails_with(&o, "bad.json: kernel: ");
+    assert_fails_with(&o, "bad.sasm:2:5: error:");
+}
+
+#[test]
+fn garbage_inputs_never_panic() {
+    let dir = scratch("garbage");
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(2000).collect();
+    for name in ["g.sasm", "g.tgpu", "g.hex", "g.json"] {
+        std::fs::write(dir.join(name), &bytes).unwrap();
+        let path = dir.join(name);
+        let p = path.to_str().unwrap();
+        let o = if name.ends_with(".json") {
+            ws(&["run", p])
+        } else {
+            ws(&["run", p, "--grid", "1", "--block", "1"])
+        };
+        assert_fails_with(&o, name);
+    }
+    assert_fails_with(
+        &ws(&["asm", "kernels/nonexistent.sasm"]),
+        "nonexistent.sasm: cannot read",
+    );
+    assert_fails_with(&ws(&["asm", "Cargo.toml"]), "cannot tell the dialect");
+}
+
+#[test]
+fn bad_launch_files_name_the_field() {
+    let dir = scratch("bad_launch");
+    std::fs::copy(root().join("kernels/vecadd.sasm"), dir.join("vecadd.sasm")).unwrap();
+    let params = r#""params": {"a": 0, "b": 0, "c": 0, "n": 1}"#;
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("unknown_field", format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {params}, "blok": 1}}"#), "unknown_field.json: blok: unknown field `blok`"),
+        ("bad_grid", format!(r#"{{"kernel": "vecadd.sasm", "grid": [0], "block": 1, {params}}}"#), "bad_grid.json: grid: expected 1 to 3 positive integers"),
+        ("bad_launch_grid", format!(r#"{{"launches": [{{"kernel": "vecadd.sasm", "grid": -1, "block": 1, {params}}}]}}"#), "launches[0].grid: expected 1 to 3 positive integers"),
+        ("missing_param", r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 1, "params": {"a": 0, "b": 0, "c": 0}}"#.into(), "missing_param.json: params: missing parameter `n`"),
+        ("unknown_param", r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 1, "params": {"a": 0, "b": 0, "c": 0, "n": 1, "x": 1}}"#.into(), "unknown_param.json: params: unknown parameter `x`; kernel `vecadd` has .param a, b, c, n"),
+        ("missing_kernel", r#"{"kernel": "nope.sasm", "grid": 1, "block": 1}"#.into(), "missing_kernel.json: kernel: "),
+        ("bad_json", r#"{"kernel": "vecadd.sasm", "grid": 1 "block": 1}"#.into(), "bad_json.json: expected `,` or `}` at line 1 column"),
+        ("bad_memory", format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {params}, "memory": [{{"address": 0, "fill": "linear", "count": 2, "value": 3}}]}}"#), "bad_memory.json: memory[0].value: only used with \"fill\": \"constant\""),
+    ];
+    for (name, text, want) in cases {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, text).unwrap();
+        let o = ws(&["run", path.to_str().unwrap()]);
+        assert_fails_with(&o, want);
+    }
+    let o = ws(&["run", dir.join("missing_kernel.json").to_str().unwrap()]);
+    assert_fails_with(&o, "nope.sasm: cannot read");
+}
+
+#[test]
+fn failing_expect_exits_1_with_a_diff() {
+    let dir = scratch("failing_expect");
+    std::fs::copy(root().join("kernels/vecadd.sasm"), dir.join("vecadd.sasm")).unwrap();
+    let text = r#"{
+      "kernel": "vecadd.sasm", "grid": 1, "block": 32,
+      "params": {"a": 0, "b": 128, "c": 256, "n": 32},
+      "memory": [{"address": 0, "f32": [1.0, 2.0]}, {"address": 128, "f32": [0.5, 0.5]}],
+      "expect": [
+        {"address": 256, "f32": [1.5, 2.5]},
+        {"address": 256, "f32": [1.5, 9.0]},
+        {"address": 264, "fill": "constant", "value": 7, "count": 20}
+      ]
+    }"#;
+    let path = dir.join("fail.json");
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let o = ws(&["run", p]);
+    assert_fails_with(&o, "21 of 24 expected words differ");
+    let err = stderr(&o);
+    assert!(
+        err.contains("expect[1]: 0x00000104 (260): expected 9.0, got 2.5"),
+        "{err}"
+    );
+    assert!(err.contains("expected 7 (0x00000007), got 0"), "{err}");
+    assert!(err.contains("... and 11 more mismatches"), "{err}");
+    assert!(stdout(&o).contains("3 passed, 21 failed"), "{}", stdout(&o));
+
+    let o = ws(&["run", p, "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["checks"]["passed"], 3);
+    assert_eq!(v["checks"]["failed"], 21);
+}
+
+#[test]
+fn a_fault_exits_1_with_its_location() {
+    let o = ws(&[
+        "run",
+        "kernels/vecadd.sasm",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--param",
+        "a=2",
+        "--param",
+        "b=0",
+        "--param",
+        "c=0",
+        "--param",
+        "n=4",
+    ]);
+    assert_fails_with(
+        &o,
+        "kernel `vecadd`, block (0,0,0), warp 0, lane 0, pc 6 `LDG R4, [R2]`",
+    );
+    assert_fails_with(&o, "misaligned");
+    let o = ws(&["run", "kernels/loop.json", "--max-instructions", "10"]);
+    assert_fails_with(&o, "watchdog");
+}
+
+#[test]
+fn asm_listing_reassembles() {
+    let dir = scratch("reassemble");
+    for kernel in [
+        "vecadd.sasm",
+        "matmul.sasm",
+        "reduce.sasm",
+        "divergent.sasm",
+        "loop.sasm",
+        "mufu.sasm",
+        "vecadd_tiny.tgpu",
+        "vecadd_tiny.hex",
+    ] {
+        let src = format!("kernels/{kernel}");
+        let want = ws(&["asm", &src, "--emit", "json"]);
+        assert!(want.status.success(), "{kernel}: {}", stderr(&want));
+        let program: Value = json(&want);
+        for extra in [None, Some("--pcs")] {
+            let mut args = vec!["asm", src.as_str(), "--emit", "listing"];
+            args.extend(extra);
+            let listing = ws(&args);
+            assert!(listing.status.success(), "{kernel}: {}", stderr(&listing));
+            let copy = dir.join(format!("{kernel}.sasm"));
+            std::fs::write(&copy, &listing.stdout).unwrap();
+            let again = ws(&["asm", copy.to_str().unwrap(), "--emit", "json"]);
+            assert!(
+                again.status.success(),
+                "{kernel} {extra:?}: {}",
+                stderr(&again)
+            );
+            assert_eq!(json(&again), program, "{kernel} {extra:?}");
+        }
+    }
+    // --dialect overrides the extension.
+    let dir_hex = dir.join("prog.txt");
+    std::fs::copy(root().join("kernels/vecadd_tiny.hex"), &dir_hex).unwrap();
+    let o = ws(&["asm", dir_hex.to_str().unwrap(), "--dialect", "tinygpu-hex"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("EXIT"));
+}
+
+#[test]
+fn every_help_has_an_example() {
+    for args in [
+        vec!["--help"],
+        vec!["asm", "--help"],
+        vec!["run", "--help"],
+        vec!["help", "run"],
+    ] {
+        let o = ws(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).contains("Example"), "{args:?}: {}", stdout(&o));
+    }
+    let o = ws(&["--version"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains(env!("CARGO_PKG_VERSION")));
+    let o = ws(&["run", "--version"]);
+    assert!(o.status.success());
+    // No arguments: usage on stderr, a usage error code, no panic.
+    let o = ws(&[]);
+    assert!(!o.status.success());
+    assert!(!stderr(&o).contains("panicked"));
+}
