@@ -163,6 +163,31 @@ fn read(env: &ExecEnv, warp: &WarpContext, operand: &Operand, lane: u32) -> u32 
     }
 }
 
+/// One source operand for every lane at once (lanes outside `mask` may hold anything).
+#[inline]
+fn read_all(
+    env: &ExecEnv,
+    warp: &WarpContext,
+    operand: Option<&Operand>,
+    mask: LaneMask,
+) -> [u32; MAX_WARP_SIZE] {
+    let mut out = [0u32; MAX_WARP_SIZE];
+    match operand {
+        None => {}
+        Some(Operand::Reg(r)) => warp.reg_lanes(r.0, &mut out),
+        Some(Operand::Imm(v)) => out = [*v; MAX_WARP_SIZE],
+        Some(Operand::Param(i)) => {
+            out = [env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE]
+        }
+        Some(o) => {
+            for lane in lanes(mask) {
+                out[lane as usize] = read(env, warp, o, lane);
+            }
+        }
+    }
+    out
+}
+
 fn idiv(a: u32, b: u32) -> u32 {
     let (a, b) = (a as i32, b as i32);
     if b == 0 {
@@ -343,12 +368,13 @@ pub fn execute(
         }
         _ => {
             let srcs = inst.sources();
+            let n = warp.warp_size as usize;
+            let a = read_all(env, warp, srcs.first(), executed);
+            let b = read_all(env, warp, srcs.get(1), executed);
+            let c = read_all(env, warp, srcs.get(2), executed);
             let mut values = [0u32; MAX_WARP_SIZE];
-            for lane in lanes(executed) {
-                let a = srcs.first().map_or(0, |o| read(env, warp, o, lane));
-                let b = srcs.get(1).map_or(0, |o| read(env, warp, o, lane));
-                let c = srcs.get(2).map_or(0, |o| read(env, warp, o, lane));
-                values[lane as usize] = alu(op, a, b, c);
+            for lane in 0..n {
+                values[lane] = alu(op, a[lane], b[lane], c[lane]);
             }
             let dst = match op {
                 Opcode::Cmp => Some(WriteDst::Nzp),

@@ -133,6 +133,8 @@ struct SchedulerUnit {
     coarse_current: Option<u32>,
     refill_until: u64,
     active_set: Vec<u32>,
+    /// An event touched one of this scheduler's warps since it was last stepped.
+    dirty: bool,
     stats: SchedulerStats,
     /// What the last stepped cycle looked like, to account for skipped cycles.
     last: CycleSnapshot,
@@ -142,6 +144,9 @@ struct SchedulerUnit {
 struct CycleSnapshot {
     active: u32,
     refill: bool,
+    eligible: bool,
+    /// No warp's cached state expires before this cycle.
+    quiet_until: u64,
 }
 
 fn pipe_index(p: Pipe) -> usize {
@@ -214,6 +219,7 @@ impl Sm {
             coarse_current: None,
             refill_until: 0,
             active_set: Vec::new(),
+            dirty: true,
             stats: SchedulerStats::default(),
             last: CycleSnapshot::default(),
         };
@@ -328,6 +334,7 @@ impl Sm {
                 deps: None,
             });
             self.schedulers[scheduler as usize].warps.push(slot);
+            self.schedulers[scheduler as usize].dirty = true;
             warp_ids.push(slot);
             observer.warp_launch(cycle, WarpRef { sm: self.id, slot }, &info);
         }
@@ -396,6 +403,7 @@ impl Sm {
             if let Some(w) = self.warps[slot].as_mut() {
                 w.cache_until = 0;
                 w.deps = None;
+                self.schedulers[w.scheduler as usize].dirty = true;
             }
             match event.kind {
                 EventKind::SourcesRead => self.scoreboard.sources_read(slot, event.ticket),
@@ -409,6 +417,8 @@ impl Sm {
                         if event.memory {
                             warp.mem_inflight -= 1;
                         }
+                        // Only an exited warp can leave (and let a barrier release).
+                        self.wrap_dirty |= warp.finished() && warp.inflight == 0;
                     }
                     match event.pipe {
                         Pipe::Global => self.lsu_inflight -= 1,
@@ -417,7 +427,6 @@ impl Sm {
                     }
                     self.throttle_dirty |=
                         matches!(event.pipe, Pipe::Global | Pipe::Mufu | Pipe::Shared);
-                    self.wrap_dirty = true;
                     observer.complete(
                         cycle,
                         WarpRef {
@@ -573,6 +582,21 @@ impl Sm {
             self.busy_cycles += 1;
         }
         for s in 0..self.schedulers.len() {
+            if self.throttle_dirty {
+                self.schedulers[s].dirty = true;
+            }
+            let sched = &self.schedulers[s];
+            if !sched.dirty
+                && !sched.last.eligible
+                && !sched.last.refill
+                && cycle < sched.last.quiet_until
+                && cx.config.scheduler.policy != Policy::Coarse
+            {
+                // Nothing this scheduler's warps depend on has changed: the cycle repeats.
+                self.repeat_last_cycle(s, 1, cx.config.sm.issue_width);
+                continue;
+            }
+            self.schedulers[s].dirty = false;
             self.schedule_one(cycle, s, cx, &mut out)?;
         }
         self.throttle_dirty = false;
@@ -598,6 +622,12 @@ impl Sm {
             let state = self.cached_state(cycle, config, slot, program);
             states.push(state);
         }
+        let quiet_until = pool
+            .iter()
+            .filter_map(|&slot| self.warps[slot as usize].as_ref())
+            .map(|w| w.cache_until)
+            .min()
+            .unwrap_or(u64::MAX);
         let mut unfinished = std::mem::take(&mut self.unfinished);
         unfinished.clear();
         unfinished.extend((0..pool.len()).filter(|&i| states[i] != WarpState::Drain));
@@ -613,7 +643,10 @@ impl Sm {
             _ => false,
         };
         let mut refill = false;
-        let order: Vec<usize> = {
+        let order: Vec<usize> = if eligible_count == 0 && policy != Policy::Coarse {
+            // Nothing can issue; policies keep their state for the next cycle that can.
+            Vec::new()
+        } else {
             let sched = &mut self.schedulers[s];
             let pos_of = |slot: Option<u32>| slot.and_then(|sl| pool.iter().position(|&p| p == sl));
             let rotate_after = |start: Option<usize>| -> Vec<usize> {
@@ -625,11 +658,10 @@ impl Sm {
                 Policy::Lrr => rotate_after(pos_of(sched.last_issued)),
                 Policy::Oldest => (0..pool.len()).collect(),
                 Policy::Gto => {
+                    let greedy = pos_of(sched.last_issued);
                     let mut v: Vec<usize> = Vec::with_capacity(pool.len());
-                    if let Some(g) = pos_of(sched.last_issued) {
-                        v.push(g);
-                    }
-                    v.extend((0..pool.len()).filter(|i| Some(*i) != pos_of(sched.last_issued)));
+                    v.extend(greedy);
+                    v.extend((0..pool.len()).filter(|i| Some(*i) != greedy));
                     v
                 }
                 Policy::Smt => {
@@ -790,7 +822,12 @@ impl Sm {
             st.issue_cycles += 1;
             st.horizontal_waste += (width - issued_here) as u64;
         }
-        sched.last = CycleSnapshot { active, refill };
+        sched.last = CycleSnapshot {
+            active,
+            refill,
+            eligible: eligible_count > 0,
+            quiet_until,
+        };
         self.states = states;
         self.unfinished = unfinished;
         self.schedulers[s].warps = pool;
@@ -802,18 +839,24 @@ impl Sm {
         if self.room.resident_blocks > 0 {
             self.busy_cycles += n;
         }
-        for sched in &mut self.schedulers {
-            let st = &mut sched.stats;
-            st.cycles += n;
-            if sched.last.active > 0 {
-                st.active_cycles += n;
-                st.active_warps += n * sched.last.active as u64;
-            }
-            if sched.last.refill {
-                st.refill_slots += n * width as u64;
-            } else {
-                st.vertical_waste += n * width as u64;
-            }
+        for s in 0..self.schedulers.len() {
+            self.repeat_last_cycle(s, n, width);
+        }
+    }
+
+    /// Counts `n` more cycles of scheduler `s` exactly like its last one, which issued nothing.
+    fn repeat_last_cycle(&mut self, s: usize, n: u64, width: u32) {
+        let sched = &mut self.schedulers[s];
+        let st = &mut sched.stats;
+        st.cycles += n;
+        if sched.last.active > 0 {
+            st.active_cycles += n;
+            st.active_warps += n * sched.last.active as u64;
+        }
+        if sched.last.refill {
+            st.refill_slots += n * width as u64;
+        } else {
+            st.vertical_waste += n * width as u64;
         }
     }
 
@@ -1041,6 +1084,7 @@ impl Sm {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
                         w.at_barrier = false;
                         w.cache_until = 0;
+                        self.schedulers[w.scheduler as usize].dirty = true;
                     }
                 }
                 if let Some(block) = self.blocks[b].as_mut() {
@@ -1067,6 +1111,7 @@ impl Sm {
                 },
             );
             let sched = &mut self.schedulers[w.scheduler as usize];
+            sched.dirty = true;
             sched.warps.retain(|&x| x != slot as u32);
             sched.active_set.retain(|&x| x != slot as u32);
             if sched.last_issued == Some(slot as u32) {

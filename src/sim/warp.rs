@@ -66,6 +66,17 @@ impl WarpContext {
         self.regs[(r * self.warp_size + lane) as usize]
     }
 
+    /// Register `reg` of every lane into `out` (zeros for RZ and registers beyond `.regs`).
+    #[inline]
+    pub fn reg_lanes(&self, reg: u8, out: &mut [u32; MAX_WARP_SIZE]) {
+        let r = reg as u32;
+        if r < self.regs_per_thread {
+            let start = (r * self.warp_size) as usize;
+            let n = self.warp_size as usize;
+            out[..n].copy_from_slice(&self.regs[start..start + n]);
+        }
+    }
+
     #[inline]
     pub fn set_reg(&mut self, reg: u8, lane: u32, value: u32) {
         let r = reg as u32;
