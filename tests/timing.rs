@@ -603,3 +603,89 @@ fn unprotected_dependency_is_reported_and_reads_the_stale_value() {
     // As hardware would: the IADD read R1 before the load wrote it.
     assert_eq!(mem.read(64).unwrap(), 1);
 }
+
+fn states_seen(log: &Log) -> Vec<WarpState> {
+    log.states.iter().map(|s| s.2).collect()
+}
+
+#[test]
+fn a_full_range_table_is_a_structural_stall() {
+    let mut config = fixed_gpu(Policy::Gto, ScoreboardKind::Ranges, 100);
+    config.scheduler.range_slots = 1;
+    let src = ".kernel k\n LDG R1, [R2]\n LDG R3, [R2+4]\n EXIT\n";
+    let mut mem = GlobalMemory::new(1 << 20);
+    let (_, log) = run_with(&config, &[launch(native(src), 1, 32, vec![])], &mut mem);
+    assert!(states_seen(&log).contains(&WarpState::TableFull));
+    let t: Vec<u64> = log.issues.iter().map(|i| i.0).collect();
+    assert_eq!(t[1], t[0] + 100, "the second load waits for the slot");
+}
+
+#[test]
+fn full_lsu_and_mio_queues_throttle() {
+    let mut config = fixed_gpu(Policy::Lrr, ScoreboardKind::Bitmap, 100);
+    config.sm.lsu_queue = 1;
+    config.sm.mio_queue = 1;
+    let mut mem = GlobalMemory::new(1 << 20);
+    let src = ".kernel k\n LDG R1, [R2]\n EXIT\n";
+    let (_, log) = run_with(&config, &[launch(native(src), 1, 64, vec![])], &mut mem);
+    assert!(states_seen(&log).contains(&WarpState::LgThrottle));
+    let src = ".kernel k\n.shared 256\n LDS R1, [RZ]\n EXIT\n";
+    let (_, log) = run_with(&config, &[launch(native(src), 1, 64, vec![])], &mut mem);
+    assert!(states_seen(&log).contains(&WarpState::MioThrottle));
+}
+
+#[test]
+fn cache_hits_are_faster_and_bank_conflicts_cost_replays() {
+    let mut config = GpuConfig::preset("small").unwrap();
+    config.num_sms = 1;
+    let src =
+        ".kernel k\n LDG R1, [RZ]\n IADD R2, R1, 1\n LDG R3, [RZ+4]\n IADD R4, R3, 1\n EXIT\n";
+    let mut mem = GlobalMemory::new(1 << 20);
+    let (report, log) = run_with(&config, &[launch(native(src), 1, 32, vec![])], &mut mem);
+    let at = |pc| log.issues.iter().find(|i| i.2 == pc).unwrap().0;
+    let miss = at(1) - at(0);
+    let hit = at(3) - at(2);
+    assert!(hit < miss, "L1 hit {hit} vs miss {miss}");
+    assert_eq!(hit, config.memory.l1.hit_latency as u64);
+    assert_eq!(report.memory.l1_hit_sectors, 1);
+
+    // Stride of 32 words: every lane in bank 0, 31 replays.
+    let conflict =
+        ".kernel k\n.shared 4096\n SHL R1, %laneid, 7\n LDS R2, [R1]\n IADD R3, R2, 1\n EXIT\n";
+    let clean =
+        ".kernel k\n.shared 4096\n SHL R1, %laneid, 2\n LDS R2, [R1]\n IADD R3, R2, 1\n EXIT\n";
+    let mut wait = |src: &str| {
+        let (report, log) = run_with(&config, &[launch(native(src), 1, 32, vec![])], &mut mem);
+        let at = |pc| log.issues.iter().find(|i| i.2 == pc).unwrap().0;
+        (at(2) - at(1), report.memory.shared_bank_conflicts)
+    };
+    let (slow, replays) = wait(conflict);
+    let (fast, none) = wait(clean);
+    assert_eq!((replays, none), (31, 0));
+    assert_eq!(slow - fast, 31 * config.pipes.shared.interval as u64);
+}
+
+#[test]
+fn tiny_gpu_spends_six_cycles_per_instruction() {
+    let program = Arc::new(
+        asm::assemble(
+            Dialect::TinygpuHex,
+            &kernel_file("vecadd_tiny.hex"),
+            "vecadd_tiny",
+        )
+        .unwrap(),
+    );
+    let config = GpuConfig::preset("tiny").unwrap();
+    let mut mem = GlobalMemory::new(config.memory_limit);
+    let (_, log) = run_with(&config, &[launch(program, 1, 4, vec![])], &mut mem);
+    let cycles: Vec<u64> = log.issues.iter().map(|i| i.0).collect();
+    assert_eq!(cycles, (0..13).map(|i| 1 + 6 * i).collect::<Vec<u64>>());
+    let states = per_cycle_states(&log, 79);
+    let row = states.values().next().unwrap();
+    let waits = row
+        .iter()
+        .filter(|s| **s == Some(WarpState::StallCount))
+        .count();
+    assert_eq!(row[0], Some(WarpState::NoInstruction));
+    assert_eq!(waits, 13 * 5);
+}

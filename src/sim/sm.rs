@@ -193,6 +193,7 @@ pub struct Sm {
     pub busy_cycles: u64,
     states: Vec<WarpState>,
     unfinished: Vec<usize>,
+    pool: Vec<u32>,
     /// An MIO or LSU queue entry was freed: throttled warps must look again.
     throttle_dirty: bool,
     /// A warp arrived at a barrier or may have finished: `wrap_up` has work.
@@ -250,6 +251,7 @@ impl Sm {
             busy_cycles: 0,
             states: Vec::new(),
             unfinished: Vec::new(),
+            pool: Vec::new(),
             throttle_dirty: false,
             wrap_dirty: false,
             hazards: Vec::new(),
@@ -337,6 +339,15 @@ impl Sm {
             self.schedulers[scheduler as usize].dirty = true;
             warp_ids.push(slot);
             observer.warp_launch(cycle, WarpRef { sm: self.id, slot }, &info);
+            // Resident from the grant cycle on, before its first instruction is fetched.
+            if let Some(w) = self.warps[slot as usize].as_mut() {
+                w.state = Some(WarpState::NoInstruction);
+            }
+            observer.warp_state(
+                cycle,
+                WarpRef { sm: self.id, slot },
+                WarpState::NoInstruction,
+            );
         }
         self.blocks[block_slot] = Some(ResidentBlock {
             launch: launch_index,
@@ -489,7 +500,12 @@ impl Sm {
             return WarpState::NoInstruction;
         };
         if w.finished() {
-            return WarpState::Drain;
+            // Exited: waiting for its memory operations, or for its last instruction.
+            return if w.mem_inflight > 0 {
+                WarpState::Drain
+            } else {
+                WarpState::StallCount
+            };
         }
         if w.at_barrier {
             return WarpState::CtaBarrier;
@@ -613,7 +629,15 @@ impl Sm {
         let config = cx.config;
         let width = config.sm.issue_width;
         let policy = config.scheduler.policy;
-        let pool = std::mem::take(&mut self.schedulers[s].warps);
+        // A warp whose last instruction completed this cycle leaves now: it is not resident.
+        let all = std::mem::take(&mut self.schedulers[s].warps);
+        let mut pool = std::mem::take(&mut self.pool);
+        pool.clear();
+        pool.extend(all.iter().copied().filter(|&slot| {
+            self.warps[slot as usize]
+                .as_ref()
+                .is_some_and(|w| !(w.finished() && w.inflight == 0))
+        }));
         let mut states = std::mem::take(&mut self.states);
         states.clear();
         for &slot in &pool {
@@ -630,7 +654,11 @@ impl Sm {
             .unwrap_or(u64::MAX);
         let mut unfinished = std::mem::take(&mut self.unfinished);
         unfinished.clear();
-        unfinished.extend((0..pool.len()).filter(|&i| states[i] != WarpState::Drain));
+        unfinished.extend((0..pool.len()).filter(|&i| {
+            self.warps[pool[i] as usize]
+                .as_ref()
+                .is_some_and(|w| !w.finished())
+        }));
         let eligible_count = states.iter().filter(|s| s.is_eligible()).count() as u64;
         out.any_eligible |= eligible_count > 0;
 
@@ -680,9 +708,9 @@ impl Sm {
                 Policy::TwoLevel => {
                     let cap = config.scheduler.two_level_active as usize;
                     sched.active_set.retain(|sl| {
-                        pool.iter().position(|p| p == sl).is_some_and(|i| {
-                            states[i] != WarpState::Drain && !is_long_stall(&states[i])
-                        })
+                        pool.iter()
+                            .position(|p| p == sl)
+                            .is_some_and(|i| unfinished.contains(&i) && !is_long_stall(&states[i]))
                     });
                     for &i in &unfinished {
                         if sched.active_set.len() >= cap {
@@ -710,7 +738,7 @@ impl Sm {
                         Vec::new()
                     } else {
                         let current =
-                            pos_of(sched.coarse_current).filter(|&i| states[i] != WarpState::Drain);
+                            pos_of(sched.coarse_current).filter(|&i| unfinished.contains(&i));
                         match current {
                             Some(i) if states[i].is_eligible() => vec![i],
                             Some(i) if is_long_stall(&states[i]) => {
@@ -830,7 +858,8 @@ impl Sm {
         };
         self.states = states;
         self.unfinished = unfinished;
-        self.schedulers[s].warps = pool;
+        self.schedulers[s].warps = all;
+        self.pool = pool;
         Ok(())
     }
 
