@@ -39,8 +39,9 @@
 //! - Instead of `kernel`/`dialect`/`grid`/`block`/`params`, a list
 //!   `"launches": [{"kernel", "dialect", "grid", "block", "params", "stream"}, ...]`; launches
 //!   run in order, `stream` defaults to 0.
-//! - `gpu`: a GPU preset name for the timing simulator. The functional runner uses it only for
-//!   the warp size: 4 for `"tiny"`, 32 otherwise.
+//! - `gpu`: the GPU of the timing simulator: a preset name (`tiny`, `small`, `volta`, `hopper`;
+//!   default `small`) or a JSON config file (`.json`, relative to the launch file). The
+//!   functional runner uses it only for the warp size: 4 for `"tiny"`, 32 otherwise.
 //! - `memory`: initialisers, applied in order (later ones overwrite earlier ones). Each has a
 //!   byte `address` (a multiple of 4; integer or `"0x.."`) and exactly one of: `words` (list of
 //!   values), `f32` (list of numbers, or `"nan"`/`"inf"`/`"-inf"`/`"0x.."` bit patterns),
@@ -64,9 +65,12 @@
 
 use crate::asm::{self, AsmErrors, Dialect};
 use crate::isa::Program;
+use crate::sim::config::GpuConfig;
 use crate::sim::functional::{self, FunctionalOptions, FunctionalStats, RunError};
+use crate::sim::gpu::{self, SimError, SimOptions, SimReport};
 use crate::sim::memory::global::DEFAULT_LIMIT_BYTES;
 use crate::sim::memory::GlobalMemory;
+use crate::sim::observer::Observer;
 use crate::sim::{Dim3, KernelLaunch};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -80,6 +84,8 @@ use std::sync::Arc;
 pub const DEFAULT_WARP_SIZE: u32 = 32;
 /// The warp size of the `"tiny"` GPU preset (tiny-gpu runs four threads per core).
 pub const TINY_WARP_SIZE: u32 = 4;
+/// The GPU preset the timing simulator uses when neither the launch file nor the user names one.
+pub const DEFAULT_GPU: &str = "small";
 /// Largest `memory_limit`: the simulator's addresses are 32-bit.
 pub const MAX_MEMORY_LIMIT: u64 = 1 << 32;
 
@@ -702,6 +708,33 @@ pub struct RunOutcome {
     pub total: FunctionalStats,
 }
 
+/// What running every launch of a launch file on the timing simulator produced.
+#[derive(Debug, Clone)]
+pub struct TimingOutcome {
+    pub memory: GlobalMemory,
+    pub report: SimReport,
+}
+
+/// Loads a GPU config from `spec`: a preset name, or a JSON config file (a path ending in
+/// `.json`, or any existing file), relative to `base` when not absolute. The error lists the
+/// presets.
+pub fn load_gpu_config(spec: &str, base: &Path) -> Result<GpuConfig, String> {
+    if GpuConfig::PRESETS.contains(&spec) {
+        return GpuConfig::preset(spec).map_err(|e| e.to_string());
+    }
+    let path = base.join(spec);
+    let is_file = spec.to_ascii_lowercase().ends_with(".json") || path.is_file();
+    if !is_file {
+        return Err(format!(
+            "unknown GPU `{spec}`: expected a preset ({}) or a JSON config file",
+            GpuConfig::PRESETS.join(", ")
+        ));
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    GpuConfig::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn display(path: &Path) -> String {
     path.display().to_string()
 }
@@ -1288,6 +1321,38 @@ impl LaunchFile {
             Some("tiny") => TINY_WARP_SIZE,
             _ => DEFAULT_WARP_SIZE,
         }
+    }
+
+    /// The GPU the launch file asks for (its `gpu` field, else [`DEFAULT_GPU`]); a config file
+    /// is relative to the launch file. The error names the file and the `gpu` field.
+    pub fn gpu_config(&self) -> Result<GpuConfig, LaunchFileError> {
+        let spec = self.gpu.as_deref().unwrap_or(DEFAULT_GPU);
+        load_gpu_config(spec, &base_dir(&self.path))
+            .map_err(|message| invalid(&display(&self.path), "gpu", message))
+    }
+
+    /// The kernel launches, in launch order.
+    pub fn kernel_launches(&self) -> Vec<KernelLaunch> {
+        self.launches.iter().map(|l| l.launch.clone()).collect()
+    }
+
+    /// Runs every launch on the timing simulator (streams as the launches say), starting from
+    /// [`initial_memory`](Self::initial_memory).
+    pub fn run_timing<O: Observer>(
+        &self,
+        config: &GpuConfig,
+        options: SimOptions,
+        observer: &mut O,
+    ) -> Result<TimingOutcome, SimError> {
+        let mut memory = self.initial_memory();
+        let report = gpu::simulate(
+            config,
+            &self.kernel_launches(),
+            &mut memory,
+            options,
+            observer,
+        )?;
+        Ok(TimingOutcome { memory, report })
     }
 
     /// Runs every launch in order on the functional simulator, starting from

@@ -335,8 +335,39 @@ fn a_fault_exits_1_with_its_location() {
         "kernel `vecadd`, block (0,0,0), warp 0, lane 0, pc 6 `LDG R4, [R2]`",
     );
     assert_fails_with(&o, "misaligned");
-    let o = ws(&["run", "kernels/loop.json", "--max-instructions", "10"]);
+    let o = ws(&[
+        "run",
+        "kernels/loop.json",
+        "--functional",
+        "--max-instructions",
+        "10",
+    ]);
     assert_fails_with(&o, "watchdog");
+    assert_fails_with(&o, "--max-instructions N");
+    // The timing simulator's watchdog counts cycles.
+    let o = ws(&["run", "kernels/loop.json", "--max-cycles", "100"]);
+    assert_fails_with(&o, "fault at cycle 100 on small: kernel `loop`: watchdog");
+    assert_fails_with(&o, "--max-cycles N");
+    // The same memory fault on the timing simulator.
+    let o = ws(&[
+        "run",
+        "kernels/vecadd.sasm",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--param",
+        "a=2",
+        "--param",
+        "b=0",
+        "--param",
+        "c=0",
+        "--param",
+        "n=4",
+        "--functional",
+    ]);
+    assert_fails_with(&o, "pc 6 `LDG R4, [R2]`");
+    assert_fails_with(&o, "misaligned");
 }
 
 #[test]
@@ -387,6 +418,11 @@ fn every_help_has_an_example() {
         vec!["asm", "--help"],
         vec!["run", "--help"],
         vec!["help", "run"],
+        vec!["config", "--help"],
+        vec!["config", "show", "--help"],
+        vec!["config", "list", "--help"],
+        vec!["bench", "--help"],
+        vec!["help", "bench"],
     ] {
         let o = ws(&args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -401,4 +437,303 @@ fn every_help_has_an_example() {
     let o = ws(&[]);
     assert!(!o.status.success());
     assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn run_defaults_to_the_timing_simulator() {
+    let o = ws(&["run", "kernels/vecadd_tiny.json", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["simulator"], "timing");
+    assert_eq!(v["gpu"], "tiny");
+    assert_eq!(v["warp_size"], 4);
+    assert_eq!(v["policy"], "lrr");
+    assert_eq!(v["scoreboard"], "bitmap");
+    assert_eq!(v["hazards"], 0);
+    let cycles = v["cycles"].as_u64().unwrap();
+    assert!(cycles > 78, "{v}");
+    let ipc = v["ipc"].as_f64().unwrap();
+    assert!((ipc - 78.0 / cycles as f64).abs() < 1e-9, "{v}");
+    let sms = v["sms"].as_array().unwrap();
+    assert_eq!(sms.len(), 2);
+    let blocks: u64 = sms.iter().map(|s| s["blocks"].as_u64().unwrap()).sum();
+    assert_eq!(blocks, 6);
+    assert!(sms.iter().all(|s| s["busy_cycles"].as_u64().unwrap() > 0));
+    assert_eq!(v["launches"][0]["warp_instructions"], 78);
+    assert_eq!(v["launches"][0]["warps"], 6);
+
+    // The human summary names gpu, policy and scoreboard, cycles, IPC and per-SM blocks.
+    let o = ws(&[
+        "run",
+        "kernels/reduce.json",
+        "--gpu",
+        "volta",
+        "--policy",
+        "lrr",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for want in [
+        "gpu volta (4 SMs, policy lrr, scoreboard bitmap, memory hierarchy)",
+        " cycles, IPC ",
+        "blocks per SM: [1, 1, 1, 1]",
+        "checks: 4 passed, 0 failed",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+
+    // --functional: the old runner, same results, no timing keys.
+    let o = ws(&["run", "kernels/vecadd_tiny.json", "--json", "--functional"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["simulator"], "functional");
+    assert_eq!(v["warp_instructions"], 78);
+    assert!(v.get("cycles").is_none(), "{v}");
+}
+
+#[test]
+fn run_timing_overrides() {
+    let o = ws(&[
+        "run",
+        "kernels/vecadd.json",
+        "--json",
+        "--gpu",
+        "small",
+        "--policy",
+        "two_level",
+        "--scoreboard",
+        "barriers",
+        "--memory",
+        "fixed:50",
+        "--sms",
+        "3",
+        "--warps",
+        "16",
+        "--issue-width",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["policy"], "two_level");
+    assert_eq!(v["scoreboard"], "barriers");
+    assert_eq!(v["memory_model"], "fixed:50");
+    assert_eq!(v["sms"].as_array().unwrap().len(), 3);
+    assert_eq!(v["checks"]["failed"], 0);
+
+    // Validation names the field; unknown names list the valid ones.
+    assert_fails_with(
+        &ws(&["run", "kernels/loop.json", "--warps", "0"]),
+        "gpu config: sm.max_warps: must be at least 1",
+    );
+    assert_fails_with(
+        &ws(&["run", "kernels/loop.json", "--sms", "0"]),
+        "gpu config: num_sms: must be at least 1",
+    );
+    let o = ws(&["run", "kernels/loop.json", "--policy", "fifo"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("lrr, gto, two_level"), "{}", stderr(&o));
+    let o = ws(&["run", "kernels/loop.json", "--scoreboard", "magic"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("bitmap, ranges, barriers"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ws(&["run", "kernels/loop.json", "--memory", "fast"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("fixed:LATENCY"), "{}", stderr(&o));
+    assert_fails_with(
+        &ws(&["run", "kernels/loop.json", "--gpu", "fermi"]),
+        "unknown GPU `fermi`: expected a preset (tiny, small, volta, hopper)",
+    );
+    // A block that does not fit the GPU is an error, not a panic.
+    assert_fails_with(
+        &ws(&["run", "kernels/reduce.json", "--gpu", "tiny"]),
+        "exceeds the limit of 4 threads per block",
+    );
+    // Timing-only flags with --functional, and the other way round.
+    assert_fails_with(
+        &ws(&[
+            "run",
+            "kernels/loop.json",
+            "--functional",
+            "--policy",
+            "gto",
+        ]),
+        "--policy is for the timing simulator",
+    );
+    assert_fails_with(
+        &ws(&["run", "kernels/loop.json", "--max-instructions", "5"]),
+        "--max-instructions is for --functional",
+    );
+}
+
+#[test]
+fn run_with_a_gpu_config_file() {
+    let dir = scratch("gpu_file");
+    let o = ws(&["config", "show", "small"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o).replace("\"num_sms\": 2", "\"num_sms\": 5");
+    let path = dir.join("five.json");
+    std::fs::write(&path, text).unwrap();
+    let o = ws(&[
+        "run",
+        "kernels/matmul.json",
+        "--json",
+        "--gpu",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["sms"].as_array().unwrap().len(), 5);
+    assert_eq!(v["checks"]["failed"], 0);
+
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        stdout(&ws(&["config", "show", "small"])).replace("\"max_warps\": 8", "\"max_warps\": 0"),
+    )
+    .unwrap();
+    assert_fails_with(
+        &ws(&["run", "kernels/loop.json", "--gpu", bad.to_str().unwrap()]),
+        "sm.max_warps: must be at least 1",
+    );
+    assert_fails_with(
+        &ws(&["run", "kernels/loop.json", "--gpu", "missing.json"]),
+        "missing.json: cannot read",
+    );
+}
+
+#[test]
+fn run_faults_and_failed_expects_on_the_timing_simulator() {
+    // A misaligned load faults under the timing model too.
+    let o = ws(&[
+        "run",
+        "kernels/vecadd.sasm",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--param",
+        "a=2",
+        "--param",
+        "b=0",
+        "--param",
+        "c=0",
+        "--param",
+        "n=4",
+    ]);
+    assert_fails_with(&o, "fault at cycle");
+    assert_fails_with(&o, "misaligned");
+    // A kernel that waits at a barrier some of its warps never reach: deadlock, exit 1.
+    let dir = scratch("timing_faults");
+    let k = dir.join("stuck.sasm");
+    std::fs::write(
+        &k,
+        ".kernel stuck\n    ISETP.GE P0, %tid.x, 32\n    @P0 EXIT\n    BAR.SYNC\n    EXIT\n",
+    )
+    .unwrap();
+    let o = ws(&["run", k.to_str().unwrap(), "--grid", "1", "--block", "64"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fault"), "{}", stderr(&o));
+    // expect checks work under timing: exit 1 with the diff.
+    std::fs::copy(root().join("kernels/vecadd.sasm"), dir.join("vecadd.sasm")).unwrap();
+    std::fs::write(
+        dir.join("fail.json"),
+        r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 32, "gpu": "volta",
+            "params": {"a": 0, "b": 128, "c": 256, "n": 32},
+            "memory": [{"address": 0, "f32": [1.0, 2.0]}],
+            "expect": [{"address": 256, "f32": [1.0, 3.0]}]}"#,
+    )
+    .unwrap();
+    let o = ws(&["run", dir.join("fail.json").to_str().unwrap()]);
+    assert_fails_with(&o, "1 of 2 expected words differ");
+    assert_fails_with(&o, "expected 3.0, got 2.0");
+    assert!(stdout(&o).contains("gpu volta"), "{}", stdout(&o));
+}
+
+#[test]
+fn config_show_and_list() {
+    let o = ws(&["config", "show", "volta"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let loaded = warpscope::sim::config::GpuConfig::from_json(&stdout(&o)).unwrap();
+    assert_eq!(
+        loaded,
+        warpscope::sim::config::GpuConfig::preset("volta").unwrap()
+    );
+    let o = ws(&["config", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for name in warpscope::sim::config::GpuConfig::PRESETS {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(name) && l.len() > name.len() + 10),
+            "{name} not listed:\n{out}"
+        );
+    }
+    assert_fails_with(&ws(&["config", "show", "fermi"]), "unknown GPU `fermi`");
+}
+
+#[test]
+fn asm_auto_control_listing_reassembles() {
+    let dir = scratch("auto_control");
+    for kernel in [
+        "vecadd.sasm",
+        "reduce.sasm",
+        "mufu.sasm",
+        "vecadd_tiny.tgpu",
+    ] {
+        let src = format!("kernels/{kernel}");
+        for gpu in [None, Some("volta"), Some("tiny")] {
+            let mut args = vec!["asm", src.as_str(), "--auto-control"];
+            if let Some(g) = gpu {
+                args.extend(["--gpu", g]);
+            }
+            let listing = ws(&args);
+            assert!(listing.status.success(), "{kernel}: {}", stderr(&listing));
+            let text = stdout(&listing);
+            assert!(text.contains("[B"), "{kernel}: no control codes:\n{text}");
+            let copy = dir.join(format!("{kernel}.{}.sasm", gpu.unwrap_or("default")));
+            std::fs::write(&copy, &text).unwrap();
+            let want = ws(&[
+                "asm",
+                src.as_str(),
+                "--auto-control",
+                "--emit",
+                "json",
+                "--gpu",
+                gpu.unwrap_or("small"),
+            ]);
+            let again = ws(&["asm", copy.to_str().unwrap(), "--emit", "json"]);
+            assert!(again.status.success(), "{kernel}: {}", stderr(&again));
+            assert_eq!(json(&again), json(&want), "{kernel} {gpu:?}");
+        }
+    }
+    let o = ws(&["asm", "kernels/vecadd.sasm", "--gpu", "volta"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--auto-control"), "{}", stderr(&o));
+    assert_fails_with(
+        &ws(&[
+            "asm",
+            "kernels/vecadd.sasm",
+            "--auto-control",
+            "--gpu",
+            "fermi",
+        ]),
+        "unknown GPU `fermi`",
+    );
+}
+
+#[test]
+fn bench_help_and_errors() {
+    let o = ws(&["bench", "--help"]);
+    assert!(stdout(&o).contains("BENCHMARKS.md"), "{}", stdout(&o));
+    // tiny cannot hold the benchmarks' 256-thread blocks: a clean error.
+    assert_fails_with(
+        &ws(&["bench", "--gpu", "tiny"]),
+        "exceeds the limit of 4 threads per block",
+    );
+    let o = ws(&["bench", "--scale", "0"]);
+    assert!(!o.status.success());
 }

@@ -3,6 +3,8 @@
 //! file turns its arguments into library calls and prints the result.
 
 pub mod asm;
+pub mod bench;
+pub mod config;
 pub mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -13,7 +15,8 @@ use warpscope::launchfile::{KernelFileError, LaunchFileError};
 
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    "\nfunctional GPU simulator (timing model and profiler to come)",
+    "\ncycle-level GPU simulator (timing model and functional runner; profiler to come)",
+    "\nGPU presets: tiny, small, volta, hopper (see `warpscope config list`)",
     "\nkernel dialects: native (.sasm), tinygpu (.tgpu), tinygpu-hex (.hex)",
     "\nlaunch files: JSON (see README.md)"
 );
@@ -21,15 +24,19 @@ const LONG_VERSION: &str = concat!(
 const TOP_EXAMPLES: &str = "\
 Examples:
   warpscope run kernels/vecadd_tiny.json
+  warpscope run kernels/reduce.json --gpu volta --policy lrr --json
   warpscope run kernels/vecadd.sasm --grid 8 --block 128 \\
       --param a=0x10000 --param b=0x20000 --param c=0x30000 --param n=1000 \\
       --mem kernels/mem/vecadd_inputs.json --dump 0x30000:8:f32
-  warpscope asm kernels/vecadd_tiny.tgpu";
+  warpscope asm kernels/vecadd_tiny.tgpu
+  warpscope config list
+  warpscope bench --gpu volta";
 
 /// warpscope: a cycle-level GPU simulator with an Nsight-style profiler on top.
 ///
 /// Assemble kernels written in native SASS-like assembly or tiny-gpu assembly/hex, and run them
-/// on the simulator from a JSON launch file or straight from the command line.
+/// on the cycle-level timing simulator (or the functional one) from a JSON launch file or
+/// straight from the command line, on a GPU preset or a JSON GPU config.
 #[derive(Debug, Parser)]
 #[command(
     name = "warpscope",
@@ -51,9 +58,15 @@ pub enum Command {
     /// Assemble a kernel and print its disassembly or its JSON form.
     #[command(after_help = asm::EXAMPLES)]
     Asm(asm::AsmArgs),
-    /// Run a launch file, or a kernel with --grid/--block/--param, on the functional simulator.
+    /// Run a launch file, or a kernel with --grid/--block/--param, on the timing simulator.
     #[command(after_help = run::EXAMPLES)]
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
+    /// List the GPU presets or print one as JSON.
+    #[command(after_help = config::EXAMPLES)]
+    Config(config::ConfigArgs),
+    /// Measure the simulator's speed (simulated warp instructions per host second).
+    #[command(after_help = bench::EXAMPLES)]
+    Bench(bench::BenchArgs),
 }
 
 /// `--dialect` values, mirroring [`Dialect`].
@@ -81,7 +94,9 @@ impl From<DialectArg> for Dialect {
 pub fn main(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Asm(args) => asm::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
+        Command::Config(args) => config::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,8 @@
-//! `warpscope run`: run a launch file, or one kernel described by flags, on the functional
-//! simulator; print a summary (or one JSON object), the requested dumps and the checks.
+//! `warpscope run`: run a launch file, or one kernel described by flags, on the cycle-level
+//! timing simulator (or the functional one with `--functional`); print a summary (or one JSON
+//! object), the requested dumps and the checks.
 
+use super::config::{load_gpu, memory_model_name, validated, GpuArgs};
 use super::{emit, DialectArg};
 use anyhow::{bail, Result};
 use clap::Args;
@@ -10,15 +12,22 @@ use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use warpscope::isa::Pipe;
 use warpscope::launchfile::{parse_address, CheckReport, CommandLineLaunch, LaunchFile};
-use warpscope::sim::functional::{FunctionalOptions, RunError};
+use warpscope::sim::config::GpuConfig;
+use warpscope::sim::functional::{FunctionalOptions, FunctionalStats, RunError};
+use warpscope::sim::gpu::{SimError, SimOptions, SimReport};
 use warpscope::sim::memory::GlobalMemory;
-use warpscope::sim::{Dim3, FaultKind};
+use warpscope::sim::observer::{Observer, WarpInfo, WarpRef};
+use warpscope::sim::{Dim3, FaultKind, LaneMask};
 
 pub const EXAMPLES: &str = "\
 Examples:
   warpscope run kernels/vecadd_tiny.json
   warpscope run kernels/matmul.json --json
+  warpscope run kernels/reduce.json --gpu volta --policy lrr --scoreboard barriers
+  warpscope run kernels/vecadd.json --memory fixed:200 --sms 1 --warps 4
+  warpscope run kernels/loop.json --functional
   warpscope run kernels/vecadd.sasm --grid 8 --block 128 \\
       --param a=0x10000 --param b=0x20000 --param c=0x30000 --param n=1000 \\
       --mem kernels/mem/vecadd_inputs.json --dump 0x30000:8:f32
@@ -26,7 +35,11 @@ Examples:
 A launch file (.json) gives kernel, grid, block, params, memory and expect (see README.md);
 a kernel file (.sasm, .tgpu, .hex) needs --grid and --block, and --param for each .param.
 --dump ADDR:COUNT[:f32] prints COUNT words at byte address ADDR (decimal or 0x hex).
-Exit status 1 when an expect check fails, the kernel faults or an input is invalid.";
+The timing simulator runs on --gpu (a preset: tiny, small, volta, hopper, or a JSON config
+from `warpscope config show`), default the launch file's \"gpu\", else small; --policy,
+--scoreboard, --memory, --sms, --warps and --issue-width override single fields of it.
+Exit status 1 when an expect check fails, the kernel faults (watchdog, deadlock, memory
+fault) or an input is invalid.";
 
 /// How many mismatches the diff shows before summarising the rest.
 const DIFF_LINES: usize = 10;
@@ -56,10 +69,19 @@ pub struct RunArgs {
     /// Kernel dialect; by default from the extension (kernel files only).
     #[arg(long, value_enum)]
     pub dialect: Option<DialectArg>,
-    /// Stop with a watchdog fault after N warp instructions.
-    #[arg(long, value_name = "N", default_value_t = FunctionalOptions::default().max_warp_instructions)]
-    pub max_instructions: u64,
-    /// Lanes per warp (default 32, or 4 when the launch file says "gpu": "tiny").
+    /// Run the functional simulator (what the kernel computes, no timing) instead.
+    #[arg(long)]
+    pub functional: bool,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
+    #[arg(long, value_name = "N")]
+    pub max_cycles: Option<u64>,
+    /// With --functional: stop with a watchdog fault after N warp instructions
+    /// [default: 100000000].
+    #[arg(long, value_name = "N")]
+    pub max_instructions: Option<u64>,
+    /// Lanes per warp (default: the GPU's, 32, or 4 for the tiny preset).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub warp_size: Option<u32>,
 }
@@ -128,6 +150,8 @@ impl<V: Serialize> Serialize for Ordered<V> {
 #[derive(Serialize)]
 struct RunJson<'a> {
     kernel: &'a str,
+    /// `timing` or `functional`.
+    simulator: &'static str,
     warp_size: u32,
     warp_instructions: u64,
     thread_instructions: u64,
@@ -135,6 +159,73 @@ struct RunJson<'a> {
     dumps: Ordered<Vec<Value>>,
     checks: Checks,
     launches: Vec<Value>,
+    #[serde(flatten)]
+    timing: Option<TimingJson>,
+}
+
+/// The keys only the timing simulator adds.
+#[derive(Serialize)]
+struct TimingJson {
+    cycles: u64,
+    ipc: f64,
+    gpu: String,
+    policy: &'static str,
+    scoreboard: &'static str,
+    memory_model: String,
+    hazards: u64,
+    sms: Vec<Value>,
+    memory: Value,
+}
+
+/// Counts warps and instructions per launch from the timing simulator's events.
+#[derive(Default)]
+struct LaunchCounter {
+    /// The launch of the warp in each slot, as `warp_launch` last said.
+    slots: std::collections::HashMap<WarpRef, u32>,
+    stats: Vec<FunctionalStats>,
+}
+
+impl LaunchCounter {
+    fn new(launches: usize) -> LaunchCounter {
+        LaunchCounter {
+            slots: Default::default(),
+            stats: vec![FunctionalStats::default(); launches],
+        }
+    }
+
+    fn at(&mut self, launch: u32) -> Option<&mut FunctionalStats> {
+        self.stats.get_mut(launch as usize)
+    }
+}
+
+impl Observer for LaunchCounter {
+    fn block_assign(&mut self, _cycle: u64, launch: u32, _block: u32, _sm: u32) {
+        if let Some(s) = self.at(launch) {
+            s.blocks += 1;
+        }
+    }
+    fn warp_launch(&mut self, _cycle: u64, warp: WarpRef, info: &WarpInfo) {
+        self.slots.insert(warp, info.launch);
+        if let Some(s) = self.at(info.launch) {
+            s.warps += 1;
+        }
+    }
+    fn issue(&mut self, _c: u64, warp: WarpRef, _pc: u32, active: LaneMask, _p: Pipe, _s: u32) {
+        if let Some(&launch) = self.slots.get(&warp) {
+            if let Some(s) = self.at(launch) {
+                s.warp_instructions += 1;
+                s.thread_instructions += active.count_ones() as u64;
+            }
+        }
+    }
+}
+
+/// What either simulator left behind, in one shape.
+struct Outcome {
+    memory: GlobalMemory,
+    launches: Vec<FunctionalStats>,
+    total: FunctionalStats,
+    timing: Option<SimReport>,
 }
 
 #[derive(Serialize)]
@@ -220,22 +311,30 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
 
-    let warp_size = args.warp_size.unwrap_or_else(|| launch_file.warp_size());
-    let options = FunctionalOptions {
-        warp_size,
-        max_warp_instructions: args.max_instructions,
+    let mut config = match &args.gpu.gpu {
+        Some(spec) => load_gpu(spec)?,
+        None => launch_file.gpu_config()?,
     };
-    let outcome = match launch_file.run_functional(options) {
-        Ok(o) => o,
-        Err(RunError::Fault(fault)) => {
-            let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
-                "\nhint: `warpscope run` takes --max-instructions N"
-            } else {
-                ""
-            };
-            bail!("fault: {fault}{hint}")
+    args.gpu.apply(&mut config);
+    if let Some(ws) = args.warp_size {
+        config.warp_size = ws;
+    }
+    let config = validated(config)?;
+    let warp_size = config.warp_size;
+
+    let outcome = if args.functional {
+        if let Some(flag) = args.gpu.overrides_given() {
+            bail!("{flag} is for the timing simulator; drop --functional to use it");
         }
-        Err(e) => bail!("{}: {e}", launch_file.path.display()),
+        if args.max_cycles.is_some() {
+            bail!("--max-cycles is for the timing simulator; with --functional use --max-instructions N");
+        }
+        run_functional(&launch_file, &args, warp_size)?
+    } else {
+        if args.max_instructions.is_some() {
+            bail!("--max-instructions is for --functional; the timing simulator stops at --max-cycles N");
+        }
+        run_timing(&launch_file, &args, &config)?
     };
     let report = launch_file.check(&outcome.memory);
     let dump_data: Vec<(String, Vec<Value>)> = dumps
@@ -243,87 +342,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .map(|d| Ok((d.key.clone(), dump_values(&outcome.memory, d)?)))
         .collect::<Result<_>>()?;
 
-    let first = &launch_file.launches[0];
     let text = if args.json {
-        let launches: Vec<Value> = launch_file
-            .launches
-            .iter()
-            .zip(&outcome.launches)
-            .map(|(l, s)| {
-                json!({
-                    "kernel": l.launch.program.name,
-                    "file": l.kernel_path.display().to_string(),
-                    "grid": dim(l.launch.grid),
-                    "block": dim(l.launch.block),
-                    "stream": l.launch.stream,
-                    "blocks": s.blocks,
-                    "warps": s.warps,
-                    "warp_instructions": s.warp_instructions,
-                    "thread_instructions": s.thread_instructions,
-                })
-            })
-            .collect();
-        let object = RunJson {
-            kernel: &first.launch.program.name,
-            warp_size,
-            warp_instructions: outcome.total.warp_instructions,
-            thread_instructions: outcome.total.thread_instructions,
-            dumps: Ordered(dump_data),
-            checks: Checks {
-                passed: report.passed,
-                failed: report.failed,
-            },
-            launches,
-        };
-        serde_json::to_string_pretty(&object)? + "\n"
+        render_json(&launch_file, &outcome, &config, &report, dump_data)?
     } else {
-        let mut out = String::new();
-        for (l, s) in launch_file.launches.iter().zip(&outcome.launches) {
-            let p = &l.launch;
-            let _ = writeln!(
-                out,
-                "kernel {} ({}, {})  grid {}  block {}{}",
-                p.program.name,
-                l.kernel_path.display(),
-                l.dialect.name(),
-                p.grid,
-                p.block,
-                if launch_file.launches.len() > 1 {
-                    format!("  stream {}", p.stream)
-                } else {
-                    String::new()
-                }
-            );
-            let _ = writeln!(
-                out,
-                "  {} block{}, {} warp{} of {warp_size} lanes: {} warp instructions, {} thread instructions",
-                s.blocks,
-                if s.blocks == 1 { "" } else { "s" },
-                s.warps,
-                if s.warps == 1 { "" } else { "s" },
-                s.warp_instructions,
-                s.thread_instructions
-            );
-        }
-        if launch_file.launches.len() > 1 {
-            let _ = writeln!(
-                out,
-                "total: {} warp instructions, {} thread instructions",
-                outcome.total.warp_instructions, outcome.total.thread_instructions
-            );
-        }
-        if !launch_file.expect.is_empty() {
-            let _ = writeln!(
-                out,
-                "checks: {} passed, {} failed",
-                report.passed, report.failed
-            );
-        }
-        for (key, values) in &dump_data {
-            let shown: Vec<String> = values.iter().map(Value::to_string).collect();
-            let _ = writeln!(out, "dump {key}: [{}]", shown.join(", "));
-        }
-        out
+        render_text(&launch_file, &outcome, &config, &report, &dump_data)
     };
     emit(&text)?;
     if report.ok() {
@@ -332,4 +354,245 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         eprint!("{}", diff(&report));
         Ok(ExitCode::FAILURE)
     }
+}
+
+fn run_functional(launch_file: &LaunchFile, args: &RunArgs, warp_size: u32) -> Result<Outcome> {
+    let options = FunctionalOptions {
+        warp_size,
+        max_warp_instructions: args
+            .max_instructions
+            .unwrap_or(FunctionalOptions::default().max_warp_instructions),
+    };
+    match launch_file.run_functional(options) {
+        Ok(o) => Ok(Outcome {
+            memory: o.memory,
+            launches: o.launches,
+            total: o.total,
+            timing: None,
+        }),
+        Err(RunError::Fault(fault)) => {
+            let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
+                "\nhint: `warpscope run --functional` takes --max-instructions N"
+            } else {
+                ""
+            };
+            bail!("fault: {fault}{hint}")
+        }
+        Err(e) => bail!("{}: {e}", launch_file.path.display()),
+    }
+}
+
+fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> Result<Outcome> {
+    let options = SimOptions {
+        max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
+        skip_idle: true,
+    };
+    let mut counter = LaunchCounter::new(launch_file.launches.len());
+    match launch_file.run_timing(config, options, &mut counter) {
+        Ok(o) => Ok(Outcome {
+            memory: o.memory,
+            total: FunctionalStats {
+                warp_instructions: o.report.warp_instructions,
+                thread_instructions: o.report.thread_instructions,
+                blocks: counter.stats.iter().map(|s| s.blocks).sum(),
+                warps: counter.stats.iter().map(|s| s.warps).sum(),
+            },
+            launches: counter.stats,
+            timing: Some(o.report),
+        }),
+        Err(SimError::Fault { fault, partial }) => {
+            let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
+                "\nhint: `warpscope run` takes --max-cycles N"
+            } else {
+                ""
+            };
+            bail!(
+                "fault at cycle {} on {}: {fault}{hint}",
+                partial.cycles,
+                config.name
+            )
+        }
+        Err(SimError::Launch(e)) => bail!(
+            "{}: {e} (on gpu {}; try another --gpu)",
+            launch_file.path.display(),
+            config.name
+        ),
+    }
+}
+
+fn render_json(
+    launch_file: &LaunchFile,
+    outcome: &Outcome,
+    config: &GpuConfig,
+    report: &CheckReport,
+    dump_data: Vec<(String, Vec<Value>)>,
+) -> Result<String> {
+    let launches: Vec<Value> = launch_file
+        .launches
+        .iter()
+        .zip(&outcome.launches)
+        .enumerate()
+        .map(|(i, (l, s))| {
+            let mut v = json!({
+                "kernel": l.launch.program.name,
+                "file": l.kernel_path.display().to_string(),
+                "grid": dim(l.launch.grid),
+                "block": dim(l.launch.block),
+                "stream": l.launch.stream,
+                "blocks": s.blocks,
+                "warps": s.warps,
+                "warp_instructions": s.warp_instructions,
+                "thread_instructions": s.thread_instructions,
+            });
+            if let Some(r) = outcome.timing.as_ref().and_then(|t| t.launches.get(i)) {
+                v["start_cycle"] = json!(r.start_cycle);
+                v["end_cycle"] = json!(r.end_cycle);
+            }
+            v
+        })
+        .collect();
+    let timing = match &outcome.timing {
+        Some(r) => Some(TimingJson {
+            cycles: r.cycles,
+            ipc: r.ipc(),
+            gpu: config.name.clone(),
+            policy: config.scheduler.policy.name(),
+            scoreboard: config.scheduler.scoreboard.name(),
+            memory_model: memory_model_name(config.memory.model),
+            hazards: r.hazards,
+            sms: r
+                .sms
+                .iter()
+                .map(|s| json!({"blocks": s.blocks, "busy_cycles": s.busy_cycles}))
+                .collect(),
+            memory: serde_json::to_value(&r.memory)?,
+        }),
+        None => None,
+    };
+    let object = RunJson {
+        kernel: &launch_file.launches[0].launch.program.name,
+        simulator: if timing.is_some() {
+            "timing"
+        } else {
+            "functional"
+        },
+        warp_size: config.warp_size,
+        warp_instructions: outcome.total.warp_instructions,
+        thread_instructions: outcome.total.thread_instructions,
+        dumps: Ordered(dump_data),
+        checks: Checks {
+            passed: report.passed,
+            failed: report.failed,
+        },
+        launches,
+        timing,
+    };
+    Ok(serde_json::to_string_pretty(&object)? + "\n")
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn render_text(
+    launch_file: &LaunchFile,
+    outcome: &Outcome,
+    config: &GpuConfig,
+    report: &CheckReport,
+    dump_data: &[(String, Vec<Value>)],
+) -> String {
+    let warp_size = config.warp_size;
+    let multi = launch_file.launches.len() > 1;
+    let mut out = String::new();
+    for (i, (l, s)) in launch_file
+        .launches
+        .iter()
+        .zip(&outcome.launches)
+        .enumerate()
+    {
+        let p = &l.launch;
+        let _ = writeln!(
+            out,
+            "kernel {} ({}, {})  grid {}  block {}{}",
+            p.program.name,
+            l.kernel_path.display(),
+            l.dialect.name(),
+            p.grid,
+            p.block,
+            if multi {
+                format!("  stream {}", p.stream)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            out,
+            "  {} block{}, {} warp{} of {warp_size} lanes: {} warp instructions, {} thread instructions",
+            s.blocks,
+            plural(s.blocks),
+            s.warps,
+            plural(s.warps),
+            s.warp_instructions,
+            s.thread_instructions
+        );
+        if let Some(r) = outcome.timing.as_ref().and_then(|t| t.launches.get(i)) {
+            if multi {
+                let _ = writeln!(out, "  cycles {}..{}", r.start_cycle, r.end_cycle);
+            }
+        }
+    }
+    if multi {
+        let _ = writeln!(
+            out,
+            "total: {} warp instructions, {} thread instructions",
+            outcome.total.warp_instructions, outcome.total.thread_instructions
+        );
+    }
+    if let Some(r) = &outcome.timing {
+        let _ = writeln!(
+            out,
+            "gpu {} ({} SM{}, policy {}, scoreboard {}, memory {})",
+            config.name,
+            config.num_sms,
+            plural(config.num_sms as u64),
+            config.scheduler.policy.name(),
+            config.scheduler.scoreboard.name(),
+            memory_model_name(config.memory.model)
+        );
+        let _ = writeln!(
+            out,
+            "  {} cycles, IPC {:.3} (warp instructions per cycle)",
+            r.cycles,
+            r.ipc()
+        );
+        let blocks: Vec<String> = r.sms.iter().map(|s| s.blocks.to_string()).collect();
+        let busy: Vec<String> = r.sms.iter().map(|s| s.busy_cycles.to_string()).collect();
+        let _ = writeln!(out, "  blocks per SM: [{}]", blocks.join(", "));
+        let _ = writeln!(out, "  busy cycles per SM: [{}]", busy.join(", "));
+        if r.hazards > 0 {
+            let _ = writeln!(
+                out,
+                "  hazards: {} (dependencies the scoreboard or control codes failed to protect)",
+                r.hazards
+            );
+        }
+    } else {
+        let _ = writeln!(out, "functional simulator (no timing)");
+    }
+    if !launch_file.expect.is_empty() {
+        let _ = writeln!(
+            out,
+            "checks: {} passed, {} failed",
+            report.passed, report.failed
+        );
+    }
+    for (key, values) in dump_data {
+        let shown: Vec<String> = values.iter().map(Value::to_string).collect();
+        let _ = writeln!(out, "dump {key}: [{}]", shown.join(", "));
+    }
+    out
 }

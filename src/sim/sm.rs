@@ -704,7 +704,14 @@ impl Sm {
                         vec![unfinished[(cycle % unfinished.len() as u64) as usize]]
                     }
                 }
-                Policy::Sequential => unfinished.first().copied().into_iter().collect(),
+                // The oldest unfinished warp runs; one waiting at a CTA barrier hands over
+                // until the others arrive (they could never reach it otherwise).
+                Policy::Sequential => unfinished
+                    .iter()
+                    .copied()
+                    .find(|&i| states[i] != WarpState::CtaBarrier)
+                    .into_iter()
+                    .collect(),
                 Policy::TwoLevel => {
                     let cap = config.scheduler.two_level_active as usize;
                     sched.active_set.retain(|sl| {
