@@ -7,6 +7,7 @@ use super::dispatcher::{BlockFootprint, Dispatcher, Grant};
 use super::fault::{Fault, FaultKind};
 use super::memory::{GlobalMemory, MemoryStats, MemoryTiming};
 use super::observer::Observer;
+use super::scoreboard::DepOperands;
 use super::simt_stack::Reconvergence;
 use super::sm::{CycleContext, FinishedBlock, PreparedLaunch, SchedulerStats, Sm};
 use super::{KernelLaunch, LaunchError};
@@ -105,6 +106,7 @@ pub fn prepare(
             };
             Ok(PreparedLaunch {
                 reconvergence: Reconvergence::of(&program),
+                deps: program.instructions.iter().map(DepOperands::of).collect(),
                 program,
                 footprint,
                 launch: launch.clone(),

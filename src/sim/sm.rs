@@ -18,7 +18,7 @@ use super::exec::{self, AccessKind, ExecEnv, Flow, SharedMemory, Space, Writebac
 use super::fault::Fault;
 use super::memory::{GlobalMemory, MemoryTiming};
 use super::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
-use super::scoreboard::{Blocked, DepPath, Hazard, Scoreboard, Ticket};
+use super::scoreboard::{Blocked, DepOperands, DepPath, Hazard, Scoreboard, Ticket};
 use super::simt_stack::Reconvergence;
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch};
@@ -35,6 +35,8 @@ pub struct PreparedLaunch {
     pub program: Arc<Program>,
     pub reconvergence: Reconvergence,
     pub footprint: BlockFootprint,
+    /// Each PC's dependency operands, decoded once.
+    pub deps: Vec<DepOperands>,
 }
 
 #[derive(Debug, Clone)]
@@ -457,7 +459,7 @@ impl Sm {
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        program: &Program,
+        prepared: &PreparedLaunch,
     ) -> WarpState {
         if let Some(w) = self.warps[slot as usize].as_ref() {
             let throttled = matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle);
@@ -465,7 +467,7 @@ impl Sm {
                 return w.cached;
             }
         }
-        let state = self.warp_state(cycle, config, slot, program);
+        let state = self.warp_state(cycle, config, slot, prepared);
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return state;
         };
@@ -494,7 +496,7 @@ impl Sm {
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        program: &Program,
+        prepared: &PreparedLaunch,
     ) -> WarpState {
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return WarpState::NoInstruction;
@@ -528,11 +530,12 @@ impl Sm {
         if cycle < w.sleep_until {
             return WarpState::Sleeping;
         }
-        let Some(inst) = w
+        let program = &prepared.program;
+        let Some((pc, inst)) = w
             .ctx
             .simt
             .pc()
-            .and_then(|pc| program.instructions.get(pc as usize))
+            .and_then(|pc| Some((pc, program.instructions.get(pc as usize)?)))
         else {
             // Off the end of the program: let issue report the fault.
             return WarpState::NotSelected;
@@ -540,7 +543,9 @@ impl Sm {
         let deps = match w.deps {
             Some(d) => d,
             None => {
-                let d = self.scoreboard.check(slot as usize, inst);
+                let d =
+                    self.scoreboard
+                        .check_decoded(slot as usize, inst, &prepared.deps[pc as usize]);
                 if let Some(w) = self.warps[slot as usize].as_mut() {
                     w.deps = Some(d);
                 }
@@ -642,8 +647,7 @@ impl Sm {
         states.clear();
         for &slot in &pool {
             let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-            let program = &cx.launches[launch as usize].program;
-            let state = self.cached_state(cycle, config, slot, program);
+            let state = self.cached_state(cycle, config, slot, &cx.launches[launch as usize]);
             states.push(state);
         }
         let quiet_until = pool
@@ -803,8 +807,10 @@ impl Sm {
                 // Earlier issues this cycle may have taken the pipe or a queue entry.
                 if issued_here > 0 || issued_by_warp > 0 {
                     let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-                    let program = &cx.launches[launch as usize].program;
-                    if !self.warp_state(cycle, config, slot, program).is_eligible() {
+                    if !self
+                        .warp_state(cycle, config, slot, &cx.launches[launch as usize])
+                        .is_eligible()
+                    {
                         break;
                     }
                 }
@@ -1007,9 +1013,13 @@ impl Sm {
         }
         let complete_at = complete_at.max(cycle + 1);
 
-        let ticket = self
-            .scoreboard
-            .issue(slot as usize, pc, inst, DepPath::of(pipe));
+        let ticket = self.scoreboard.issue_decoded(
+            slot as usize,
+            pc,
+            inst,
+            &prepared.deps[pc as usize],
+            DepPath::of(pipe),
+        );
         let is_memory = done.mem.is_some();
         let late_read = matches!(
             done.mem.map(|m| m.kind),

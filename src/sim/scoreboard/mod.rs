@@ -396,16 +396,39 @@ impl Scoreboard {
 
     /// Whether `inst` may issue now as far as dependency tracking is concerned.
     pub fn check(&self, warp: usize, inst: &Instruction) -> Result<(), Blocked> {
+        self.check_decoded(warp, inst, &DepOperands::of(inst))
+    }
+
+    /// [`Scoreboard::check`] with the instruction's operands already decoded (the SM decodes
+    /// each PC once per program).
+    pub fn check_decoded(
+        &self,
+        warp: usize,
+        inst: &Instruction,
+        ops: &DepOperands,
+    ) -> Result<(), Blocked> {
         match &self.imp {
-            Imp::Bitmap(b) => b.check(warp, &DepOperands::of(inst)),
-            Imp::Ranges(r) => r.check(warp, &DepOperands::of(inst)),
+            Imp::Bitmap(b) => b.check(warp, ops),
+            Imp::Ranges(r) => r.check(warp, ops),
             Imp::Barriers(b) => b.check(warp, inst),
         }
     }
 
     /// Records an issued instruction at `pc`; its result arrives on `path`.
     pub fn issue(&mut self, warp: usize, pc: u32, inst: &Instruction, path: DepPath) -> Ticket {
-        let ops = DepOperands::of(inst);
+        self.issue_decoded(warp, pc, inst, &DepOperands::of(inst), path)
+    }
+
+    /// [`Scoreboard::issue`] with the instruction's operands already decoded.
+    pub fn issue_decoded(
+        &mut self,
+        warp: usize,
+        pc: u32,
+        inst: &Instruction,
+        ops: &DepOperands,
+        path: DepPath,
+    ) -> Ticket {
+        let ops = *ops;
         let producer = Producer { pc, path };
         let mut ticket = Ticket::new(pc);
         if let Some(d) = ops.dst() {
