@@ -5,3 +5,4 @@ pub mod bench;
 pub mod isa;
 pub mod launchfile;
 pub mod sim;
+pub mod trace;

@@ -1,0 +1,1374 @@
+//! The binary trace format (see `docs/trace-format.md`): magic, version, JSON header, then
+//! CRC-framed blocks of compactly encoded events, then a trailer block.
+
+use super::event::Event;
+use super::{TraceError, TraceHeader, MAX_LEN};
+use crate::isa::Pipe;
+use crate::sim::memory::HitLevel;
+use crate::sim::observer::{MemEvent, MemKind, MemSpace, WarpInfo, WarpRef, WarpState};
+use crate::sim::scoreboard::{DepPath, Hazard, HazardKind, RegRef};
+use crate::sim::{Dim3, Fault};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+
+/// First eight bytes of every binary trace.
+pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
+/// The binary format version this build writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// A block is closed once its encoded events reach this many bytes.
+pub const BLOCK_TARGET: usize = 64 * 1024;
+/// miniz_oxide compression level of event blocks.
+const DEFLATE_LEVEL: u8 = 9;
+
+/// Block kinds (first payload byte).
+const BLOCK_EVENTS: u8 = 0x01;
+const BLOCK_TRAILER: u8 = 0xFF;
+
+/// Event codes (low 5 bits of the tag byte).
+const T_KERNEL_LAUNCH: u8 = 0;
+const T_KERNEL_COMPLETE: u8 = 1;
+const T_BLOCK_ASSIGN: u8 = 2;
+const T_BLOCK_COMPLETE: u8 = 3;
+const T_WARP_LAUNCH: u8 = 4;
+const T_WARP_EXIT: u8 = 5;
+const T_ISSUE: u8 = 6;
+const T_COMPLETE: u8 = 7;
+const T_REFILL: u8 = 8;
+const T_BARRIER_ARRIVE: u8 = 9;
+const T_BARRIER_RELEASE: u8 = 10;
+const T_MEMORY: u8 = 11;
+const T_HAZARD: u8 = 12;
+const T_FAULT: u8 = 13;
+/// `T_STATE + n` is a warp_state event with state number n (0..=14).
+const T_STATE: u8 = 16;
+const STATES: u8 = 15;
+
+const SAME_WARP: u8 = 0x80;
+const DELTA_SHIFT: u8 = 5;
+const DELTA_ESCAPE: u8 = 3;
+
+// Issue flag bits.
+const F_PIPE: u8 = 0x07;
+const F_SLOT: u8 = 0x08;
+const F_ACTIVE: u8 = 0x10;
+const F_PC: u8 = 0x20;
+const F_SELECTED: u8 = 0x40;
+
+// ---------------------------------------------------------------------------------------------
+// CRC-32 (IEEE 802.3, the zlib/PNG one), table-driven.
+
+const fn crc_table() -> [u32; 256] {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        table[i] = c;
+        i += 1;
+    }
+    table
+}
+
+static CRC_TABLE: [u32; 256] = crc_table();
+
+/// CRC-32 of `data` (the checksum of `b"123456789"` is `0xCBF43926`).
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c = CRC_TABLE[((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8);
+    }
+    !c
+}
+
+// ---------------------------------------------------------------------------------------------
+// Primitive encodings.
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// pc relative to a prediction, as a zigzag of the wrapping 32-bit difference.
+fn pc_delta(pc: u32, predicted: u32) -> u64 {
+    zigzag(pc.wrapping_sub(predicted) as i32 as i64)
+}
+
+fn pipe_code(p: Pipe) -> u8 {
+    match p {
+        Pipe::Alu => 0,
+        Pipe::Fma => 1,
+        Pipe::Mufu => 2,
+        Pipe::Shared => 3,
+        Pipe::Global => 4,
+        Pipe::Branch => 5,
+    }
+}
+
+fn path_code(p: DepPath) -> u8 {
+    match p {
+        DepPath::Fixed => 0,
+        DepPath::Short => 1,
+        DepPath::Long => 2,
+    }
+}
+
+fn reg_code(r: RegRef) -> u64 {
+    match r {
+        RegRef::Reg(r) => r as u64,
+        RegRef::Pred(p) => 256 + p as u64,
+        RegRef::Nzp => 512,
+    }
+}
+
+fn level_code(l: HitLevel) -> u8 {
+    match l {
+        HitLevel::Ideal => 0,
+        HitLevel::L1 => 1,
+        HitLevel::L2 => 2,
+        HitLevel::Dram => 3,
+    }
+}
+
+fn state_code(s: &WarpState) -> u8 {
+    match s {
+        WarpState::Selected => 0,
+        WarpState::NotSelected => 1,
+        WarpState::Scoreboard { .. } => 2,
+        WarpState::DependencyBarrier { .. } => 3,
+        WarpState::StallCount => 4,
+        WarpState::CtaBarrier => 5,
+        WarpState::Membar => 6,
+        WarpState::PipeBusy { .. } => 7,
+        WarpState::MioThrottle => 8,
+        WarpState::LgThrottle => 9,
+        WarpState::TableFull => 10,
+        WarpState::BranchResolving => 11,
+        WarpState::NoInstruction => 12,
+        WarpState::Drain => 13,
+        WarpState::Sleeping => 14,
+    }
+}
+
+/// Per-warp context both encoder and decoder keep, so that common values cost nothing.
+#[derive(Debug)]
+struct Context {
+    last_cycle: u64,
+    prev_warp: WarpRef,
+    /// Lanes of each warp slot's current warp (from warp_launch); unknown = all 32.
+    lanes: HashMap<WarpRef, u32>,
+    /// Last issued pc of each warp slot; unknown = u32::MAX (so the prediction is pc 0).
+    last_pc: HashMap<WarpRef, u32>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context {
+            last_cycle: 0,
+            prev_warp: WarpRef { sm: 0, slot: 0 },
+            lanes: HashMap::new(),
+            last_pc: HashMap::new(),
+        }
+    }
+}
+
+impl Context {
+    fn lanes(&self, w: WarpRef) -> u32 {
+        self.lanes.get(&w).copied().unwrap_or(u32::MAX)
+    }
+    fn last_pc(&self, w: WarpRef) -> u32 {
+        self.last_pc.get(&w).copied().unwrap_or(u32::MAX)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoder.
+
+struct Encoder {
+    cx: Context,
+}
+
+impl Encoder {
+    fn tag(
+        &mut self,
+        tags: &mut Vec<u8>,
+        warps: &mut Vec<u8>,
+        code: u8,
+        cycle: u64,
+        warp: Option<WarpRef>,
+    ) {
+        let delta = cycle - self.cx.last_cycle;
+        self.cx.last_cycle = cycle;
+        let same = match warp {
+            Some(w) if w == self.cx.prev_warp => SAME_WARP,
+            _ => 0,
+        };
+        let inline = delta.min(DELTA_ESCAPE as u64) as u8;
+        tags.push(code | (inline << DELTA_SHIFT) | same);
+        if inline == DELTA_ESCAPE {
+            put_varint(tags, delta - DELTA_ESCAPE as u64);
+        }
+        if let Some(w) = warp {
+            if same == 0 {
+                if w.sm == self.cx.prev_warp.sm {
+                    put_varint(
+                        warps,
+                        zigzag(w.slot as i64 - self.cx.prev_warp.slot as i64) << 1,
+                    );
+                } else {
+                    put_varint(warps, ((w.sm as u64) << 1) | 1);
+                    put_varint(warps, w.slot as u64);
+                }
+            }
+            self.cx.prev_warp = w;
+        }
+    }
+
+    /// Encodes `e`; `selected_follows` marks an issue whose `warp_state(Selected)` (same warp,
+    /// same cycle) comes next and is elided.
+    fn encode(&mut self, s: &mut Streams, e: &Event, selected_follows: bool) {
+        let Streams {
+            tags,
+            warps,
+            args: out,
+        } = s;
+        let cycle = e.cycle();
+        match e {
+            Event::KernelLaunch { launch, .. } => {
+                self.tag(tags, warps, T_KERNEL_LAUNCH, cycle, None);
+                put_varint(out, *launch as u64);
+            }
+            Event::KernelComplete { launch, .. } => {
+                self.tag(tags, warps, T_KERNEL_COMPLETE, cycle, None);
+                put_varint(out, *launch as u64);
+            }
+            Event::BlockAssign {
+                launch, block, sm, ..
+            } => {
+                self.tag(tags, warps, T_BLOCK_ASSIGN, cycle, None);
+                for v in [*launch, *block, *sm] {
+                    put_varint(out, v as u64);
+                }
+            }
+            Event::BlockComplete {
+                launch, block, sm, ..
+            } => {
+                self.tag(tags, warps, T_BLOCK_COMPLETE, cycle, None);
+                for v in [*launch, *block, *sm] {
+                    put_varint(out, v as u64);
+                }
+            }
+            Event::WarpLaunch { warp, info, .. } => {
+                self.tag(tags, warps, T_WARP_LAUNCH, cycle, Some(*warp));
+                for v in [
+                    info.launch,
+                    info.block,
+                    info.ctaid.x,
+                    info.ctaid.y,
+                    info.ctaid.z,
+                    info.warp_in_block,
+                    info.scheduler,
+                ] {
+                    put_varint(out, v as u64);
+                }
+                // Lanes stored inverted: a full warp costs one byte.
+                put_varint(out, !info.lanes as u64);
+                self.cx.lanes.insert(*warp, info.lanes);
+                self.cx.last_pc.insert(*warp, u32::MAX);
+            }
+            Event::WarpExit { warp, .. } => self.tag(tags, warps, T_WARP_EXIT, cycle, Some(*warp)),
+            Event::WarpState { warp, state, .. } => {
+                self.tag(tags, warps, T_STATE + state_code(state), cycle, Some(*warp));
+                match *state {
+                    WarpState::Scoreboard {
+                        reg,
+                        producer_pc,
+                        path,
+                    } => {
+                        put_varint(out, reg_code(reg));
+                        put_varint(out, pc_delta(producer_pc, self.cx.last_pc(*warp)));
+                        out.push(path_code(path));
+                    }
+                    WarpState::DependencyBarrier {
+                        barrier,
+                        producer_pc,
+                        path,
+                    } => {
+                        out.push(barrier);
+                        put_varint(out, pc_delta(producer_pc, self.cx.last_pc(*warp)));
+                        out.push(path_code(path));
+                    }
+                    WarpState::PipeBusy { pipe } => out.push(pipe_code(pipe)),
+                    _ => {}
+                }
+            }
+            Event::Issue {
+                warp,
+                pc,
+                active,
+                pipe,
+                slot,
+                ..
+            } => {
+                self.tag(tags, warps, T_ISSUE, cycle, Some(*warp));
+                let predicted = self.cx.last_pc(*warp).wrapping_add(1);
+                let mut flags = pipe_code(*pipe);
+                if *slot != 0 {
+                    flags |= F_SLOT;
+                }
+                if *active != self.cx.lanes(*warp) {
+                    flags |= F_ACTIVE;
+                }
+                if *pc != predicted {
+                    flags |= F_PC;
+                }
+                if selected_follows {
+                    flags |= F_SELECTED;
+                }
+                out.push(flags);
+                if flags & F_PC != 0 {
+                    put_varint(out, pc_delta(*pc, predicted));
+                }
+                if flags & F_ACTIVE != 0 {
+                    put_varint(out, *active as u64);
+                }
+                if flags & F_SLOT != 0 {
+                    put_varint(out, *slot as u64);
+                }
+                self.cx.last_pc.insert(*warp, *pc);
+            }
+            Event::Complete { warp, pc, .. } => {
+                self.tag(tags, warps, T_COMPLETE, cycle, Some(*warp));
+                put_varint(out, pc_delta(*pc, self.cx.last_pc(*warp)));
+            }
+            Event::Refill {
+                sm,
+                scheduler,
+                slots,
+                ..
+            } => {
+                self.tag(tags, warps, T_REFILL, cycle, None);
+                for v in [*sm, *scheduler, *slots] {
+                    put_varint(out, v as u64);
+                }
+            }
+            Event::BarrierArrive { warp, .. } => {
+                self.tag(tags, warps, T_BARRIER_ARRIVE, cycle, Some(*warp))
+            }
+            Event::BarrierRelease {
+                sm, launch, block, ..
+            } => {
+                self.tag(tags, warps, T_BARRIER_RELEASE, cycle, None);
+                for v in [*sm, *launch, *block] {
+                    put_varint(out, v as u64);
+                }
+            }
+            Event::Memory { warp, pc, mem, .. } => {
+                self.tag(tags, warps, T_MEMORY, cycle, Some(*warp));
+                put_varint(out, pc_delta(*pc, self.cx.last_pc(*warp)));
+                let space = match mem.space {
+                    MemSpace::Global => 0,
+                    MemSpace::Shared => 1,
+                };
+                let kind = match mem.kind {
+                    MemKind::Load => 0,
+                    MemKind::Store => 1,
+                    MemKind::Atomic => 2,
+                };
+                out.push(space | (kind << 1) | (level_code(mem.level) << 3));
+                put_varint(out, mem.sectors as u64);
+                put_varint(out, mem.replays as u64);
+                put_varint(out, zigzag(mem.complete_at.wrapping_sub(cycle) as i64));
+            }
+            Event::Hazard { warp, hazard, .. } => {
+                self.tag(tags, warps, T_HAZARD, cycle, Some(*warp));
+                out.push(match hazard.kind {
+                    HazardKind::Raw => 0,
+                    HazardKind::War => 1,
+                    HazardKind::Waw => 2,
+                });
+                put_varint(out, reg_code(hazard.reg));
+                put_varint(out, hazard.producer_pc as u64);
+                put_varint(out, hazard.consumer_pc as u64);
+            }
+            Event::Fault { fault, .. } => {
+                self.tag(tags, warps, T_FAULT, cycle, None);
+                let json = serde_json::to_vec(fault).expect("a fault serializes");
+                put_varint(out, json.len() as u64);
+                out.extend_from_slice(&json);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer.
+
+/// The three streams a block's events are split into (tags and cycle deltas, warp references,
+/// other fields): kept apart, they deflate far better than interleaved.
+#[derive(Debug, Default)]
+struct Streams {
+    tags: Vec<u8>,
+    warps: Vec<u8>,
+    args: Vec<u8>,
+}
+
+impl Streams {
+    fn len(&self) -> usize {
+        self.tags.len() + self.warps.len() + self.args.len()
+    }
+
+    fn clear(&mut self) {
+        self.tags.clear();
+        self.warps.clear();
+        self.args.clear();
+    }
+}
+
+/// Writes a binary trace: header at construction, events with [`BinaryWriter::write`], the
+/// trailer with [`BinaryWriter::finish`].
+pub struct BinaryWriter<W: Write> {
+    out: W,
+    enc: Encoder,
+    streams: Streams,
+    /// An issue held back to see whether its `warp_state(Selected)` follows.
+    pending: Option<Event>,
+    events: u64,
+    offset: u64,
+}
+
+impl<W: Write> BinaryWriter<W> {
+    pub fn new(out: W, header: &TraceHeader) -> Result<Self, TraceError> {
+        let json = serde_json::to_string(header).expect("a trace header serializes");
+        Self::with_raw_header(out, &json)
+    }
+
+    /// Writes `header_json` verbatim as the header (used by format conversion, so that a
+    /// converted trace is byte-identical to the original).
+    pub fn with_raw_header(mut out: W, header_json: &str) -> Result<Self, TraceError> {
+        if header_json.len() as u64 > MAX_LEN {
+            return Err(TraceError::Oversized {
+                offset: 10,
+                what: "header",
+                len: header_json.len() as u64,
+                limit: MAX_LEN,
+            });
+        }
+        let mut head = Vec::with_capacity(14 + header_json.len());
+        head.extend_from_slice(&MAGIC);
+        head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        head.extend_from_slice(&(header_json.len() as u32).to_le_bytes());
+        head.extend_from_slice(header_json.as_bytes());
+        out.write_all(&head)
+            .map_err(TraceError::io("writing the header"))?;
+        Ok(BinaryWriter {
+            out,
+            enc: Encoder {
+                cx: Context::default(),
+            },
+            streams: Streams::default(),
+            pending: None,
+            events: 0,
+            offset: head.len() as u64,
+        })
+    }
+
+    /// Appends one event; an event earlier than the previous one is rejected.
+    pub fn write(&mut self, event: &Event) -> Result<(), TraceError> {
+        let cycle = event.cycle();
+        let last = self
+            .pending
+            .as_ref()
+            .map_or(self.enc.cx.last_cycle, |p| p.cycle());
+        if cycle < last {
+            return Err(TraceError::OutOfOrder {
+                offset: self.offset,
+                previous: last,
+                cycle,
+            });
+        }
+        self.events += 1;
+        if let Some(p) = self.pending.take() {
+            let follows = matches!(
+                (event, &p),
+                (
+                    Event::WarpState { cycle: c, warp, state: WarpState::Selected },
+                    Event::Issue { cycle: pc, warp: pw, .. },
+                ) if c == pc && warp == pw
+            );
+            self.enc.encode(&mut self.streams, &p, follows);
+            if follows {
+                return self.maybe_flush();
+            }
+        }
+        if matches!(event, Event::Issue { .. }) {
+            self.pending = Some(event.clone());
+            Ok(())
+        } else {
+            self.enc.encode(&mut self.streams, event, false);
+            self.maybe_flush()
+        }
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    fn maybe_flush(&mut self) -> Result<(), TraceError> {
+        if self.streams.len() >= BLOCK_TARGET {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    fn write_block(&mut self, payload: &[u8]) -> Result<(), TraceError> {
+        let mut frame = [0u8; 8];
+        frame[..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        frame[4..].copy_from_slice(&crc32(payload).to_le_bytes());
+        self.out
+            .write_all(&frame)
+            .and_then(|_| self.out.write_all(payload))
+            .map_err(TraceError::io("writing a block"))?;
+        self.offset += 8 + payload.len() as u64;
+        Ok(())
+    }
+
+    fn flush_block(&mut self) -> Result<(), TraceError> {
+        if self.streams.tags.is_empty() {
+            return Ok(());
+        }
+        let s = &self.streams;
+        let mut raw = Vec::with_capacity(s.len() + 12);
+        put_varint(&mut raw, s.tags.len() as u64);
+        put_varint(&mut raw, s.warps.len() as u64);
+        raw.extend_from_slice(&s.tags);
+        raw.extend_from_slice(&s.warps);
+        raw.extend_from_slice(&s.args);
+        let mut payload = vec![BLOCK_EVENTS];
+        put_varint(&mut payload, raw.len() as u64);
+        payload.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(&raw, DEFLATE_LEVEL));
+        self.write_block(&payload)?;
+        self.streams.clear();
+        Ok(())
+    }
+
+    /// Writes the last events and the trailer, flushes, and returns the writer.
+    pub fn finish(mut self, complete: bool) -> Result<W, TraceError> {
+        if let Some(p) = self.pending.take() {
+            self.enc.encode(&mut self.streams, &p, false);
+        }
+        self.flush_block()?;
+        let mut trailer = vec![BLOCK_TRAILER, complete as u8];
+        put_varint(&mut trailer, self.events);
+        put_varint(&mut trailer, self.enc.cx.last_cycle);
+        self.write_block(&trailer)?;
+        self.out.flush().map_err(TraceError::io("flushing"))?;
+        Ok(self.out)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoder.
+
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// File offset of `data[0]`.
+    base: u64,
+}
+
+impl Cursor<'_> {
+    /// The file offset errors name: that of the block's payload (inside a compressed block
+    /// the decoded position is in the message).
+    fn offset(&self) -> u64 {
+        self.base
+    }
+
+    fn byte(&mut self, what: &'static str) -> Result<u8, TraceError> {
+        match self.data.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(TraceError::Malformed {
+                offset: self.offset(),
+                message: format!(
+                    "block ends inside an event (decoded byte {}), expected {what}",
+                    self.pos
+                ),
+            }),
+        }
+    }
+
+    fn varint(&mut self, what: &'static str) -> Result<u64, TraceError> {
+        let start = self.offset();
+        let mut v: u64 = 0;
+        for i in 0..10 {
+            let b = self.byte(what)?;
+            if i == 9 && b > 1 {
+                break;
+            }
+            v |= ((b & 0x7F) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(TraceError::Malformed {
+            offset: start,
+            message: format!("varint for {what} longer than 64 bits"),
+        })
+    }
+
+    fn u32(&mut self, what: &'static str) -> Result<u32, TraceError> {
+        let start = self.offset();
+        let v = self.varint(what)?;
+        u32::try_from(v).map_err(|_| TraceError::Malformed {
+            offset: start,
+            message: format!("{what} {v} does not fit in 32 bits"),
+        })
+    }
+
+    fn bad_tag(&self, offset: u64, tag: u8, what: &'static str) -> TraceError {
+        let _ = self;
+        TraceError::BadTag { offset, tag, what }
+    }
+}
+
+struct Decoder {
+    cx: Context,
+    /// An elided `warp_state(Selected)` to return next.
+    queued: Option<Event>,
+}
+
+fn pipe_of(cur: &Cursor, offset: u64, c: u8) -> Result<Pipe, TraceError> {
+    Pipe::ALL
+        .get(c as usize)
+        .copied()
+        .ok_or_else(|| cur.bad_tag(offset, c, "pipe (0..=5)"))
+}
+
+fn path_of(cur: &mut Cursor) -> Result<DepPath, TraceError> {
+    let off = cur.offset();
+    match cur.byte("dependency path")? {
+        0 => Ok(DepPath::Fixed),
+        1 => Ok(DepPath::Short),
+        2 => Ok(DepPath::Long),
+        c => Err(cur.bad_tag(off, c, "dependency path (0..=2)")),
+    }
+}
+
+fn reg_of(cur: &mut Cursor) -> Result<RegRef, TraceError> {
+    let off = cur.offset();
+    match cur.varint("register")? {
+        r @ 0..=255 => Ok(RegRef::Reg(r as u8)),
+        p @ 256..=511 => Ok(RegRef::Pred((p - 256) as u8)),
+        512 => Ok(RegRef::Nzp),
+        _ => Err(TraceError::Malformed {
+            offset: off,
+            message: "register code above 512".into(),
+        }),
+    }
+}
+
+impl Decoder {
+    fn warp(&mut self, cur: &mut Cursor, same: bool) -> Result<WarpRef, TraceError> {
+        if same {
+            return Ok(self.cx.prev_warp);
+        }
+        let off = cur.offset();
+        let v = cur.varint("warp")?;
+        let w = if v & 1 == 0 {
+            let slot = self.cx.prev_warp.slot as i64 + unzigzag(v >> 1);
+            let slot = u32::try_from(slot).map_err(|_| TraceError::Malformed {
+                offset: off,
+                message: format!("warp slot {slot} out of range"),
+            })?;
+            WarpRef {
+                sm: self.cx.prev_warp.sm,
+                slot,
+            }
+        } else {
+            let sm = u32::try_from(v >> 1).map_err(|_| TraceError::Malformed {
+                offset: off,
+                message: "warp sm out of range".into(),
+            })?;
+            WarpRef {
+                sm,
+                slot: cur.u32("warp slot")?,
+            }
+        };
+        self.cx.prev_warp = w;
+        Ok(w)
+    }
+
+    fn pc(&self, cur: &mut Cursor, predicted: u32) -> Result<u32, TraceError> {
+        let off = cur.offset();
+        let d = unzigzag(cur.varint("pc")?);
+        let d = i32::try_from(d).map_err(|_| TraceError::Malformed {
+            offset: off,
+            message: "pc delta out of range".into(),
+        })?;
+        Ok(predicted.wrapping_add(d as u32))
+    }
+
+    fn decode(
+        &mut self,
+        tags: &mut Cursor,
+        warps: &mut Cursor,
+        cur: &mut Cursor,
+    ) -> Result<Event, TraceError> {
+        let tag_off = tags.offset();
+        let tag = tags.byte("event tag")?;
+        let code = tag & 0x1F;
+        let same = tag & SAME_WARP != 0;
+        let mut delta = ((tag >> DELTA_SHIFT) & 3) as u64;
+        if delta == DELTA_ESCAPE as u64 {
+            delta = tags
+                .varint("cycle delta")?
+                .checked_add(DELTA_ESCAPE as u64)
+                .ok_or_else(|| TraceError::Malformed {
+                    offset: tag_off,
+                    message: "cycle delta overflows".into(),
+                })?;
+        }
+        let cycle = self
+            .cx
+            .last_cycle
+            .checked_add(delta)
+            .ok_or(TraceError::Malformed {
+                offset: tag_off,
+                message: "cycle overflows 64 bits".into(),
+            })?;
+        self.cx.last_cycle = cycle;
+        let has_warp = matches!(
+            code,
+            T_WARP_LAUNCH
+                | T_WARP_EXIT
+                | T_ISSUE
+                | T_COMPLETE
+                | T_BARRIER_ARRIVE
+                | T_MEMORY
+                | T_HAZARD
+        ) || (T_STATE..T_STATE + STATES).contains(&code);
+        if same && !has_warp {
+            return Err(cur.bad_tag(tag_off, tag, "same-warp bit on an event without a warp"));
+        }
+        let warp = if has_warp {
+            Some(self.warp(warps, same)?)
+        } else {
+            None
+        };
+        let w = warp.unwrap_or(WarpRef { sm: 0, slot: 0 });
+        let ev = match code {
+            T_KERNEL_LAUNCH => Event::KernelLaunch {
+                cycle,
+                launch: cur.u32("launch")?,
+            },
+            T_KERNEL_COMPLETE => Event::KernelComplete {
+                cycle,
+                launch: cur.u32("launch")?,
+            },
+            T_BLOCK_ASSIGN => Event::BlockAssign {
+                cycle,
+                launch: cur.u32("launch")?,
+                block: cur.u32("block")?,
+                sm: cur.u32("sm")?,
+            },
+            T_BLOCK_COMPLETE => Event::BlockComplete {
+                cycle,
+                launch: cur.u32("launch")?,
+                block: cur.u32("block")?,
+                sm: cur.u32("sm")?,
+            },
+            T_WARP_LAUNCH => {
+                let launch = cur.u32("launch")?;
+                let block = cur.u32("block")?;
+                let ctaid = Dim3::new(
+                    cur.u32("ctaid.x")?,
+                    cur.u32("ctaid.y")?,
+                    cur.u32("ctaid.z")?,
+                );
+                let warp_in_block = cur.u32("warp_in_block")?;
+                let scheduler = cur.u32("scheduler")?;
+                let lanes = !cur.u32("lanes")?;
+                self.cx.lanes.insert(w, lanes);
+                self.cx.last_pc.insert(w, u32::MAX);
+                Event::WarpLaunch {
+                    cycle,
+                    warp: w,
+                    info: WarpInfo {
+                        launch,
+                        block,
+                        ctaid,
+                        warp_in_block,
+                        scheduler,
+                        lanes,
+                    },
+                }
+            }
+            T_WARP_EXIT => Event::WarpExit { cycle, warp: w },
+            T_ISSUE => {
+                let off = cur.offset();
+                let flags = cur.byte("issue flags")?;
+                if flags & 0x80 != 0 {
+                    return Err(cur.bad_tag(off, flags, "issue flags (bit 7 clear)"));
+                }
+                if flags & F_SELECTED != 0 {
+                    self.queued = Some(Event::WarpState {
+                        cycle,
+                        warp: w,
+                        state: WarpState::Selected,
+                    });
+                }
+                let pipe = pipe_of(cur, off, flags & F_PIPE)?;
+                let predicted = self.cx.last_pc(w).wrapping_add(1);
+                let pc = if flags & F_PC != 0 {
+                    self.pc(cur, predicted)?
+                } else {
+                    predicted
+                };
+                let active = if flags & F_ACTIVE != 0 {
+                    cur.u32("active mask")?
+                } else {
+                    self.cx.lanes(w)
+                };
+                let slot = if flags & F_SLOT != 0 {
+                    cur.u32("issue slot")?
+                } else {
+                    0
+                };
+                self.cx.last_pc.insert(w, pc);
+                Event::Issue {
+                    cycle,
+                    warp: w,
+                    pc,
+                    active,
+                    pipe,
+                    slot,
+                }
+            }
+            T_COMPLETE => Event::Complete {
+                cycle,
+                warp: w,
+                pc: self.pc(cur, self.cx.last_pc(w))?,
+            },
+            T_REFILL => Event::Refill {
+                cycle,
+                sm: cur.u32("sm")?,
+                scheduler: cur.u32("scheduler")?,
+                slots: cur.u32("slots")?,
+            },
+            T_BARRIER_ARRIVE => Event::BarrierArrive { cycle, warp: w },
+            T_BARRIER_RELEASE => Event::BarrierRelease {
+                cycle,
+                sm: cur.u32("sm")?,
+                launch: cur.u32("launch")?,
+                block: cur.u32("block")?,
+            },
+            T_MEMORY => {
+                let pc = self.pc(cur, self.cx.last_pc(w))?;
+                let off = cur.offset();
+                let b = cur.byte("memory kind")?;
+                let space = if b & 1 == 0 {
+                    MemSpace::Global
+                } else {
+                    MemSpace::Shared
+                };
+                let kind = match (b >> 1) & 3 {
+                    0 => MemKind::Load,
+                    1 => MemKind::Store,
+                    2 => MemKind::Atomic,
+                    _ => return Err(cur.bad_tag(off, b, "memory kind (load, store, atomic)")),
+                };
+                let level = match b >> 3 {
+                    0 => HitLevel::Ideal,
+                    1 => HitLevel::L1,
+                    2 => HitLevel::L2,
+                    3 => HitLevel::Dram,
+                    _ => return Err(cur.bad_tag(off, b, "hit level (0..=3)")),
+                };
+                let sectors = cur.u32("sectors")?;
+                let replays = cur.u32("replays")?;
+                let complete_at = cycle.wrapping_add(unzigzag(cur.varint("complete_at")?) as u64);
+                Event::Memory {
+                    cycle,
+                    warp: w,
+                    pc,
+                    mem: MemEvent {
+                        space,
+                        kind,
+                        sectors,
+                        level,
+                        replays,
+                        complete_at,
+                    },
+                }
+            }
+            T_HAZARD => {
+                let off = cur.offset();
+                let kind = match cur.byte("hazard kind")? {
+                    0 => HazardKind::Raw,
+                    1 => HazardKind::War,
+                    2 => HazardKind::Waw,
+                    c => return Err(cur.bad_tag(off, c, "hazard kind (0..=2)")),
+                };
+                Event::Hazard {
+                    cycle,
+                    warp: w,
+                    hazard: Hazard {
+                        kind,
+                        reg: reg_of(cur)?,
+                        producer_pc: cur.u32("producer pc")?,
+                        consumer_pc: cur.u32("consumer pc")?,
+                    },
+                }
+            }
+            T_FAULT => {
+                let off = cur.offset();
+                let len = cur.varint("fault length")?;
+                let remaining = (cur.data.len() - cur.pos) as u64;
+                if len > remaining {
+                    return Err(TraceError::Malformed {
+                        offset: off,
+                        message: format!("fault of {len} bytes but the block has {remaining} left"),
+                    });
+                }
+                let bytes = &cur.data[cur.pos..cur.pos + len as usize];
+                cur.pos += len as usize;
+                let fault: Fault =
+                    serde_json::from_slice(bytes).map_err(|e| TraceError::Malformed {
+                        offset: off,
+                        message: format!("fault JSON: {e}"),
+                    })?;
+                Event::Fault {
+                    cycle,
+                    fault: Box::new(fault),
+                }
+            }
+            c if (T_STATE..T_STATE + STATES).contains(&c) => {
+                let state = match c - T_STATE {
+                    0 => WarpState::Selected,
+                    1 => WarpState::NotSelected,
+                    2 => WarpState::Scoreboard {
+                        reg: reg_of(cur)?,
+                        producer_pc: self.pc(cur, self.cx.last_pc(w))?,
+                        path: path_of(cur)?,
+                    },
+                    3 => WarpState::DependencyBarrier {
+                        barrier: cur.byte("dependency barrier")?,
+                        producer_pc: self.pc(cur, self.cx.last_pc(w))?,
+                        path: path_of(cur)?,
+                    },
+                    4 => WarpState::StallCount,
+                    5 => WarpState::CtaBarrier,
+                    6 => WarpState::Membar,
+                    7 => {
+                        let off = cur.offset();
+                        let p = cur.byte("pipe")?;
+                        WarpState::PipeBusy {
+                            pipe: pipe_of(cur, off, p)?,
+                        }
+                    }
+                    8 => WarpState::MioThrottle,
+                    9 => WarpState::LgThrottle,
+                    10 => WarpState::TableFull,
+                    11 => WarpState::BranchResolving,
+                    12 => WarpState::NoInstruction,
+                    13 => WarpState::Drain,
+                    _ => WarpState::Sleeping,
+                };
+                Event::WarpState {
+                    cycle,
+                    warp: w,
+                    state,
+                }
+            }
+            _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=13 or 16..=30)")),
+        };
+        Ok(ev)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader.
+
+/// Reads `buf.len()` bytes unless the input ends first; returns how many were read.
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// What the trailer block says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trailer {
+    pub complete: bool,
+    pub events: u64,
+    pub last_cycle: u64,
+}
+
+/// A streaming reader of a binary trace: the header is parsed at open; iterating yields the
+/// events, holding one block in memory. After the last event the trailer is available.
+pub struct BinaryReader<R: Read> {
+    input: R,
+    header: TraceHeader,
+    header_json: String,
+    offset: u64,
+    /// The current block's payload as read (compressed).
+    block: Vec<u8>,
+    /// The current block's decoded streams and read positions in them.
+    raw: Vec<u8>,
+    /// (position, end) of the tag, warp and field streams in `raw`.
+    streams: [(usize, usize); 3],
+    block_base: u64,
+    dec: Decoder,
+    events: u64,
+    trailer: Option<Trailer>,
+    done: bool,
+}
+
+impl<R: Read> BinaryReader<R> {
+    pub fn new(mut input: R) -> Result<Self, TraceError> {
+        let mut magic = [0u8; 8];
+        let n = read_full(&mut input, &mut magic).map_err(TraceError::io("reading the magic"))?;
+        if n < 8 {
+            return Err(TraceError::Truncated {
+                offset: n as u64,
+                expected: "the 8-byte magic WSTRACE\\0",
+            });
+        }
+        Self::after_magic(input, magic)
+    }
+
+    /// Continues after the caller has already read the eight magic bytes.
+    pub(crate) fn after_magic(mut input: R, magic: [u8; 8]) -> Result<Self, TraceError> {
+        if magic != MAGIC {
+            return Err(TraceError::BadMagic {
+                offset: 0,
+                found: magic,
+            });
+        }
+        let mut fixed = [0u8; 6];
+        let n = read_full(&mut input, &mut fixed).map_err(TraceError::io("reading the header"))?;
+        if n < 2 {
+            return Err(TraceError::Truncated {
+                offset: 8 + n as u64,
+                expected: "the u16 format version",
+            });
+        }
+        let version = u16::from_le_bytes([fixed[0], fixed[1]]);
+        if version != FORMAT_VERSION {
+            return Err(TraceError::UnsupportedVersion {
+                offset: 8,
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if n < 6 {
+            return Err(TraceError::Truncated {
+                offset: 8 + n as u64,
+                expected: "the u32 header length",
+            });
+        }
+        let len = u32::from_le_bytes([fixed[2], fixed[3], fixed[4], fixed[5]]) as u64;
+        if len > MAX_LEN {
+            return Err(TraceError::Oversized {
+                offset: 10,
+                what: "header",
+                len,
+                limit: MAX_LEN,
+            });
+        }
+        let mut json = vec![0u8; len as usize];
+        let n = read_full(&mut input, &mut json).map_err(TraceError::io("reading the header"))?;
+        if n < json.len() {
+            return Err(TraceError::Truncated {
+                offset: 14 + n as u64,
+                expected: "the rest of the JSON header",
+            });
+        }
+        let header_json = String::from_utf8(json).map_err(|e| TraceError::Malformed {
+            offset: 14 + e.utf8_error().valid_up_to() as u64,
+            message: "header is not UTF-8".into(),
+        })?;
+        let header: TraceHeader =
+            serde_json::from_str(&header_json).map_err(|e| TraceError::Header {
+                offset: 14,
+                message: e.to_string(),
+            })?;
+        Ok(BinaryReader {
+            input,
+            header,
+            header_json,
+            offset: 14 + len,
+            block: Vec::new(),
+            raw: Vec::new(),
+            streams: [(0, 0); 3],
+            block_base: 0,
+            dec: Decoder {
+                cx: Context::default(),
+                queued: None,
+            },
+            events: 0,
+            trailer: None,
+            done: false,
+        })
+    }
+
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// The header exactly as stored.
+    pub fn header_json(&self) -> &str {
+        &self.header_json
+    }
+
+    /// The trailer, once the iterator has returned `None` after reading it.
+    pub fn trailer(&self) -> Option<Trailer> {
+        self.trailer
+    }
+
+    /// Reads the next block into `self.block`; `Ok(false)` when the trailer was read.
+    fn next_block(&mut self) -> Result<bool, TraceError> {
+        let start = self.offset;
+        let mut frame = [0u8; 8];
+        let n =
+            read_full(&mut self.input, &mut frame).map_err(TraceError::io("reading a block"))?;
+        if n < 8 {
+            return Err(TraceError::Truncated {
+                offset: start + n as u64,
+                expected: if n == 0 {
+                    "another block or the trailer (the trace ends without a trailer)"
+                } else {
+                    "an 8-byte block frame (length, CRC)"
+                },
+            });
+        }
+        let len = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]) as u64;
+        let crc = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]);
+        if len > MAX_LEN {
+            return Err(TraceError::Oversized {
+                offset: start,
+                what: "block",
+                len,
+                limit: MAX_LEN,
+            });
+        }
+        if len == 0 {
+            return Err(TraceError::Malformed {
+                offset: start,
+                message: "empty block".into(),
+            });
+        }
+        self.block.resize(len as usize, 0);
+        let n = read_full(&mut self.input, &mut self.block)
+            .map_err(TraceError::io("reading a block"))?;
+        if n < len as usize {
+            return Err(TraceError::Truncated {
+                offset: start + 8 + n as u64,
+                expected: "the rest of the block payload",
+            });
+        }
+        let actual = crc32(&self.block);
+        if actual != crc {
+            return Err(TraceError::Crc {
+                offset: start,
+                expected: crc,
+                actual,
+            });
+        }
+        self.offset = start + 8 + len;
+        self.block_base = start + 8;
+        match self.block[0] {
+            BLOCK_EVENTS => {
+                self.decode_block()?;
+                Ok(true)
+            }
+            BLOCK_TRAILER => {
+                let mut cur = Cursor {
+                    data: &self.block,
+                    pos: 1,
+                    base: self.block_base,
+                };
+                let complete = match cur.byte("complete flag")? {
+                    0 => false,
+                    1 => true,
+                    c => return Err(cur.bad_tag(self.block_base + 1, c, "complete flag (0 or 1)")),
+                };
+                let events = cur.varint("event count")?;
+                let last_cycle = cur.varint("last cycle")?;
+                if cur.pos != self.block.len() {
+                    return Err(TraceError::Malformed {
+                        offset: cur.offset(),
+                        message: "trailer longer than its fields".into(),
+                    });
+                }
+                if events != self.events {
+                    return Err(TraceError::Malformed {
+                        offset: self.block_base,
+                        message: format!(
+                            "trailer counts {events} events but the blocks hold {}",
+                            self.events
+                        ),
+                    });
+                }
+                let mut extra = [0u8; 1];
+                if read_full(&mut self.input, &mut extra).map_err(TraceError::io("reading"))? != 0 {
+                    return Err(TraceError::TrailingData {
+                        offset: self.offset,
+                    });
+                }
+                self.trailer = Some(Trailer {
+                    complete,
+                    events,
+                    last_cycle,
+                });
+                Ok(false)
+            }
+            k => Err(TraceError::BadTag {
+                offset: self.block_base,
+                tag: k,
+                what: "block kind (0x01 events, 0xFF trailer)",
+            }),
+        }
+    }
+
+    /// Inflates the event block in `self.block` into `self.raw` and locates its streams.
+    fn decode_block(&mut self) -> Result<(), TraceError> {
+        let base = self.block_base;
+        let malformed = |message: String| TraceError::Malformed {
+            offset: base,
+            message,
+        };
+        let mut cur = Cursor {
+            data: &self.block,
+            pos: 1,
+            base,
+        };
+        let raw_len = cur.varint("decoded block length")?;
+        if raw_len > MAX_LEN {
+            return Err(TraceError::Oversized {
+                offset: base + 1,
+                what: "decoded block",
+                len: raw_len,
+                limit: MAX_LEN,
+            });
+        }
+        let raw = miniz_oxide::inflate::decompress_to_vec_with_limit(
+            &self.block[cur.pos..],
+            raw_len as usize,
+        )
+        .map_err(|e| malformed(format!("block does not inflate: {:?}", e.status)))?;
+        if raw.len() as u64 != raw_len {
+            return Err(malformed(format!(
+                "block inflates to {} bytes, its header says {raw_len}",
+                raw.len()
+            )));
+        }
+        let mut cur = Cursor {
+            data: &raw,
+            pos: 0,
+            base,
+        };
+        let tags = cur.varint("tag stream length")?;
+        let warps = cur.varint("warp stream length")?;
+        let rest = (raw.len() - cur.pos) as u64;
+        if tags == 0 || tags.saturating_add(warps) > rest {
+            return Err(malformed(format!(
+                "stream lengths {tags} + {warps} do not fit the {rest} decoded bytes"
+            )));
+        }
+        let t0 = cur.pos;
+        let w0 = t0 + tags as usize;
+        let a0 = w0 + warps as usize;
+        self.streams = [(t0, w0), (w0, a0), (a0, raw.len())];
+        self.raw = raw;
+        Ok(())
+    }
+
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        if let Some(e) = self.dec.queued.take() {
+            self.events += 1;
+            return Ok(Some(e));
+        }
+        while self.streams[0].0 >= self.streams[0].1 {
+            if self.streams[1].0 < self.streams[1].1 || self.streams[2].0 < self.streams[2].1 {
+                return Err(TraceError::Malformed {
+                    offset: self.block_base,
+                    message: "block has warp or field bytes left after its last event".into(),
+                });
+            }
+            if !self.next_block()? {
+                return Ok(None);
+            }
+        }
+        let base = self.block_base;
+        let [(t, te), (w, we), (a, ae)] = self.streams;
+        let mut tags = Cursor {
+            data: &self.raw[..te],
+            pos: t,
+            base,
+        };
+        let mut warps = Cursor {
+            data: &self.raw[..we],
+            pos: w,
+            base,
+        };
+        let mut args = Cursor {
+            data: &self.raw[..ae],
+            pos: a,
+            base,
+        };
+        let ev = self.dec.decode(&mut tags, &mut warps, &mut args)?;
+        self.streams = [(tags.pos, te), (warps.pos, we), (args.pos, ae)];
+        self.events += 1;
+        Ok(Some(ev))
+    }
+}
+
+impl<R: Read> Iterator for BinaryReader<R> {
+    type Item = Result<Event, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_event() {
+            Ok(Some(e)) => Some(Ok(e)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

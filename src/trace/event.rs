@@ -1,0 +1,225 @@
+//! The trace's event schema: one [`Event`] variant per [`Observer`] method, each with its cycle.
+//!
+//! JSON form (JSON Lines traces): `{"event":"issue","cycle":12,"warp":{"sm":0,"slot":3},...}`.
+
+use crate::isa::Pipe;
+use crate::sim::observer::{MemEvent, WarpInfo, WarpRef, WarpState};
+use crate::sim::scoreboard::Hazard;
+use crate::sim::{Fault, LaneMask};
+use serde::{Deserialize, Serialize};
+
+/// One thing the simulator reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "event", deny_unknown_fields)]
+pub enum Event {
+    KernelLaunch {
+        cycle: u64,
+        launch: u32,
+    },
+    KernelComplete {
+        cycle: u64,
+        launch: u32,
+    },
+    BlockAssign {
+        cycle: u64,
+        launch: u32,
+        block: u32,
+        sm: u32,
+    },
+    BlockComplete {
+        cycle: u64,
+        launch: u32,
+        block: u32,
+        sm: u32,
+    },
+    WarpLaunch {
+        cycle: u64,
+        warp: WarpRef,
+        info: WarpInfo,
+    },
+    WarpExit {
+        cycle: u64,
+        warp: WarpRef,
+    },
+    WarpState {
+        cycle: u64,
+        warp: WarpRef,
+        state: WarpState,
+    },
+    Issue {
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        active: LaneMask,
+        pipe: Pipe,
+        slot: u32,
+    },
+    Complete {
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+    },
+    Refill {
+        cycle: u64,
+        sm: u32,
+        scheduler: u32,
+        slots: u32,
+    },
+    BarrierArrive {
+        cycle: u64,
+        warp: WarpRef,
+    },
+    BarrierRelease {
+        cycle: u64,
+        sm: u32,
+        launch: u32,
+        block: u32,
+    },
+    Memory {
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        mem: MemEvent,
+    },
+    Hazard {
+        cycle: u64,
+        warp: WarpRef,
+        hazard: Hazard,
+    },
+    Fault {
+        cycle: u64,
+        fault: Box<Fault>,
+    },
+}
+
+/// The kinds of [`Event`], in tag order (used for per-kind counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    KernelLaunch,
+    KernelComplete,
+    BlockAssign,
+    BlockComplete,
+    WarpLaunch,
+    WarpExit,
+    WarpState,
+    Issue,
+    Complete,
+    Refill,
+    BarrierArrive,
+    BarrierRelease,
+    Memory,
+    Hazard,
+    Fault,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 15] = [
+        EventKind::KernelLaunch,
+        EventKind::KernelComplete,
+        EventKind::BlockAssign,
+        EventKind::BlockComplete,
+        EventKind::WarpLaunch,
+        EventKind::WarpExit,
+        EventKind::WarpState,
+        EventKind::Issue,
+        EventKind::Complete,
+        EventKind::Refill,
+        EventKind::BarrierArrive,
+        EventKind::BarrierRelease,
+        EventKind::Memory,
+        EventKind::Hazard,
+        EventKind::Fault,
+    ];
+
+    /// The snake_case name used in JSON (`"event": NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::KernelLaunch => "kernel_launch",
+            EventKind::KernelComplete => "kernel_complete",
+            EventKind::BlockAssign => "block_assign",
+            EventKind::BlockComplete => "block_complete",
+            EventKind::WarpLaunch => "warp_launch",
+            EventKind::WarpExit => "warp_exit",
+            EventKind::WarpState => "warp_state",
+            EventKind::Issue => "issue",
+            EventKind::Complete => "complete",
+            EventKind::Refill => "refill",
+            EventKind::BarrierArrive => "barrier_arrive",
+            EventKind::BarrierRelease => "barrier_release",
+            EventKind::Memory => "memory",
+            EventKind::Hazard => "hazard",
+            EventKind::Fault => "fault",
+        }
+    }
+
+    /// The lowest recording verbosity at which events of this kind are recorded.
+    pub fn min_verbosity(self) -> u8 {
+        match self {
+            EventKind::Memory => 2,
+            EventKind::WarpState
+            | EventKind::Complete
+            | EventKind::Refill
+            | EventKind::BarrierArrive
+            | EventKind::BarrierRelease => 1,
+            _ => 0,
+        }
+    }
+}
+
+impl Event {
+    pub fn cycle(&self) -> u64 {
+        match *self {
+            Event::KernelLaunch { cycle, .. }
+            | Event::KernelComplete { cycle, .. }
+            | Event::BlockAssign { cycle, .. }
+            | Event::BlockComplete { cycle, .. }
+            | Event::WarpLaunch { cycle, .. }
+            | Event::WarpExit { cycle, .. }
+            | Event::WarpState { cycle, .. }
+            | Event::Issue { cycle, .. }
+            | Event::Complete { cycle, .. }
+            | Event::Refill { cycle, .. }
+            | Event::BarrierArrive { cycle, .. }
+            | Event::BarrierRelease { cycle, .. }
+            | Event::Memory { cycle, .. }
+            | Event::Hazard { cycle, .. }
+            | Event::Fault { cycle, .. } => cycle,
+        }
+    }
+
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::KernelLaunch { .. } => EventKind::KernelLaunch,
+            Event::KernelComplete { .. } => EventKind::KernelComplete,
+            Event::BlockAssign { .. } => EventKind::BlockAssign,
+            Event::BlockComplete { .. } => EventKind::BlockComplete,
+            Event::WarpLaunch { .. } => EventKind::WarpLaunch,
+            Event::WarpExit { .. } => EventKind::WarpExit,
+            Event::WarpState { .. } => EventKind::WarpState,
+            Event::Issue { .. } => EventKind::Issue,
+            Event::Complete { .. } => EventKind::Complete,
+            Event::Refill { .. } => EventKind::Refill,
+            Event::BarrierArrive { .. } => EventKind::BarrierArrive,
+            Event::BarrierRelease { .. } => EventKind::BarrierRelease,
+            Event::Memory { .. } => EventKind::Memory,
+            Event::Hazard { .. } => EventKind::Hazard,
+            Event::Fault { .. } => EventKind::Fault,
+        }
+    }
+
+    /// The warp the event is about, if it names one.
+    pub fn warp(&self) -> Option<WarpRef> {
+        match *self {
+            Event::WarpLaunch { warp, .. }
+            | Event::WarpExit { warp, .. }
+            | Event::WarpState { warp, .. }
+            | Event::Issue { warp, .. }
+            | Event::Complete { warp, .. }
+            | Event::BarrierArrive { warp, .. }
+            | Event::Memory { warp, .. }
+            | Event::Hazard { warp, .. } => Some(warp),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Event traces: the contract between the simulator and the analyzer.
+//!
+//! A trace is a [`TraceHeader`] (tool version, the full GPU config, every launch with the
+//! listing of the program actually run, seed, verbosity) followed by [`Event`]s in
+//! non-decreasing cycle order and a trailer that says whether the run completed. Two
+//! encodings hold the same content: a compact, CRC-framed binary one ([`binary`]) and JSON
+//! Lines ([`jsonl`]); [`convert`] turns one into the other losslessly. The byte layout is in
+//! `docs/trace-format.md`.
+//!
+//! [`Recorder`] is the [`Observer`](crate::sim::observer::Observer) that writes a trace;
+//! [`record`] runs a simulation into a trace file. [`TraceReader`] streams events back out,
+//! holding one block in memory; [`info`] summarizes a trace.
+
+pub mod binary;
+pub mod event;
+pub mod jsonl;
+pub mod recorder;
+
+pub use binary::{BinaryReader, BinaryWriter, Trailer, FORMAT_VERSION, MAGIC};
+pub use event::{Event, EventKind};
+pub use jsonl::{JsonlReader, JsonlWriter};
+pub use recorder::{record, RecordOutcome, Recorder};
+
+use crate::sim::config::GpuConfig;
+use crate::sim::sm::PreparedLaunch;
+use crate::sim::{Dim3, LaunchError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+/// Largest header, block or line accepted (checked before allocating).
+pub const MAX_LEN: u64 = 16 << 20;
+
+/// Default recording verbosity: everything except memory events.
+pub const DEFAULT_VERBOSITY: u8 = 1;
+
+/// Why a trace could not be written or read. Offsets are byte offsets in the file (for JSON
+/// Lines, `line` is 1-based).
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("{context}: {source}")]
+    Io {
+        context: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "offset {offset}: not a warpscope trace: expected magic \"WSTRACE\\0\", found {found:02x?}"
+    )]
+    BadMagic { offset: u64, found: [u8; 8] },
+    #[error("offset {offset}: trace format version {found} is newer than this build supports ({supported}); upgrade warpscope")]
+    UnsupportedVersion {
+        offset: u64,
+        found: u16,
+        supported: u16,
+    },
+    #[error("offset {offset}: file truncated: expected {expected}")]
+    Truncated { offset: u64, expected: &'static str },
+    #[error("offset {offset}: block CRC mismatch (stored {expected:#010x}, computed {actual:#010x}): the file is corrupt")]
+    Crc {
+        offset: u64,
+        expected: u32,
+        actual: u32,
+    },
+    #[error("offset {offset}: {what} length {len} exceeds the limit of {limit} bytes")]
+    Oversized {
+        offset: u64,
+        what: &'static str,
+        len: u64,
+        limit: u64,
+    },
+    #[error("offset {offset}: event at cycle {cycle} after an event at cycle {previous}: events must be in cycle order")]
+    OutOfOrder {
+        offset: u64,
+        previous: u64,
+        cycle: u64,
+    },
+    #[error("offset {offset}: bad tag {tag:#04x}, expected {what}")]
+    BadTag {
+        offset: u64,
+        tag: u8,
+        what: &'static str,
+    },
+    #[error("offset {offset}: {message}")]
+    Malformed { offset: u64, message: String },
+    #[error("offset {offset}: bad trace header: {message}")]
+    Header { offset: u64, message: String },
+    #[error("offset {offset}: data after the trailer block")]
+    TrailingData { offset: u64 },
+    #[error("line {line}: {message}")]
+    Json { line: u64, message: String },
+    #[error("line {line}: event at cycle {cycle} after an event at cycle {previous}: events must be in cycle order")]
+    JsonOutOfOrder {
+        line: u64,
+        previous: u64,
+        cycle: u64,
+    },
+    #[error("line {line}: {what}")]
+    JsonStructure { line: u64, what: &'static str },
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+}
+
+impl TraceError {
+    pub(crate) fn io(context: &'static str) -> impl FnOnce(std::io::Error) -> TraceError {
+        move |source| TraceError::Io { context, source }
+    }
+}
+
+/// One launch as the header records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchHeader {
+    pub kernel: String,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub regs_per_thread: u32,
+    pub shared_bytes: u32,
+    pub stream: u32,
+    pub params: Vec<u32>,
+    /// Instruction text by PC, of the program actually run (after the auto-control pass).
+    pub listing: Vec<String>,
+}
+
+/// Everything the analyzer needs besides the events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceHeader {
+    /// Always `"warpscope-trace"`.
+    pub format: String,
+    /// The format version ([`FORMAT_VERSION`]).
+    pub version: u16,
+    /// The warpscope version that wrote the trace.
+    pub tool_version: String,
+    pub config: GpuConfig,
+    pub launches: Vec<LaunchHeader>,
+    /// Seed of any randomness in the run (0 when none was given).
+    pub seed: u64,
+    /// 0: lifecycle, issue, hazard, fault; 1 (default): + warp states, completions, refills,
+    /// barriers; 2: + memory events.
+    pub verbosity: u8,
+}
+
+impl TraceHeader {
+    pub fn new(config: &GpuConfig, prepared: &[PreparedLaunch], seed: u64, verbosity: u8) -> Self {
+        TraceHeader {
+            format: "warpscope-trace".into(),
+            version: FORMAT_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            config: config.clone(),
+            launches: prepared
+                .iter()
+                .map(|p| LaunchHeader {
+                    kernel: p.program.name.clone(),
+                    grid: p.launch.grid,
+                    block: p.launch.block,
+                    regs_per_thread: p.program.regs as u32,
+                    shared_bytes: p.program.shared_bytes,
+                    stream: p.launch.stream,
+                    params: p.launch.params.clone(),
+                    listing: p.program.listing(),
+                })
+                .collect(),
+            seed,
+            verbosity,
+        }
+    }
+}
+
+/// Which encoding a trace file uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    Binary,
+    Jsonl,
+}
+
+impl TraceFormat {
+    /// `.jsonl` / `.json` → JSON Lines, anything else → binary.
+    pub fn from_path(path: &Path) -> TraceFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") | Some("json") => TraceFormat::Jsonl,
+            _ => TraceFormat::Binary,
+        }
+    }
+}
+
+/// A trace writer of either format.
+#[allow(clippy::large_enum_variant)]
+pub enum TraceWriter<W: Write> {
+    Binary(BinaryWriter<W>),
+    Jsonl(JsonlWriter<W>),
+}
+
+impl<W: Write> TraceWriter<W> {
+    pub fn new(out: W, format: TraceFormat, header: &TraceHeader) -> Result<Self, TraceError> {
+        let json = serde_json::to_string(header).expect("a trace header serializes");
+        Self::with_raw_header(out, format, &json)
+    }
+
+    pub fn with_raw_header(
+        out: W,
+        format: TraceFormat,
+        header_json: &str,
+    ) -> Result<Self, TraceError> {
+        Ok(match format {
+            TraceFormat::Binary => {
+                TraceWriter::Binary(BinaryWriter::with_raw_header(out, header_json)?)
+            }
+            TraceFormat::Jsonl => {
+                TraceWriter::Jsonl(JsonlWriter::with_raw_header(out, header_json)?)
+            }
+        })
+    }
+
+    pub fn write(&mut self, event: &Event) -> Result<(), TraceError> {
+        match self {
+            TraceWriter::Binary(w) => w.write(event),
+            TraceWriter::Jsonl(w) => w.write(event),
+        }
+    }
+
+    pub fn events(&self) -> u64 {
+        match self {
+            TraceWriter::Binary(w) => w.events(),
+            TraceWriter::Jsonl(w) => w.events(),
+        }
+    }
+
+    pub fn finish(self, complete: bool) -> Result<W, TraceError> {
+        match self {
+            TraceWriter::Binary(w) => w.finish(complete),
+            TraceWriter::Jsonl(w) => w.finish(complete),
+        }
+    }
+}
+
+/// A streaming reader of either format (detected from the first bytes).
+#[allow(clippy::large_enum_variant)]
+pub enum TraceReader<R: Read> {
+    Binary(BinaryReader<R>),
+    Jsonl(JsonlReader<R>),
+}
+
+/// Chains already-read bytes in front of a reader.
+pub type Peeked<R> = std::io::Chain<std::io::Cursor<Vec<u8>>, R>;
+
+impl<R: Read> TraceReader<Peeked<R>> {
+    /// Detects the format: the binary magic, or else JSON Lines.
+    pub fn new(mut input: R) -> Result<Self, TraceError> {
+        let mut magic = [0u8; 8];
+        let mut n = 0;
+        while n < 8 {
+            match input.read(&mut magic[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io("reading the trace")(e)),
+            }
+        }
+        let peeked = std::io::Cursor::new(magic[..n].to_vec()).chain(input);
+        if n == 8 && magic == MAGIC {
+            Ok(TraceReader::Binary(BinaryReader::new(peeked)?))
+        } else if n > 0 && (magic[0] == b'{' || magic[0].is_ascii_whitespace()) {
+            Ok(TraceReader::Jsonl(JsonlReader::new(peeked)?))
+        } else if n < 8 {
+            Err(TraceError::Truncated {
+                offset: n as u64,
+                expected: "the 8-byte magic WSTRACE\\0",
+            })
+        } else {
+            Err(TraceError::BadMagic {
+                offset: 0,
+                found: magic,
+            })
+        }
+    }
+}
+
+impl TraceReader<Peeked<BufReader<File>>> {
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let f = File::open(path).map_err(TraceError::io("opening the trace"))?;
+        TraceReader::new(BufReader::with_capacity(1 << 16, f))
+    }
+}
+
+impl<R: Read> TraceReader<R> {
+    pub fn format(&self) -> TraceFormat {
+        match self {
+            TraceReader::Binary(_) => TraceFormat::Binary,
+            TraceReader::Jsonl(_) => TraceFormat::Jsonl,
+        }
+    }
+
+    pub fn header(&self) -> &TraceHeader {
+        match self {
+            TraceReader::Binary(r) => r.header(),
+            TraceReader::Jsonl(r) => r.header(),
+        }
+    }
+
+    pub fn header_json(&self) -> &str {
+        match self {
+            TraceReader::Binary(r) => r.header_json(),
+            TraceReader::Jsonl(r) => r.header_json(),
+        }
+    }
+
+    /// The trailer, available once iteration has ended without error.
+    pub fn trailer(&self) -> Option<Trailer> {
+        match self {
+            TraceReader::Binary(r) => r.trailer(),
+            TraceReader::Jsonl(r) => r.trailer(),
+        }
+    }
+
+    /// Whether the run completed; `None` until the trailer has been read.
+    pub fn complete(&self) -> Option<bool> {
+        self.trailer().map(|t| t.complete)
+    }
+}
+
+impl<R: Read> Iterator for TraceReader<R> {
+    type Item = Result<Event, TraceError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            TraceReader::Binary(r) => r.next(),
+            TraceReader::Jsonl(r) => r.next(),
+        }
+    }
+}
+
+/// Re-encodes a trace in `format` (header copied verbatim, so binary → JSONL → binary gives
+/// identical bytes). Returns the number of events.
+pub fn convert<R: Read, W: Write>(
+    reader: TraceReader<R>,
+    out: W,
+    format: TraceFormat,
+) -> Result<(W, u64), TraceError> {
+    let mut reader = reader;
+    let mut w = TraceWriter::with_raw_header(out, format, reader.header_json())?;
+    for e in reader.by_ref() {
+        w.write(&e?)?;
+    }
+    let trailer = reader.trailer().ok_or(TraceError::Truncated {
+        offset: 0,
+        expected: "a trailer",
+    })?;
+    let n = w.events();
+    Ok((w.finish(trailer.complete)?, n))
+}
+
+/// Converts the trace at `input` into `output` (format from `output`'s extension).
+pub fn convert_file(input: &Path, output: &Path) -> Result<u64, TraceError> {
+    let reader = TraceReader::open(input)?;
+    let f = File::create(output).map_err(TraceError::io("creating the output"))?;
+    let (w, n) = convert(reader, BufWriter::new(f), TraceFormat::from_path(output))?;
+    drop(w);
+    Ok(n)
+}
+
+/// A summary of a trace: header facts and event counts per kind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceInfo {
+    pub format: TraceFormat,
+    pub version: u16,
+    pub tool_version: String,
+    pub gpu: String,
+    pub kernels: Vec<String>,
+    pub seed: u64,
+    pub verbosity: u8,
+    pub complete: bool,
+    pub events: u64,
+    pub last_cycle: u64,
+    /// Events per kind name (every kind present, zero if none).
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// Reads a whole trace (streaming) and summarizes it.
+pub fn info<R: Read>(mut reader: TraceReader<R>) -> Result<TraceInfo, TraceError> {
+    let mut counts = [0u64; EventKind::ALL.len()];
+    let mut last_cycle = 0;
+    for e in reader.by_ref() {
+        let e = e?;
+        counts[e.kind() as usize] += 1;
+        last_cycle = e.cycle();
+    }
+    let trailer = reader.trailer();
+    let h = reader.header();
+    Ok(TraceInfo {
+        format: reader.format(),
+        version: h.version,
+        tool_version: h.tool_version.clone(),
+        gpu: h.config.name.clone(),
+        kernels: h.launches.iter().map(|l| l.kernel.clone()).collect(),
+        seed: h.seed,
+        verbosity: h.verbosity,
+        complete: trailer.is_some_and(|t| t.complete),
+        events: counts.iter().sum(),
+        last_cycle,
+        counts: EventKind::ALL
+            .iter()
+            .map(|k| (k.name().to_string(), counts[*k as usize]))
+            .collect(),
+    })
+}
+
+/// [`info`] of the trace file at `path`.
+pub fn info_file(path: &Path) -> Result<TraceInfo, TraceError> {
+    info(TraceReader::open(path)?)
+}

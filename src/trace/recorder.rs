@@ -1,0 +1,247 @@
+//! [`Recorder`]: the observer that writes a trace, and [`record`], which runs a simulation
+//! into a trace file (written to `PATH.tmp`, then renamed).
+
+use super::event::{Event, EventKind};
+use super::{TraceError, TraceFormat, TraceHeader, TraceWriter};
+use crate::isa::Pipe;
+use crate::sim::config::GpuConfig;
+use crate::sim::gpu::{prepare, simulate, SimError, SimOptions, SimReport};
+use crate::sim::memory::GlobalMemory;
+use crate::sim::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
+use crate::sim::scoreboard::Hazard;
+use crate::sim::{Fault, KernelLaunch, LaneMask};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// An [`Observer`] that encodes every event (up to its verbosity) into a trace writer. Observer
+/// methods cannot fail, so the first write error is kept and later events are dropped;
+/// [`Recorder::finish`] returns it.
+pub struct Recorder<W: Write> {
+    writer: Option<TraceWriter<W>>,
+    verbosity: u8,
+    error: Option<TraceError>,
+}
+
+impl<W: Write> Recorder<W> {
+    pub fn new(out: W, format: TraceFormat, header: &TraceHeader) -> Result<Self, TraceError> {
+        Ok(Recorder {
+            writer: Some(TraceWriter::new(out, format, header)?),
+            verbosity: header.verbosity,
+            error: None,
+        })
+    }
+
+    /// Events written so far.
+    pub fn events(&self) -> u64 {
+        self.writer.as_ref().map_or(0, |w| w.events())
+    }
+
+    fn emit(&mut self, kind: EventKind, make: impl FnOnce() -> Event) {
+        if kind.min_verbosity() > self.verbosity || self.error.is_some() {
+            return;
+        }
+        if let Some(w) = self.writer.as_mut() {
+            if let Err(e) = w.write(&make()) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// Writes the trailer and returns the underlying writer, or the first error.
+    pub fn finish(mut self, complete: bool) -> Result<W, TraceError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.writer
+            .take()
+            .expect("a recorder is finished once")
+            .finish(complete)
+    }
+}
+
+impl<W: Write> Observer for Recorder<W> {
+    fn kernel_launch(&mut self, cycle: u64, launch: u32) {
+        self.emit(EventKind::KernelLaunch, || Event::KernelLaunch {
+            cycle,
+            launch,
+        });
+    }
+    fn kernel_complete(&mut self, cycle: u64, launch: u32) {
+        self.emit(EventKind::KernelComplete, || Event::KernelComplete {
+            cycle,
+            launch,
+        });
+    }
+    fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        self.emit(EventKind::BlockAssign, || Event::BlockAssign {
+            cycle,
+            launch,
+            block,
+            sm,
+        });
+    }
+    fn block_complete(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        self.emit(EventKind::BlockComplete, || Event::BlockComplete {
+            cycle,
+            launch,
+            block,
+            sm,
+        });
+    }
+    fn warp_launch(&mut self, cycle: u64, warp: WarpRef, info: &WarpInfo) {
+        self.emit(EventKind::WarpLaunch, || Event::WarpLaunch {
+            cycle,
+            warp,
+            info: *info,
+        });
+    }
+    fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {
+        self.emit(EventKind::WarpExit, || Event::WarpExit { cycle, warp });
+    }
+    fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {
+        self.emit(EventKind::WarpState, || Event::WarpState {
+            cycle,
+            warp,
+            state,
+        });
+    }
+    fn issue(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        active: LaneMask,
+        pipe: Pipe,
+        slot: u32,
+    ) {
+        self.emit(EventKind::Issue, || Event::Issue {
+            cycle,
+            warp,
+            pc,
+            active,
+            pipe,
+            slot,
+        });
+    }
+    fn complete(&mut self, cycle: u64, warp: WarpRef, pc: u32) {
+        self.emit(EventKind::Complete, || Event::Complete { cycle, warp, pc });
+    }
+    fn refill(&mut self, cycle: u64, sm: u32, scheduler: u32, slots: u32) {
+        self.emit(EventKind::Refill, || Event::Refill {
+            cycle,
+            sm,
+            scheduler,
+            slots,
+        });
+    }
+    fn barrier_arrive(&mut self, cycle: u64, warp: WarpRef) {
+        self.emit(EventKind::BarrierArrive, || Event::BarrierArrive {
+            cycle,
+            warp,
+        });
+    }
+    fn barrier_release(&mut self, cycle: u64, sm: u32, launch: u32, block: u32) {
+        self.emit(EventKind::BarrierRelease, || Event::BarrierRelease {
+            cycle,
+            sm,
+            launch,
+            block,
+        });
+    }
+    fn memory(&mut self, cycle: u64, warp: WarpRef, pc: u32, event: &MemEvent) {
+        self.emit(EventKind::Memory, || Event::Memory {
+            cycle,
+            warp,
+            pc,
+            mem: *event,
+        });
+    }
+    fn hazard(&mut self, cycle: u64, warp: WarpRef, hazard: &Hazard) {
+        self.emit(EventKind::Hazard, || Event::Hazard {
+            cycle,
+            warp,
+            hazard: *hazard,
+        });
+    }
+    fn fault(&mut self, cycle: u64, fault: &Fault) {
+        self.emit(EventKind::Fault, || Event::Fault {
+            cycle,
+            fault: Box::new(fault.clone()),
+        });
+    }
+}
+
+/// What [`record`] produced.
+#[derive(Debug)]
+pub struct RecordOutcome {
+    /// The run's report (up to the fault, if it faulted).
+    pub report: SimReport,
+    /// The kernel fault that stopped the run; the trace is then marked incomplete and ends with
+    /// this fault as its last event.
+    pub fault: Option<Box<Fault>>,
+    pub path: PathBuf,
+    pub events: u64,
+    pub bytes: u64,
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Runs `launches` and records the trace to `path` (through `PATH.tmp` and a rename, so a
+/// reader never sees a half-written file). A run stopped by a kernel fault still yields a
+/// valid trace, marked incomplete, whose last event is the fault; the fault is returned in
+/// [`RecordOutcome::fault`]. A launch the GPU rejects is an error and writes nothing.
+pub fn record(
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    memory: &mut GlobalMemory,
+    options: SimOptions,
+    path: &Path,
+    format: TraceFormat,
+    verbosity: u8,
+) -> Result<RecordOutcome, TraceError> {
+    let prepared = prepare(config, launches)?;
+    let header = TraceHeader::new(config, &prepared, 0, verbosity);
+    let tmp = tmp_path(path);
+    let result = (|| {
+        let file = File::create(&tmp).map_err(TraceError::io("creating the trace file"))?;
+        let mut rec = Recorder::new(BufWriter::with_capacity(1 << 16, file), format, &header)?;
+        let (report, fault) = match simulate(config, launches, memory, options, &mut rec) {
+            Ok(r) => (r, None),
+            Err(SimError::Fault { fault, partial }) => (*partial, Some(fault)),
+            Err(SimError::Launch(e)) => return Err(TraceError::Launch(e)),
+        };
+        let events = rec.events();
+        let out = rec.finish(fault.is_none())?;
+        let file = out
+            .into_inner()
+            .map_err(|e| TraceError::io("flushing the trace")(e.into_error()))?;
+        file.sync_all()
+            .map_err(TraceError::io("syncing the trace"))?;
+        let bytes = file
+            .metadata()
+            .map_err(TraceError::io("reading the trace size"))?
+            .len();
+        Ok((report, fault, events, bytes))
+    })();
+    match result {
+        Ok((report, fault, events, bytes)) => {
+            std::fs::rename(&tmp, path).map_err(TraceError::io("renaming the trace file"))?;
+            Ok(RecordOutcome {
+                report,
+                fault,
+                path: path.to_path_buf(),
+                events,
+                bytes,
+            })
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
