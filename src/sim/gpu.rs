@@ -162,18 +162,13 @@ pub fn simulate<O: Observer>(
                 .flat_map(|s| s.describe_warps(&prepared))
                 .collect();
             detail.truncate(16);
-            let fault = Fault {
-                kernel: running_kernels(&dispatcher, launches),
-                block: None,
-                warp: None,
-                lane: None,
-                pc: None,
-                instruction: None,
-                kind: FaultKind::Watchdog {
+            let fault = Fault::kernel_wide(
+                &running_kernels(&dispatcher, launches),
+                FaultKind::Watchdog {
                     limit: options.max_cycles,
                     unit: format!("cycles; resident warps:\n  {}", detail.join("\n  ")),
                 },
-            };
+            );
             return Err(fail(
                 fault,
                 cycle,
@@ -266,20 +261,15 @@ pub fn simulate<O: Observer>(
                         .iter()
                         .flat_map(|s| s.describe_warps(&prepared))
                         .collect();
-                    let fault = Fault {
-                        kernel: running_kernels(&dispatcher, launches),
-                        block: None,
-                        warp: None,
-                        lane: None,
-                        pc: None,
-                        instruction: None,
-                        kind: FaultKind::Deadlock {
+                    let fault = Fault::kernel_wide(
+                        &running_kernels(&dispatcher, launches),
+                        FaultKind::Deadlock {
                             detail: format!(
                                 "no warp can ever issue again at cycle {cycle}:\n  {}",
                                 detail.join("\n  ")
                             ),
                         },
-                    };
+                    );
                     return Err(fail(
                         fault,
                         cycle,

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Regenerates the sample traces in traces/ from the bundled kernels: one per preset and several
+# policies. Deterministic: CI re-runs this and fails if any checked-in file changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --quiet
+ws=./target/release/warpscope
+mkdir -p traces
+rm -f traces/*.wstrace
+
+record() { # OUT LAUNCH [options...]
+    local out=$1; shift
+    "$ws" record "$@" -o "traces/$out.wstrace" >/dev/null
+}
+
+record vecadd_tiny.tiny          kernels/vecadd_tiny.json --gpu tiny
+record reduce.small.gto          kernels/reduce.json --gpu small --policy gto
+record reduce.small.lrr          kernels/reduce.json --gpu small --policy lrr
+record matmul.volta.gto          kernels/matmul.json --gpu volta --policy gto
+record matmul.volta.barrel       kernels/matmul.json --gpu volta --policy barrel
+record divergent.hopper.gto      kernels/divergent.json --gpu hopper
+record vecadd.small.barriers     kernels/vecadd.json --gpu small --scoreboard barriers
+record loop.small.coarse         kernels/loop.json --gpu small --policy coarse
+
+ls -l traces
