@@ -5,7 +5,9 @@
 pub mod asm;
 pub mod bench;
 pub mod config;
+pub mod record;
 pub mod run;
+pub mod trace;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{self, Write};
@@ -30,7 +32,9 @@ Examples:
       --mem kernels/mem/vecadd_inputs.json --dump 0x30000:8:f32
   warpscope asm kernels/vecadd_tiny.tgpu
   warpscope config list
-  warpscope bench --gpu volta";
+  warpscope bench --gpu volta
+  warpscope record kernels/vecadd_tiny.json -o vecadd.wstrace
+  warpscope trace info vecadd.wstrace";
 
 /// warpscope: a cycle-level GPU simulator with an Nsight-style profiler on top.
 ///
@@ -67,6 +71,12 @@ pub enum Command {
     /// Measure the simulator's speed (simulated warp instructions per host second).
     #[command(after_help = bench::EXAMPLES)]
     Bench(bench::BenchArgs),
+    /// Run like `run` on the timing simulator and write every event to a trace file.
+    #[command(after_help = record::EXAMPLES)]
+    Record(Box<record::RecordArgs>),
+    /// Read a trace back: dump it as JSON Lines, convert it, or summarize it.
+    #[command(after_help = trace::EXAMPLES)]
+    Trace(trace::TraceArgs),
 }
 
 /// `--dialect` values, mirroring [`Dialect`].
@@ -97,6 +107,8 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Run(args) => run::run(*args),
         Command::Config(args) => config::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Record(args) => record::run(*args),
+        Command::Trace(args) => trace::run(args),
     };
     match result {
         Ok(code) => code,

@@ -238,7 +238,8 @@ fn dim(d: Dim3) -> Value {
     json!([d.x, d.y, d.z])
 }
 
-fn diff(report: &CheckReport) -> String {
+/// The `error: N of M expected words differ` report of failed checks (shared with `record`).
+pub(super) fn diff(report: &CheckReport) -> String {
     let total = report.passed + report.failed;
     let mut out = format!(
         "error: {} of {} expected word{} differ{}:\n",
@@ -266,6 +267,56 @@ fn diff(report: &CheckReport) -> String {
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let launch_file = load_launch_file(&args)?;
+    let mut dumps: Vec<Dump> = Vec::new();
+    for text in &args.dump {
+        let d = parse_dump(text)?;
+        // The same --dump twice would give a JSON object a duplicate key.
+        if !dumps.iter().any(|e| e.key == d.key) {
+            dumps.push(d);
+        }
+    }
+
+    let config = gpu_config(&args, &launch_file)?;
+    let warp_size = config.warp_size;
+
+    let outcome = if args.functional {
+        if let Some(flag) = args.gpu.overrides_given() {
+            bail!("{flag} is for the timing simulator; drop --functional to use it");
+        }
+        if args.max_cycles.is_some() {
+            bail!("--max-cycles is for the timing simulator; with --functional use --max-instructions N");
+        }
+        run_functional(&launch_file, &args, warp_size)?
+    } else {
+        if args.max_instructions.is_some() {
+            bail!("--max-instructions is for --functional; the timing simulator stops at --max-cycles N");
+        }
+        run_timing(&launch_file, &args, &config)?
+    };
+    let report = launch_file.check(&outcome.memory);
+    let dump_data: Vec<(String, Vec<Value>)> = dumps
+        .iter()
+        .map(|d| Ok((d.key.clone(), dump_values(&outcome.memory, d)?)))
+        .collect::<Result<_>>()?;
+
+    let text = if args.json {
+        render_json(&launch_file, &outcome, &config, &report, dump_data)?
+    } else {
+        render_text(&launch_file, &outcome, &config, &report, &dump_data)
+    };
+    emit(&text)?;
+    if report.ok() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprint!("{}", diff(&report));
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// The launch file named by `args.input`, or the one a kernel file and --grid/--block/--param
+/// describe (shared with `record`).
+pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
     let is_launch_file = args
         .input
         .extension()
@@ -302,15 +353,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             gpu: None,
         })?
     };
-    let mut dumps: Vec<Dump> = Vec::new();
-    for text in &args.dump {
-        let d = parse_dump(text)?;
-        // The same --dump twice would give a JSON object a duplicate key.
-        if !dumps.iter().any(|e| e.key == d.key) {
-            dumps.push(d);
-        }
-    }
+    Ok(launch_file)
+}
 
+/// The GPU to run on: --gpu, else the launch file's, with the overrides applied and validated
+/// (shared with `record`).
+pub(super) fn gpu_config(args: &RunArgs, launch_file: &LaunchFile) -> Result<GpuConfig> {
     let mut config = match &args.gpu.gpu {
         Some(spec) => load_gpu(spec)?,
         None => launch_file.gpu_config()?,
@@ -319,41 +367,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(ws) = args.warp_size {
         config.warp_size = ws;
     }
-    let config = validated(config)?;
-    let warp_size = config.warp_size;
-
-    let outcome = if args.functional {
-        if let Some(flag) = args.gpu.overrides_given() {
-            bail!("{flag} is for the timing simulator; drop --functional to use it");
-        }
-        if args.max_cycles.is_some() {
-            bail!("--max-cycles is for the timing simulator; with --functional use --max-instructions N");
-        }
-        run_functional(&launch_file, &args, warp_size)?
-    } else {
-        if args.max_instructions.is_some() {
-            bail!("--max-instructions is for --functional; the timing simulator stops at --max-cycles N");
-        }
-        run_timing(&launch_file, &args, &config)?
-    };
-    let report = launch_file.check(&outcome.memory);
-    let dump_data: Vec<(String, Vec<Value>)> = dumps
-        .iter()
-        .map(|d| Ok((d.key.clone(), dump_values(&outcome.memory, d)?)))
-        .collect::<Result<_>>()?;
-
-    let text = if args.json {
-        render_json(&launch_file, &outcome, &config, &report, dump_data)?
-    } else {
-        render_text(&launch_file, &outcome, &config, &report, &dump_data)
-    };
-    emit(&text)?;
-    if report.ok() {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        eprint!("{}", diff(&report));
-        Ok(ExitCode::FAILURE)
-    }
+    validated(config)
 }
 
 fn run_functional(launch_file: &LaunchFile, args: &RunArgs, warp_size: u32) -> Result<Outcome> {

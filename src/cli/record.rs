@@ -1,0 +1,179 @@
+//! `warpscope record`: run a launch file (or a kernel described by flags) on the timing
+//! simulator like `run`, and write every event to a trace file (see docs/trace-format.md).
+
+use super::config::GpuArgs;
+use super::run::{diff, gpu_config, load_launch_file, RunArgs};
+use super::{emit, DialectArg};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use warpscope::sim::gpu::SimOptions;
+use warpscope::sim::FaultKind;
+use warpscope::trace::{self, TraceFormat, DEFAULT_VERBOSITY};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  warpscope record kernels/vecadd_tiny.json -o vecadd.wstrace
+  warpscope record kernels/reduce.json --gpu volta -o reduce.jsonl
+  warpscope record kernels/matmul.json -o matmul.wstrace --verbosity 2
+  warpscope record kernels/vecadd.sasm --grid 8 --block 128 \\
+      --param a=0x10000 --param b=0x20000 --param c=0x30000 --param n=1000 \\
+      --mem kernels/mem/vecadd_inputs.json -o vecadd.wstrace
+
+Takes the same kernel, launch and GPU options as `warpscope run` (timing simulator only).
+--format defaults from the extension of -o: .jsonl (or .json) is JSON Lines, anything else
+the binary format. --verbosity 0 records lifecycle, issue, hazard and fault events; 1 (the
+default) adds warp states, completions, refills and barriers; 2 adds memory events.
+A run stopped by a fault (watchdog, deadlock, memory fault) still writes its trace, marked
+incomplete; the fault is printed and the exit status is 1, as it is when an expect check
+fails. Read traces back with `warpscope trace info|dump|convert`.";
+
+/// `--format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// The compact CRC-framed binary format.
+    Bin,
+    /// JSON Lines: a header line, one event per line, a trailer line.
+    Jsonl,
+}
+
+impl From<FormatArg> for TraceFormat {
+    fn from(f: FormatArg) -> TraceFormat {
+        match f {
+            FormatArg::Bin => TraceFormat::Binary,
+            FormatArg::Jsonl => TraceFormat::Jsonl,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// A launch file (.json), or a kernel file (.sasm, .tgpu, .hex) with --grid and --block.
+    pub input: PathBuf,
+    /// The trace file to write (through OUTPUT.tmp and a rename).
+    #[arg(short = 'o', long = "output", value_name = "TRACE")]
+    pub output: PathBuf,
+    /// Trace encoding; by default from the extension of -o (.jsonl → jsonl, else bin).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// 0: lifecycle, issue, hazard, fault; 1: + warp states, completions, refills, barriers;
+    /// 2: + memory events.
+    #[arg(long, value_name = "0|1|2", default_value_t = DEFAULT_VERBOSITY,
+          value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub verbosity: u8,
+    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub grid: Option<String>,
+    /// Threads per block, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub block: Option<String>,
+    /// A kernel parameter by its .param name; VALUE is an integer, float or 0x hex (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// A JSON list of memory initialisers, as in a launch file's "memory" (kernel files only).
+    #[arg(long, value_name = "FILE.json")]
+    pub mem: Option<PathBuf>,
+    /// Kernel dialect; by default from the extension (kernel files only).
+    #[arg(long, value_enum)]
+    pub dialect: Option<DialectArg>,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
+    #[arg(long, value_name = "N")]
+    pub max_cycles: Option<u64>,
+    /// Lanes per warp (default: the GPU's, 32, or 4 for the tiny preset).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub warp_size: Option<u32>,
+}
+
+impl RecordArgs {
+    /// The equivalent `run` arguments, so that loading and GPU selection share run's code.
+    fn run_args(self) -> (RunArgs, PathBuf, Option<FormatArg>, u8) {
+        let run = RunArgs {
+            input: self.input,
+            grid: self.grid,
+            block: self.block,
+            params: self.params,
+            mem: self.mem,
+            dump: Vec::new(),
+            json: false,
+            dialect: self.dialect,
+            functional: false,
+            gpu: self.gpu,
+            max_cycles: self.max_cycles,
+            max_instructions: None,
+            warp_size: self.warp_size,
+        };
+        (run, self.output, self.format, self.verbosity)
+    }
+}
+
+pub fn run(args: RecordArgs) -> Result<ExitCode> {
+    let (args, output, format, verbosity) = args.run_args();
+    let format = format.map_or_else(|| TraceFormat::from_path(&output), Into::into);
+    let launch_file = load_launch_file(&args)?;
+    let config = gpu_config(&args, &launch_file)?;
+    let options = SimOptions {
+        max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
+        skip_idle: true,
+    };
+    let mut memory = launch_file.initial_memory();
+    let outcome = trace::record(
+        &config,
+        &launch_file.kernel_launches(),
+        &mut memory,
+        options,
+        &output,
+        format,
+        verbosity,
+    )
+    .with_context(|| format!("recording {}", output.display()))?;
+
+    let r = &outcome.report;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "recorded {} on {}: {} cycles, {} warp instructions",
+        launch_file.launches[0].launch.program.name, config.name, r.cycles, r.warp_instructions
+    );
+    let per_instruction = if r.warp_instructions == 0 {
+        0.0
+    } else {
+        outcome.bytes as f64 / r.warp_instructions as f64
+    };
+    let _ = writeln!(
+        out,
+        "trace {} ({}, verbosity {verbosity}{}): {} events, {} bytes, {per_instruction:.2} bytes per warp instruction",
+        outcome.path.display(),
+        match format {
+            TraceFormat::Binary => "bin",
+            TraceFormat::Jsonl => "jsonl",
+        },
+        if outcome.fault.is_some() { ", incomplete" } else { "" },
+        outcome.events,
+        outcome.bytes,
+    );
+    emit(&out)?;
+
+    if let Some(fault) = &outcome.fault {
+        let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
+            "\nhint: `warpscope record` takes --max-cycles N"
+        } else {
+            ""
+        };
+        eprintln!(
+            "error: fault at cycle {} on {}: {fault}{hint}\nthe trace is written but incomplete",
+            r.cycles, config.name
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    let report = launch_file.check(&memory);
+    if report.ok() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprint!("{}", diff(&report));
+        Ok(ExitCode::FAILURE)
+    }
+}

@@ -1,0 +1,330 @@
+//! End-to-end tests of `warpscope record` and `warpscope trace dump|convert|info`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ws(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run warpscope")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli_trace")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn record(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["record", "kernels/vecadd_tiny.json", "-o", s(out)];
+    args.extend_from_slice(extra);
+    ws(&args)
+}
+
+fn info_json(path: &Path) -> Value {
+    let o = ws(&["trace", "info", s(path), "--json"]);
+    ok(&o);
+    serde_json::from_str(&stdout(&o)).expect("info --json prints one JSON object")
+}
+
+#[test]
+fn record_vecadd_then_info_shows_complete_and_counts() {
+    let d = dir("record_info");
+    let t = d.join("vecadd.wstrace");
+    let o = record(&t, &[]);
+    ok(&o);
+    let out = stdout(&o);
+    for want in [
+        "cycles",
+        "warp instructions",
+        "events",
+        "bytes per warp instruction",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
+    assert!(out.contains(s(&t)), "{out}");
+    assert!(!Path::new(&format!("{}.tmp", s(&t))).exists());
+
+    let v = info_json(&t);
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["format"], "binary");
+    assert_eq!(v["gpu"], "tiny");
+    assert_eq!(v["verbosity"], 1);
+    assert_eq!(v["launches"][0]["kernel"], "vecadd_tiny");
+    assert_eq!(v["launches"][0]["grid"], serde_json::json!([6, 1, 1]));
+    assert_eq!(v["launches"][0]["block"], serde_json::json!([4, 1, 1]));
+    let counts = v["counts"].as_object().unwrap();
+    let total: u64 = counts.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(v["events"].as_u64().unwrap(), total);
+    assert_eq!(counts["kernel_launch"], 1);
+    assert_eq!(counts["block_assign"], 6);
+    assert_eq!(counts["fault"], 0);
+    assert!(counts["issue"].as_u64().unwrap() > 0);
+    // The summary's event count is the trace's.
+    assert!(out.contains(&format!("{total} events")), "{out}");
+
+    let o = ws(&["trace", "info", s(&t)]);
+    ok(&o);
+    let text = stdout(&o);
+    for want in [
+        "complete: yes",
+        "gpu tiny",
+        "vecadd_tiny",
+        "issue",
+        "warp_launch",
+        "0.1",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn record_twice_gives_identical_bytes() {
+    let d = dir("deterministic");
+    for ext in ["wstrace", "jsonl"] {
+        let a = d.join(format!("a.{ext}"));
+        let b = d.join(format!("b.{ext}"));
+        ok(&record(&a, &[]));
+        ok(&record(&b, &[]));
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{ext}"
+        );
+    }
+}
+
+#[test]
+fn format_and_verbosity_flags() {
+    let d = dir("flags");
+    // --format overrides the extension.
+    let t = d.join("forced.wstrace");
+    ok(&record(&t, &["--format", "jsonl", "--verbosity", "0"]));
+    assert_eq!(std::fs::read(&t).unwrap()[0], b'{');
+    let v = info_json(&t);
+    assert_eq!(v["format"], "jsonl");
+    assert_eq!(v["verbosity"], 0);
+    assert_eq!(v["counts"]["warp_state"], 0);
+    let o = record(&t, &["--verbosity", "3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn dump_header_first_and_one_line_per_event() {
+    let d = dir("dump");
+    let t = d.join("vecadd.wstrace");
+    ok(&record(&t, &[]));
+    let events = info_json(&t)["events"].as_u64().unwrap();
+    let o = ws(&["trace", "dump", s(&t)]);
+    ok(&o);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    // Header + events + trailer.
+    assert_eq!(lines.len() as u64, events + 2);
+    let header: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(header["format"], "warpscope-trace");
+    assert_eq!(header["config"]["name"], "tiny");
+    for l in &lines[1..lines.len() - 1] {
+        let e: Value = serde_json::from_str(l).unwrap();
+        assert!(e["event"].is_string(), "{l}");
+    }
+    let trailer: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
+    assert_eq!(trailer["trailer"]["complete"], true);
+    assert_eq!(trailer["trailer"]["events"].as_u64(), Some(events));
+    // Dumping the binary trace is the JSON Lines recording.
+    let j = d.join("vecadd.jsonl");
+    ok(&record(&j, &[]));
+    assert_eq!(out.as_bytes(), std::fs::read(&j).unwrap());
+}
+
+#[test]
+fn convert_round_trip_is_identical() {
+    let d = dir("convert");
+    let bin = d.join("a.wstrace");
+    let jsonl = d.join("b.jsonl");
+    let back = d.join("c.wstrace");
+    ok(&record(&bin, &[]));
+    ok(&ws(&["trace", "convert", s(&bin), s(&jsonl)]));
+    assert_eq!(std::fs::read(&jsonl).unwrap()[0], b'{');
+    ok(&ws(&["trace", "convert", s(&jsonl), s(&back)]));
+    assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&back).unwrap());
+    assert!(!Path::new(&format!("{}.tmp", s(&back))).exists());
+    // JSON Lines -> JSON Lines is also identical.
+    let again = d.join("d.jsonl");
+    ok(&ws(&["trace", "convert", s(&back), s(&again)]));
+    assert_eq!(
+        std::fs::read(&jsonl).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}
+
+fn assert_clean_failure(o: &Output, want: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "stderr:\n{err}");
+    assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn damaged_traces_fail_cleanly_with_an_offset() {
+    let d = dir("damaged");
+    let t = d.join("good.wstrace");
+    ok(&record(&t, &[]));
+    let bytes = std::fs::read(&t).unwrap();
+
+    let truncated = d.join("truncated.wstrace");
+    std::fs::write(&truncated, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let flipped = d.join("flipped.wstrace");
+    let mut f = bytes.clone();
+    let at = bytes.len() * 3 / 4;
+    f[at] ^= 0x40;
+    std::fs::write(&flipped, &f).unwrap();
+    let magic = d.join("magic.wstrace");
+    let mut m = bytes.clone();
+    m[0] = b'X';
+    std::fs::write(&magic, &m).unwrap();
+
+    for path in [&truncated, &flipped, &magic] {
+        let out = d.join("out.jsonl");
+        for args in [
+            vec!["trace", "info", s(path)],
+            vec!["trace", "info", s(path), "--json"],
+            vec!["trace", "dump", s(path)],
+            vec!["trace", "convert", s(path), s(&out)],
+        ] {
+            let o = ws(&args);
+            assert_clean_failure(&o, "offset ");
+        }
+        // A failed convert leaves neither the output nor its temp file.
+        assert!(!out.exists());
+        assert!(!Path::new(&format!("{}.tmp", s(&out))).exists());
+    }
+    assert_clean_failure(&ws(&["trace", "info", s(&truncated)]), "truncated");
+    assert_clean_failure(&ws(&["trace", "info", s(&magic)]), "magic");
+    assert_clean_failure(
+        &ws(&["trace", "info", s(&d.join("missing.wstrace"))]),
+        "missing.wstrace",
+    );
+}
+
+#[test]
+fn runaway_kernel_writes_an_incomplete_trace() {
+    let d = dir("runaway");
+    let k = d.join("spin.sasm");
+    std::fs::write(&k, ".kernel spin\nL:\n BRA L\n").unwrap();
+    for ext in ["wstrace", "jsonl"] {
+        let t = d.join(format!("spin.{ext}"));
+        let o = ws(&[
+            "record",
+            s(&k),
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--max-cycles",
+            "1000",
+            "-o",
+            s(&t),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("watchdog"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+        assert!(t.exists());
+        let v = info_json(&t);
+        assert_eq!(v["complete"], false);
+        assert_eq!(v["counts"]["fault"], 1);
+        let o = ws(&["trace", "info", s(&t)]);
+        ok(&o);
+        assert!(stdout(&o).contains("complete: no"), "{}", stdout(&o));
+        let o = ws(&["trace", "dump", s(&t)]);
+        ok(&o);
+        let last = stdout(&o).lines().last().unwrap().to_string();
+        assert!(last.contains("\"complete\":false"), "{last}");
+    }
+}
+
+#[test]
+fn record_checks_the_launch_files_expect() {
+    let d = dir("expect");
+    let text = std::fs::read_to_string("kernels/vecadd_tiny.json").unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["kernel"] = Value::String(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("kernels/vecadd_tiny.tgpu")
+            .to_str()
+            .unwrap()
+            .into(),
+    );
+    v["expect"][0]["words"][0] = 12.into();
+    let launch = d.join("wrong.json");
+    std::fs::write(&launch, v.to_string()).unwrap();
+    let t = d.join("wrong.wstrace");
+    let o = ws(&["record", s(&launch), "-o", s(&t)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 of 24 expected words differs"),
+        "{}",
+        stderr(&o)
+    );
+    // The trace is still there and complete: the run itself finished.
+    assert_eq!(info_json(&t)["complete"], true);
+}
+
+#[test]
+fn record_rejects_flags_like_run() {
+    let d = dir("flags_like_run");
+    let t = d.join("x.wstrace");
+    let o = record(&t, &["--grid", "4"]);
+    assert_clean_failure(&o, "--grid is only for running a kernel file");
+    let o = ws(&["record", "kernels/vecadd.sasm", "-o", s(&t)]);
+    assert_clean_failure(&o, "needs --grid and --block");
+    assert!(!t.exists());
+}
+
+#[test]
+fn helps_have_examples() {
+    for args in [
+        vec!["record", "--help"],
+        vec!["trace", "--help"],
+        vec!["trace", "dump", "--help"],
+        vec!["trace", "convert", "--help"],
+        vec!["trace", "info", "--help"],
+        vec!["help", "record"],
+        vec!["help", "trace"],
+    ] {
+        let o = ws(&args);
+        ok(&o);
+        assert!(stdout(&o).contains("Example"), "{args:?}: {}", stdout(&o));
+    }
+    let o = ws(&["--help"]);
+    assert!(stdout(&o).contains("record"), "{}", stdout(&o));
+}
