@@ -1,5 +1,6 @@
 //! warpscope: a cycle-level GPU simulator with an Nsight-style profiler on top.
 
+pub mod analyze;
 pub mod asm;
 pub mod bench;
 pub mod isa;

@@ -328,3 +328,57 @@ fn helps_have_examples() {
     let o = ws(&["--help"]);
     assert!(stdout(&o).contains("record"), "{}", stdout(&o));
 }
+
+#[test]
+fn analyze_prints_the_sections_and_json_of_a_sample_trace() {
+    let bin = env!("CARGO_BIN_EXE_warpscope");
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/traces/reduce.small.gto.wstrace"
+    );
+    let out = std::process::Command::new(bin)
+        .args(["analyze", sample])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for section in [
+        "Launch Statistics",
+        "Scheduler Statistics",
+        "Warp State Statistics",
+        "Issue Slots",
+        "Source Hotspots",
+        "barrier",
+    ] {
+        assert!(text.contains(section), "missing {section}:\n{text}");
+    }
+    let out = std::process::Command::new(bin)
+        .args([
+            "analyze",
+            sample,
+            "--format",
+            "json",
+            "--taxonomy",
+            "detailed",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let states = v["launches"][0]["warp_states"].as_object().unwrap();
+    assert!(
+        states.keys().any(|k| k.starts_with("scoreboard:")),
+        "{states:?}"
+    );
+    let help = std::process::Command::new(bin)
+        .args(["analyze", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(help.stdout).unwrap().contains("Example"));
+    let bad = std::process::Command::new(bin)
+        .args(["analyze", "Cargo.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&bad.stderr).contains("panicked"));
+}

@@ -8,19 +8,28 @@ use clap::Args;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::process::ExitCode;
-use warpscope::bench;
+use warpscope::bench::{self, TraceBenchError};
+use warpscope::sim::config::GpuConfig;
 use warpscope::sim::gpu::SimError;
+use warpscope::trace::DEFAULT_VERBOSITY;
 
 pub const EXAMPLES: &str = "\
 Examples:
   cargo run --release -- bench                  # volta, documented size
   cargo run --release -- bench --gpu small --scale 4 --json
+  cargo run --release -- bench --trace          # tracing cost on vecadd_1m
 
 Runs ffma_loop (64·scale blocks of 256 threads, 1000 FFMA-loop trips: compute-bound) and
 vecadd_1m (vector add over 2^20·min(scale, 8) floats: memory-bound) with the null observer,
 and prints per benchmark: name, gpu, warp instructions, cycles, host seconds and simulated
 warp instructions per host second (M/s). Build with --release; the numbers go into
-BENCHMARKS.md.";
+BENCHMARKS.md.
+
+With --trace, runs vecadd_1m instead with the null observer and then with a recorder writing
+the binary trace (default verbosity) into memory, decodes that trace --read-passes times, and
+prints: recording time over null time (target <= 1.5x), trace bytes and bytes per warp
+instruction (target <= 4), and decode speed in MB/s of trace (target >= 200) and events/s.
+--scale does not apply.";
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -34,10 +43,129 @@ pub struct BenchArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Measure trace recording and reading on vecadd_1m instead.
+    #[arg(long)]
+    pub trace: bool,
+    /// With --trace: how many times to decode the recorded trace.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "trace",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub read_passes: u32,
+}
+
+fn target(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
+fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
+    let r = match bench::run_trace(config, DEFAULT_VERBOSITY, args.read_passes) {
+        Ok(r) => r,
+        Err(TraceBenchError::Sim(SimError::Fault { fault, .. })) => {
+            bail!("bench --trace on {}: fault: {fault}", config.name)
+        }
+        Err(e) => bail!("bench --trace on {}: {e}", config.name),
+    };
+    let overhead_ok = r.overhead() <= 1.5;
+    let size_ok = r.bytes_per_warp_instruction() <= 4.0;
+    let read_ok = r.read_mb_per_second() >= 200.0;
+    let text = if args.json {
+        serde_json::to_string_pretty(&json!({
+            "name": r.name,
+            "gpu": r.gpu,
+            "verbosity": r.verbosity,
+            "warp_instructions": r.warp_instructions,
+            "cycles": r.cycles,
+            "null_seconds": r.null_elapsed.as_secs_f64(),
+            "record_seconds": r.record_elapsed.as_secs_f64(),
+            "overhead": r.overhead(),
+            "events": r.events,
+            "events_per_warp_instruction": r.events_per_warp_instruction(),
+            "bytes": r.bytes,
+            "header_bytes": r.header_bytes,
+            "bytes_per_warp_instruction": r.bytes_per_warp_instruction(),
+            "read_passes": r.read_passes,
+            "read_seconds": r.read_elapsed.as_secs_f64(),
+            "read_mb_per_second": r.read_mb_per_second(),
+            "read_events_per_second": r.read_events_per_second(),
+            "targets": {
+                "overhead_at_most_1_5": overhead_ok,
+                "bytes_per_warp_instruction_at_most_4": size_ok,
+                "read_mb_per_second_at_least_200": read_ok,
+            },
+        }))? + "\n"
+    } else {
+        let mut out = format!(
+            "{} on {} (verbosity {}): {} warp instructions, {} cycles, {} events ({:.2} per warp instruction)\n",
+            r.name,
+            r.gpu,
+            r.verbosity,
+            r.warp_instructions,
+            r.cycles,
+            r.events,
+            r.events_per_warp_instruction()
+        );
+        let _ = writeln!(out, "{:<28} {:>16} {:>10}", "measure", "value", "target");
+        let mut row = |name: &str, value: String, goal: &str| {
+            let _ = writeln!(out, "{name:<28} {value:>16} {goal:>10}");
+        };
+        row(
+            "null observer, s",
+            format!("{:.3}", r.null_elapsed.as_secs_f64()),
+            "",
+        );
+        row(
+            "recording (binary), s",
+            format!("{:.3}", r.record_elapsed.as_secs_f64()),
+            "",
+        );
+        row(
+            "recording / null",
+            format!("{:.2}x", r.overhead()),
+            "<= 1.5x",
+        );
+        row("trace bytes", r.bytes.to_string(), "");
+        row("  of which header", r.header_bytes.to_string(), "");
+        row(
+            "bytes / warp instruction",
+            format!("{:.2}", r.bytes_per_warp_instruction()),
+            "<= 4",
+        );
+        row(
+            &format!("read, s ({} passes)", r.read_passes),
+            format!("{:.3}", r.read_elapsed.as_secs_f64()),
+            "",
+        );
+        row(
+            "read, MB/s of trace",
+            format!("{:.1}", r.read_mb_per_second()),
+            ">= 200",
+        );
+        row(
+            "read, M events/s",
+            format!("{:.2}", r.read_events_per_second() / 1e6),
+            "",
+        );
+        let _ = writeln!(
+            out,
+            "targets: overhead {}, size {}, read speed {}",
+            target(overhead_ok),
+            target(size_ok),
+            target(read_ok)
+        );
+        out
+    };
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let config = validated(load_gpu(&args.gpu)?)?;
+    if args.trace {
+        return run_trace(&args, &config);
+    }
     let results = match bench::run_all(&config, args.scale) {
         Ok(r) => r,
         Err(SimError::Launch(e)) => bail!("bench on {}: {e}", config.name),

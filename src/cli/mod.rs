@@ -2,6 +2,7 @@
 //! tolerates a closed pipe, and error reporting. No simulator logic lives here; each subcommand
 //! file turns its arguments into library calls and prints the result.
 
+pub mod analyze;
 pub mod asm;
 pub mod bench;
 pub mod config;
@@ -77,6 +78,9 @@ pub enum Command {
     /// Read a trace back: dump it as JSON Lines, convert it, or summarize it.
     #[command(after_help = trace::EXAMPLES)]
     Trace(trace::TraceArgs),
+    /// Analyze a trace: Nsight-style warp-state, scheduler and issue-slot statistics.
+    #[command(after_help = analyze::EXAMPLES)]
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// `--dialect` values, mirroring [`Dialect`].
@@ -109,6 +113,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Record(args) => record::run(*args),
         Command::Trace(args) => trace::run(args),
+        Command::Analyze(args) => analyze::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,65 @@
+//! The analyzer: reads a trace (only the trace — config, listing and launches come from its
+//! header), reconstructs every resident warp's state in every cycle, classifies it by a
+//! [`Taxonomy`] and aggregates Nsight-style metrics per launch into plain data
+//! ([`Analysis`]), which the renderers turn into text ([`render_text`]) or JSON ([`to_json`]).
+//!
+//! Streaming: memory is proportional to warps, schedulers and PCs, never to trace length.
+//!
+//! Architecture Invariant: for every launch, the warp-state cycles add up to the resident
+//! warp-cycles; `selected` equals the warp instructions when `issue_width` is 1; the issue-slot
+//! parts add up to `width × cycles × schedulers`.
+
+pub mod classify;
+pub mod metrics;
+pub mod text;
+
+pub use classify::{detailed_name, NsightState, Taxonomy};
+pub use metrics::{
+    Accumulator, IssueSlots, LaunchAnalysis, LaunchStats, SchedulerStats, SourceLine,
+};
+pub use text::render_text;
+
+use crate::trace::{TraceError, TraceReader};
+use serde::Serialize;
+use std::io::Read;
+use std::path::Path;
+
+/// The analysis of a whole trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    /// The GPU config's name.
+    pub gpu: String,
+    pub taxonomy: Taxonomy,
+    /// Whether the run completed (from the trailer; a faulted run is incomplete).
+    pub complete: bool,
+    pub launches: Vec<LaunchAnalysis>,
+}
+
+/// Analyzes a trace, streaming its events once.
+pub fn analyze<R: Read>(
+    mut reader: TraceReader<R>,
+    taxonomy: Taxonomy,
+) -> Result<Analysis, TraceError> {
+    let mut acc = Accumulator::new(reader.header());
+    for event in reader.by_ref() {
+        acc.event(&event?);
+    }
+    let complete = reader.complete().unwrap_or(false);
+    let header = reader.header();
+    Ok(Analysis {
+        gpu: header.config.name.clone(),
+        taxonomy,
+        complete,
+        launches: acc.finish(header, taxonomy),
+    })
+}
+
+/// Opens and analyzes the trace at `path` (binary or JSON Lines).
+pub fn analyze_file(path: &Path, taxonomy: Taxonomy) -> Result<Analysis, TraceError> {
+    analyze(TraceReader::open(path)?, taxonomy)
+}
+
+/// The analysis as pretty-printed JSON (snake_case keys).
+pub fn to_json(analysis: &Analysis) -> String {
+    serde_json::to_string_pretty(analysis).expect("an analysis serializes")
+}

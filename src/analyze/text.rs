@@ -1,0 +1,180 @@
+//! Plain-text report in the shape of Nsight Compute's details page: per launch, Launch
+//! Statistics, Scheduler Statistics, Warp State Statistics (sorted, with each state's share),
+//! Issue Slots and the top source hotspots.
+
+use super::{Analysis, LaunchAnalysis};
+use std::fmt::Write;
+
+/// How many source lines the hotspot table shows.
+pub const HOTSPOTS: usize = 10;
+
+fn pct(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 * 100.0 / b as f64
+    }
+}
+
+fn row(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(out, "    {label:<40} {value:>14}");
+}
+
+fn section(out: &mut String, title: &str) {
+    let _ = writeln!(out, "  Section: {title}");
+    let _ = writeln!(out, "  {}", "-".repeat(58));
+}
+
+fn dim(d: crate::sim::Dim3) -> String {
+    format!("({}, {}, {})", d.x, d.y, d.z)
+}
+
+fn launch(out: &mut String, l: &LaunchAnalysis) {
+    let _ = writeln!(
+        out,
+        "{} (launch {}): cycles {}..{} ({} cycles){}",
+        l.name,
+        l.index,
+        l.start_cycle,
+        l.end_cycle,
+        l.cycles,
+        if l.completed { "" } else { " [incomplete]" }
+    );
+    let _ = writeln!(out);
+
+    section(out, "Launch Statistics");
+    row(out, "Grid Size", dim(l.launch.grid));
+    row(out, "Block Size", dim(l.launch.block));
+    row(out, "Threads", l.launch.threads);
+    row(out, "Warps Per Block", l.launch.warps_per_block);
+    row(out, "Registers Per Thread", l.launch.registers_per_thread);
+    row(
+        out,
+        "Shared Memory Per Block [byte]",
+        l.launch.shared_per_block,
+    );
+    row(out, "Warp Instructions", l.warp_instructions);
+    row(out, "Thread Instructions", l.thread_instructions);
+    row(out, "IPC [warp inst/cycle]", format!("{:.3}", l.ipc));
+    let _ = writeln!(out);
+
+    let s = &l.scheduler;
+    section(out, "Scheduler Statistics");
+    row(out, "Schedulers", s.schedulers);
+    row(
+        out,
+        "Active Warps Per Scheduler",
+        format!("{:.2}", s.active_warps_per_scheduler),
+    );
+    row(
+        out,
+        "Eligible Warps Per Scheduler",
+        format!("{:.2}", s.eligible_warps_per_scheduler),
+    );
+    row(
+        out,
+        "Issued Warp Per Scheduler",
+        format!("{:.3}", s.issued_warp_per_scheduler),
+    );
+    row(out, "No Eligible [%]", format!("{:.2}", s.no_eligible_pct));
+    row(
+        out,
+        "One or More Eligible [%]",
+        format!("{:.2}", s.one_or_more_eligible_pct),
+    );
+    let _ = writeln!(out);
+
+    section(out, "Warp State Statistics");
+    row(
+        out,
+        "Warp Cycles Per Issued Instruction",
+        format!("{:.2}", l.warp_cycles_per_issued_instruction),
+    );
+    let total: u64 = l.warp_states.values().sum();
+    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
+    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let _ = writeln!(
+        out,
+        "    {:<28} {:>14} {:>10} {:>10}",
+        "state", "warp-cycles", "per issue", "share"
+    );
+    for (name, &n) in states {
+        let per_issue = l.warp_states_per_issue.get(name).copied().unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "    {name:<28} {n:>14} {per_issue:>10.2} {:>9.1}%",
+            pct(n, total)
+        );
+    }
+    let _ = writeln!(out, "    {:<28} {total:>14}", "total");
+    let _ = writeln!(out);
+
+    let i = &l.issue_slots;
+    section(out, "Issue Slots");
+    row(out, "Issue Width", i.width);
+    let _ = writeln!(out, "    {:<28} {:>14} {:>10}", "slots", "count", "share");
+    for (name, n) in [
+        ("issued", i.issued),
+        ("refill", i.refill),
+        ("vertical waste", i.vertical_waste),
+        ("horizontal waste", i.horizontal_waste),
+        ("total", i.total),
+    ] {
+        let _ = writeln!(out, "    {name:<28} {n:>14} {:>9.1}%", pct(n, i.total));
+    }
+    let _ = writeln!(out);
+
+    section(out, "Source Hotspots");
+    let mut lines: Vec<_> = l
+        .source
+        .iter()
+        .filter(|s| s.total_warp_cycles > 0)
+        .collect();
+    lines.sort_by(|a, b| {
+        b.total_warp_cycles
+            .cmp(&a.total_warp_cycles)
+            .then(a.pc.cmp(&b.pc))
+    });
+    let _ = writeln!(
+        out,
+        "    {:>5} {:<32} {:>10} {:>12} {:>7}  top state",
+        "pc", "instruction", "executed", "warp-cycles", "share"
+    );
+    for s in lines.into_iter().take(HOTSPOTS) {
+        let mut text = s.text.clone();
+        if text.chars().count() > 32 {
+            text = text.chars().take(31).collect::<String>() + "…";
+        }
+        let _ = writeln!(
+            out,
+            "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {}",
+            s.pc,
+            text,
+            s.executions,
+            s.total_warp_cycles,
+            pct(s.total_warp_cycles, total),
+            s.top_state.as_deref().unwrap_or("-")
+        );
+    }
+}
+
+/// The whole analysis as text, one block per launch.
+pub fn render_text(analysis: &Analysis) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "warpscope analysis — gpu {}, taxonomy {}{}",
+        analysis.gpu,
+        analysis.taxonomy.name(),
+        if analysis.complete {
+            ""
+        } else {
+            " — run INCOMPLETE (faulted or truncated)"
+        }
+    );
+    for l in &analysis.launches {
+        let _ = writeln!(out);
+        launch(&mut out, l);
+    }
+    out
+}

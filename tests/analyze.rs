@@ -1,0 +1,400 @@
+//! The analyzer against recorded traces: accounting invariants on every example kernel, a few
+//! GPUs and policies; hand-computed breakdowns (seed 002's sequence, tiny-gpu's vector add);
+//! and that each kind of stall shows up where it should.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use warpscope::analyze::{analyze_file, render_text, to_json, Analysis, LaunchAnalysis, Taxonomy};
+use warpscope::asm::{self, Dialect};
+use warpscope::launchfile::LaunchFile;
+use warpscope::sim::config::{GpuConfig, MemoryModel, Policy};
+use warpscope::sim::gpu::SimOptions;
+use warpscope::sim::memory::GlobalMemory;
+use warpscope::sim::observer::WarpState;
+use warpscope::sim::{Dim3, KernelLaunch};
+use warpscope::trace::{record, Event, TraceFormat, TraceReader, DEFAULT_VERBOSITY};
+
+fn trace_path(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("analyze");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{name}.wstrace"))
+}
+
+fn kernels_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels")
+}
+
+/// Records `launches` on `config` into a trace named `name`; `None` if the GPU rejects them.
+fn record_trace(
+    name: &str,
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    memory: &mut GlobalMemory,
+) -> Option<PathBuf> {
+    let path = trace_path(name);
+    match record(
+        config,
+        launches,
+        memory,
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        DEFAULT_VERBOSITY,
+    ) {
+        Ok(out) => {
+            assert!(out.fault.is_none(), "{name}: fault {:?}", out.fault);
+            Some(path)
+        }
+        Err(warpscope::trace::TraceError::Launch(_)) => None,
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+fn analyze(path: &Path) -> Analysis {
+    analyze_file(path, Taxonomy::Nsight).unwrap()
+}
+
+fn state(l: &LaunchAnalysis, name: &str) -> u64 {
+    *l.warp_states
+        .get(name)
+        .unwrap_or_else(|| panic!("no state {name} in {:?}", l.warp_states))
+}
+
+/// Resident warp-cycles per launch straight from the events: Σ exit − launch.
+fn resident_from_events(path: &Path, launches: usize) -> Vec<u64> {
+    let mut reader = TraceReader::open(path).unwrap();
+    let mut open = std::collections::HashMap::new();
+    let mut out = vec![0u64; launches];
+    for e in reader.by_ref() {
+        match e.unwrap() {
+            Event::WarpLaunch { cycle, warp, info } => {
+                open.insert(warp, (info.launch, cycle));
+            }
+            Event::WarpExit { cycle, warp } => {
+                let (l, c) = open.remove(&warp).unwrap();
+                out[l as usize] += cycle - c;
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty());
+    out
+}
+
+fn check_invariants(what: &str, path: &Path, config: &GpuConfig) -> Analysis {
+    let a = analyze(path);
+    assert!(a.complete, "{what}");
+    let resident = resident_from_events(path, a.launches.len());
+    let schedulers = (config.num_sms * config.sm.schedulers) as u64;
+    for (l, &res) in a.launches.iter().zip(&resident) {
+        let what = format!("{what} / {}", l.name);
+        let total: u64 = l.warp_states.values().sum();
+        assert_eq!(total, res, "{what}: states {:?}", l.warp_states);
+        assert_eq!(l.resident_warp_cycles, res, "{what}");
+        if config.sm.issue_width == 1 {
+            assert_eq!(state(l, "selected"), l.warp_instructions, "{what}");
+        }
+        let s = &l.issue_slots;
+        assert_eq!(
+            s.total,
+            config.sm.issue_width as u64 * l.cycles * schedulers
+        );
+        assert_eq!(
+            s.issued + s.refill + s.vertical_waste + s.horizontal_waste,
+            s.total,
+            "{what}: {s:?}"
+        );
+        assert_eq!(s.issued, l.warp_instructions);
+        let sch = &l.scheduler;
+        let little = sch.active_warps_per_scheduler / sch.issued_warp_per_scheduler;
+        assert!(
+            (l.warp_cycles_per_issued_instruction - little).abs() < 1e-9,
+            "{what}: {} vs {little}",
+            l.warp_cycles_per_issued_instruction
+        );
+        assert!(
+            (sch.no_eligible_pct + sch.one_or_more_eligible_pct - 100.0).abs() < 1e-9,
+            "{what}"
+        );
+        assert!(sch.eligible_warps_per_scheduler <= sch.active_warps_per_scheduler + 1e-12);
+        // Per-PC attribution covers every warp-cycle and every instruction.
+        let by_pc: u64 = l.source.iter().map(|s| s.total_warp_cycles).sum();
+        assert_eq!(by_pc, total, "{what}");
+        let executions: u64 = l.source.iter().map(|s| s.executions).sum();
+        assert_eq!(executions, l.warp_instructions, "{what}");
+        assert!(l.thread_instructions <= l.warp_instructions * config.warp_size as u64);
+    }
+    a
+}
+
+fn launch_files() -> Vec<(String, LaunchFile)> {
+    let mut files: Vec<_> = std::fs::read_dir(kernels_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            (name, LaunchFile::load(&p).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn invariants_hold_on_every_kernel_gpu_and_policy() {
+    let mut checked = 0;
+    for (name, file) in launch_files() {
+        let mut configs: Vec<(String, GpuConfig)> = Vec::new();
+        if file.warp_size() == 32 {
+            for gpu in ["small", "volta"] {
+                for policy in [Policy::Gto, Policy::Lrr, Policy::Coarse, Policy::Barrel] {
+                    let mut c = GpuConfig::preset(gpu).unwrap();
+                    c.scheduler.policy = policy;
+                    configs.push((format!("{gpu}-{}", policy.name()), c));
+                }
+            }
+        } else {
+            configs.push(("own".into(), file.gpu_config().unwrap()));
+        }
+        for (tag, config) in configs {
+            let what = format!("{name}-{tag}");
+            let mut memory = file.initial_memory();
+            let Some(path) = record_trace(&what, &config, &file.kernel_launches(), &mut memory)
+            else {
+                continue;
+            };
+            let a = check_invariants(&what, &path, &config);
+            assert!(!render_text(&a).is_empty());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} runs checked");
+}
+
+#[test]
+fn invariants_hold_with_wide_issue() {
+    let mut config = GpuConfig::preset("volta").unwrap();
+    config.sm.issue_width = 2;
+    config.scheduler.policy = Policy::Smt;
+    let mut memory = GlobalMemory::new(1 << 20);
+    let path = record_trace(
+        "ffma-smt-wide",
+        &config,
+        &[warpscope::bench::ffma_launch(8, 20)],
+        &mut memory,
+    )
+    .unwrap();
+    let a = check_invariants("ffma-smt-wide", &path, &config);
+    let l = &a.launches[0];
+    // Some warp issued twice in one cycle: one state cycle, two instructions.
+    assert!(
+        state(l, "selected") < l.warp_instructions,
+        "{:?}",
+        l.issue_slots
+    );
+}
+
+fn native(src: &str) -> Arc<warpscope::isa::Program> {
+    Arc::new(
+        asm::assemble(Dialect::Native, src, "k").unwrap_or_else(|e| panic!("{}", e.render("k"))),
+    )
+}
+
+#[test]
+fn seed_002_sequence_long_scoreboard_is_exact() {
+    let mut config = GpuConfig::preset("small").unwrap();
+    config.num_sms = 1;
+    config.memory.model = MemoryModel::Fixed { latency: 100 };
+    let program = native("LDG R1, [R2]\nIMUL R4, R5, R6\nIADD R2, R1, R3\nEXIT\n");
+    let launch = KernelLaunch {
+        program,
+        grid: Dim3::linear(1),
+        block: Dim3::linear(32),
+        params: vec![],
+        stream: 0,
+    };
+    let mut memory = GlobalMemory::new(1 << 16);
+    let path = record_trace("seed002", &config, &[launch], &mut memory).unwrap();
+
+    // The issue cycles, from the trace itself.
+    let mut issues = Vec::new();
+    for e in TraceReader::open(&path).unwrap() {
+        if let Event::Issue { cycle, pc, .. } = e.unwrap() {
+            issues.push((pc, cycle));
+        }
+    }
+    assert_eq!(issues.iter().map(|i| i.0).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    let (ldg, imul, iadd) = (issues[0].1, issues[1].1, issues[2].1);
+    assert_eq!(imul, ldg + 1);
+    assert_eq!(iadd, ldg + 100, "the IADD issues when R1 arrives");
+    // Between the IMUL's issue cycle and the IADD's, the warp waits on R1.
+    let waited = iadd - imul - 1;
+    assert_eq!(waited, 98);
+
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    check_invariants("seed002", &path, &config);
+    assert_eq!(state(l, "selected"), 4);
+    assert_eq!(state(l, "long_scoreboard"), waited);
+    let iadd_line = &l.source[2];
+    assert_eq!(iadd_line.text, "IADD R2, R1, R3");
+    assert_eq!(iadd_line.warp_cycles["long_scoreboard"], 98);
+    assert_eq!(iadd_line.top_state.as_deref(), Some("long_scoreboard"));
+    assert_eq!(iadd_line.executions, 1);
+
+    let d = analyze_file(&path, Taxonomy::Detailed).unwrap();
+    assert_eq!(d.launches[0].warp_states["scoreboard:R1:long"], 98);
+    assert_eq!(
+        d.launches[0].source[2].warp_cycles["scoreboard:R1:long"],
+        98
+    );
+}
+
+#[test]
+fn tiny_vecadd_breakdown_is_exact() {
+    let file = LaunchFile::load(&kernels_dir().join("vecadd_tiny.json")).unwrap();
+    let config = file.gpu_config().unwrap();
+    let mut memory = file.initial_memory();
+    let path = record_trace("vecadd_tiny", &config, &file.kernel_launches(), &mut memory).unwrap();
+    let a = check_invariants("vecadd_tiny", &path, &config);
+    let l = &a.launches[0];
+    assert_eq!(state(l, "no_instruction"), 6);
+    assert_eq!(state(l, "selected"), 6 * 13);
+    assert_eq!(state(l, "wait"), 6 * 65);
+    let nonzero: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
+    assert_eq!(nonzero.len(), 3, "{nonzero:?}");
+    assert_eq!(l.warp_instructions, 6 * 13);
+    assert_eq!(l.resident_warp_cycles, 6 * (1 + 13 + 65));
+}
+
+fn analyze_kernel(file: &str, config: &GpuConfig, tag: &str) -> Analysis {
+    let lf = LaunchFile::load(&kernels_dir().join(file)).unwrap();
+    let mut memory = lf.initial_memory();
+    let path = record_trace(tag, config, &lf.kernel_launches(), &mut memory).unwrap();
+    check_invariants(tag, &path, config)
+}
+
+#[test]
+fn more_eligible_warps_than_slots_gives_not_selected() {
+    let config = GpuConfig::preset("small").unwrap();
+    let a = analyze_kernel("vecadd.json", &config, "vecadd-small");
+    assert!(state(&a.launches[0], "not_selected") > 0);
+    assert!(a.launches[0].scheduler.eligible_warps_per_scheduler > 0.0);
+}
+
+#[test]
+fn barrier_and_shared_memory_stalls_show_up_in_reduce() {
+    let config = GpuConfig::preset("small").unwrap();
+    let a = analyze_kernel("reduce.json", &config, "reduce-small");
+    let l = &a.launches[0];
+    assert!(state(l, "barrier") > 0, "{:?}", l.warp_states);
+    assert!(state(l, "short_scoreboard") > 0, "{:?}", l.warp_states);
+    assert!(state(l, "long_scoreboard") > 0, "{:?}", l.warp_states);
+    // Barrier cycles go to the instruction the warp waits to issue: the one after BAR.SYNC.
+    let barrier_pcs: Vec<_> = l
+        .source
+        .iter()
+        .filter(|s| s.warp_cycles.get("barrier").is_some_and(|&n| n > 0))
+        .collect();
+    assert!(!barrier_pcs.is_empty());
+    let bar = l.source.iter().position(|s| s.text == "BAR.SYNC").unwrap();
+    assert!(l.source[bar + 1]
+        .warp_cycles
+        .get("barrier")
+        .is_some_and(|&n| n > 0));
+}
+
+#[test]
+fn coarse_switches_cost_refill_slots() {
+    let mut config = GpuConfig::preset("small").unwrap();
+    config.scheduler.policy = Policy::Coarse;
+    config.scheduler.switch_cost = 3;
+    let a = analyze_kernel("vecadd.json", &config, "vecadd-coarse");
+    let s = &a.launches[0].issue_slots;
+    assert!(s.refill > 0, "{s:?}");
+    assert_eq!(s.refill % 3, 0);
+}
+
+#[test]
+fn text_and_json_reports_have_the_sections() {
+    let config = GpuConfig::preset("small").unwrap();
+    let a = analyze_kernel("reduce.json", &config, "reduce-report");
+    let text = render_text(&a);
+    println!("{text}");
+    for section in [
+        "Launch Statistics",
+        "Scheduler Statistics",
+        "Warp State Statistics",
+        "Issue Slots",
+        "Source Hotspots",
+        "BAR.SYNC",
+    ] {
+        assert!(text.contains(section), "{section} missing:\n{text}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&to_json(&a)).unwrap();
+    let l = &json["launches"][0];
+    assert_eq!(l["name"], "reduce");
+    for key in [
+        "warp_states",
+        "warp_states_per_issue",
+        "warp_cycles_per_issued_instruction",
+        "scheduler",
+        "issue_slots",
+        "source",
+    ] {
+        assert!(!l[key].is_null(), "{key}");
+    }
+    assert!(l["scheduler"]["one_or_more_eligible_pct"].is_number());
+}
+
+#[test]
+fn multi_launch_traces_are_split_per_launch() {
+    let config = GpuConfig::preset("small").unwrap();
+    let mut memory = GlobalMemory::new(1 << 20);
+    let launches = [
+        warpscope::bench::vecadd_launch(512),
+        warpscope::bench::ffma_launch(2, 5),
+    ];
+    let path = record_trace("two-launches", &config, &launches, &mut memory).unwrap();
+    let a = check_invariants("two-launches", &path, &config);
+    assert_eq!(a.launches.len(), 2);
+    assert_eq!(a.launches[0].name, "vecadd");
+    assert_eq!(a.launches[1].name, "ffma_loop");
+    // ffma_loop: 6 setup + 5 × 7 loop + EXIT per warp, 2 blocks of 8 warps.
+    assert_eq!(a.launches[1].warp_instructions, 16 * (6 + 5 * 7 + 1));
+    assert!(a.launches[0].warp_instructions > 0);
+}
+
+#[test]
+fn detailed_taxonomy_refines_nsight() {
+    let config = GpuConfig::preset("small").unwrap();
+    let lf = LaunchFile::load(&kernels_dir().join("reduce.json")).unwrap();
+    let mut memory = lf.initial_memory();
+    let path = record_trace(
+        "reduce-detailed",
+        &config,
+        &lf.kernel_launches(),
+        &mut memory,
+    )
+    .unwrap();
+    let n = analyze_file(&path, Taxonomy::Nsight).unwrap();
+    let d = analyze_file(&path, Taxonomy::Detailed).unwrap();
+    let total = |a: &Analysis| a.launches[0].warp_states.values().sum::<u64>();
+    assert_eq!(total(&n), total(&d));
+    assert!(d.launches[0].warp_states.keys().any(|k| k == "cta_barrier"));
+    let _ = WarpState::Selected;
+}
+
+#[test]
+fn json_lines_traces_analyze_identically() {
+    let config = GpuConfig::preset("volta").unwrap();
+    let lf = LaunchFile::load(&kernels_dir().join("matmul.json")).unwrap();
+    let mut memory = lf.initial_memory();
+    let bin = record_trace("matmul-bin", &config, &lf.kernel_launches(), &mut memory).unwrap();
+    let jsonl = bin.with_extension("jsonl");
+    warpscope::trace::convert_file(&bin, &jsonl).unwrap();
+    assert_eq!(analyze(&bin), analyze(&jsonl));
+}
