@@ -1,13 +1,17 @@
 //! `warpscope bench`: simulated warp instructions per host second on the timing model, with the
 //! null observer, for a compute-bound kernel (an FFMA loop) and a memory-bound one (vector add
 //! over a million elements). The numbers go into BENCHMARKS.md.
+//!
+//! [`run_trace`] measures tracing on the memory-bound kernel: the cost of recording a binary
+//! trace (against the null observer), the trace's size, and how fast it decodes back.
 
 use crate::asm::{self, Dialect};
 use crate::sim::config::GpuConfig;
-use crate::sim::gpu::{simulate, SimError, SimOptions, SimReport};
+use crate::sim::gpu::{prepare, simulate, SimError, SimOptions, SimReport};
 use crate::sim::memory::GlobalMemory;
 use crate::sim::observer::NullObserver;
 use crate::sim::{Dim3, KernelLaunch};
+use crate::trace::{Recorder, TraceError, TraceFormat, TraceHeader, TraceReader};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -128,11 +132,7 @@ pub fn run_all(config: &GpuConfig, scale: u32) -> Result<Vec<BenchResult>, SimEr
         &mut memory,
     )?;
     let n = 1 << 20;
-    let mut memory = GlobalMemory::new(64 << 20);
-    for i in 0..n as u64 {
-        let _ = memory.write(4 * i, (i as f32).to_bits());
-        let _ = memory.write(4 * (n as u64 + i), 1.0f32.to_bits());
-    }
+    let mut memory = vecadd_memory(n);
     let vecadd = run(
         "vecadd_1m",
         config,
@@ -140,4 +140,166 @@ pub fn run_all(config: &GpuConfig, scale: u32) -> Result<Vec<BenchResult>, SimEr
         &mut memory,
     )?;
     Ok(vec![ffma, vecadd])
+}
+
+/// Global memory for [`vecadd_launch`]`(n)`: a[i] = i, b[i] = 1.
+fn vecadd_memory(n: u32) -> GlobalMemory {
+    let mut memory = GlobalMemory::new(64 << 20);
+    for i in 0..n as u64 {
+        let _ = memory.write(4 * i, (i as f32).to_bits());
+        let _ = memory.write(4 * (n as u64 + i), 1.0f32.to_bits());
+    }
+    memory
+}
+
+/// Why [`run_trace`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceBenchError {
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("the traced run differs from the untraced one: {0}")]
+    Mismatch(String),
+}
+
+/// Figures of [`run_trace`].
+#[derive(Debug, Clone)]
+pub struct TraceBench {
+    pub name: &'static str,
+    pub gpu: String,
+    pub verbosity: u8,
+    pub warp_instructions: u64,
+    pub cycles: u64,
+    /// Simulation with the null observer.
+    pub null_elapsed: Duration,
+    /// Simulation with a [`Recorder`] writing the binary format to memory, trailer included.
+    pub record_elapsed: Duration,
+    pub events: u64,
+    /// Size of the whole binary trace (header, blocks, trailer).
+    pub bytes: u64,
+    /// Size of the JSON header alone (part of `bytes`).
+    pub header_bytes: u64,
+    /// Full decodes of the trace with [`TraceReader`].
+    pub read_passes: u32,
+    /// Total time of all decode passes.
+    pub read_elapsed: Duration,
+}
+
+impl TraceBench {
+    /// Recording time over null-observer time.
+    pub fn overhead(&self) -> f64 {
+        self.record_elapsed.as_secs_f64() / self.null_elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Trace bytes (whole file) per simulated warp instruction.
+    pub fn bytes_per_warp_instruction(&self) -> f64 {
+        self.bytes as f64 / (self.warp_instructions as f64).max(1.0)
+    }
+
+    /// Events per simulated warp instruction.
+    pub fn events_per_warp_instruction(&self) -> f64 {
+        self.events as f64 / (self.warp_instructions as f64).max(1.0)
+    }
+
+    fn read_seconds(&self) -> f64 {
+        self.read_elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Decode speed in MB (10^6 bytes) of trace per second.
+    pub fn read_mb_per_second(&self) -> f64 {
+        self.bytes as f64 * self.read_passes as f64 / 1e6 / self.read_seconds()
+    }
+
+    /// Decoded events per second.
+    pub fn read_events_per_second(&self) -> f64 {
+        self.events as f64 * self.read_passes as f64 / self.read_seconds()
+    }
+}
+
+/// Decodes a whole trace held in memory; returns the number of events.
+pub fn decode_trace(bytes: &[u8]) -> Result<u64, TraceError> {
+    let mut reader = TraceReader::new(std::io::Cursor::new(bytes))?;
+    let mut n = 0u64;
+    for e in reader.by_ref() {
+        std::hint::black_box(e?);
+        n += 1;
+    }
+    if reader.trailer().is_none() {
+        return Err(TraceError::Truncated {
+            offset: bytes.len() as u64,
+            expected: "a trailer",
+        });
+    }
+    Ok(n)
+}
+
+/// Tracing cost on `vecadd_1m` (`vecadd_launch(1 << 20)`): simulates it with the null
+/// observer, then with a [`Recorder`] writing the binary format at `verbosity` into a
+/// `Vec<u8>`, then decodes that trace `read_passes` times (at least once) with
+/// [`TraceReader`]. Both runs start from the same memory; their reports must agree.
+pub fn run_trace(
+    config: &GpuConfig,
+    verbosity: u8,
+    read_passes: u32,
+) -> Result<TraceBench, TraceBenchError> {
+    let n = 1 << 20;
+    let options = SimOptions {
+        max_cycles: u64::MAX,
+        skip_idle: true,
+    };
+    let launches = [vecadd_launch(n)];
+
+    let mut memory = vecadd_memory(n);
+    let start = Instant::now();
+    let report = simulate(config, &launches, &mut memory, options, &mut NullObserver)?;
+    let null_elapsed = start.elapsed();
+    drop(memory);
+
+    let prepared = prepare(config, &launches).map_err(SimError::Launch)?;
+    let header = TraceHeader::new(config, &prepared, 0, verbosity);
+    let header_bytes = serde_json::to_string(&header)
+        .expect("a trace header serializes")
+        .len() as u64;
+    let mut memory = vecadd_memory(n);
+    let start = Instant::now();
+    let mut rec = Recorder::new(Vec::with_capacity(1 << 20), TraceFormat::Binary, &header)?;
+    let traced = simulate(config, &launches, &mut memory, options, &mut rec)?;
+    let events = rec.events();
+    let trace = rec.finish(true)?;
+    let record_elapsed = start.elapsed();
+    drop(memory);
+    if traced.cycles != report.cycles || traced.warp_instructions != report.warp_instructions {
+        return Err(TraceBenchError::Mismatch(format!(
+            "{} cycles / {} warp instructions traced, {} / {} untraced",
+            traced.cycles, traced.warp_instructions, report.cycles, report.warp_instructions
+        )));
+    }
+
+    let read_passes = read_passes.max(1);
+    let start = Instant::now();
+    for _ in 0..read_passes {
+        let decoded = decode_trace(&trace)?;
+        if decoded != events {
+            return Err(TraceBenchError::Mismatch(format!(
+                "{decoded} events decoded, {events} recorded"
+            )));
+        }
+    }
+    let read_elapsed = start.elapsed();
+
+    Ok(TraceBench {
+        name: "vecadd_1m",
+        gpu: config.name.clone(),
+        verbosity,
+        warp_instructions: report.warp_instructions,
+        cycles: report.cycles,
+        null_elapsed,
+        record_elapsed,
+        events,
+        bytes: trace.len() as u64,
+        header_bytes,
+        read_passes,
+        read_elapsed,
+    })
 }
