@@ -279,6 +279,7 @@ fn body() -> impl Strategy<Value = Event> {
                     kind: FaultKind::Watchdog {
                         limit,
                         unit: "cycles".into(),
+                        detail: String::new(),
                     },
                 };
                 {

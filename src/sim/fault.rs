@@ -16,7 +16,13 @@ pub enum FaultKind {
     /// The pc left the program (no `EXIT` on some path).
     PcOutOfProgram { len: u32 },
     /// The run exceeded its cycle or instruction budget.
-    Watchdog { limit: u64, unit: String },
+    Watchdog {
+        limit: u64,
+        unit: String,
+        /// Where the resident warps were when it stopped, one per line.
+        #[serde(default)]
+        detail: String,
+    },
     /// No warp can ever make progress again.
     Deadlock { detail: String },
 }
@@ -41,8 +47,16 @@ impl fmt::Display for FaultKind {
                 f,
                 "pc ran past the last instruction (program has {len}); is an EXIT missing?"
             ),
-            FaultKind::Watchdog { limit, unit } => {
-                write!(f, "watchdog: stopped after {limit} {unit}")
+            FaultKind::Watchdog {
+                limit,
+                unit,
+                detail,
+            } => {
+                write!(f, "watchdog: stopped after {limit} {unit}")?;
+                if !detail.is_empty() {
+                    write!(f, "; resident warps:\n  {detail}")?;
+                }
+                Ok(())
             }
             FaultKind::Deadlock { detail } => write!(f, "deadlock: {detail}"),
         }

@@ -88,6 +88,7 @@ pub fn run(
                         FaultKind::Watchdog {
                             limit: options.max_warp_instructions,
                             unit: "warp instructions".into(),
+                            detail: String::new(),
                         },
                     ))));
                 }

@@ -166,7 +166,8 @@ pub fn simulate<O: Observer>(
                 &running_kernels(&dispatcher, launches),
                 FaultKind::Watchdog {
                     limit: options.max_cycles,
-                    unit: format!("cycles; resident warps:\n  {}", detail.join("\n  ")),
+                    unit: "cycles".into(),
+                    detail: detail.join("\n  "),
                 },
             );
             return Err(fail(
