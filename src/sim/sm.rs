@@ -67,6 +67,9 @@ struct ResidentWarp {
     /// The scoreboard's answer for the next instruction; only this warp's own events (issue,
     /// completion, sources read) change it.
     deps: Option<Result<(), Blocked>>,
+    /// Set once the next instruction has passed every check but its pipe and queue: until an
+    /// event of this warp, only those two can change its state.
+    ready_pipe: Option<Pipe>,
 }
 
 impl ResidentWarp {
@@ -336,6 +339,7 @@ impl Sm {
                 cached: WarpState::NoInstruction,
                 cache_until: 0,
                 deps: None,
+                ready_pipe: None,
             });
             self.schedulers[scheduler as usize].warps.push(slot);
             self.schedulers[scheduler as usize].dirty = true;
@@ -416,6 +420,7 @@ impl Sm {
             if let Some(w) = self.warps[slot].as_mut() {
                 w.cache_until = 0;
                 w.deps = None;
+                w.ready_pipe = None;
                 self.schedulers[w.scheduler as usize].dirty = true;
             }
             match event.kind {
@@ -467,7 +472,11 @@ impl Sm {
                 return w.cached;
             }
         }
-        let state = self.warp_state(cycle, config, slot, prepared);
+        let ready = self.warps[slot as usize].as_ref().and_then(|w| w.ready_pipe);
+        let state = match ready {
+            Some(pipe) => self.pipe_and_queue_state(cycle, config, slot, pipe),
+            None => self.warp_state(cycle, config, slot, prepared),
+        };
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return state;
         };
@@ -552,9 +561,6 @@ impl Sm {
                 d
             }
         };
-        let Some(w) = self.warps[slot as usize].as_ref() else {
-            return WarpState::NoInstruction;
-        };
         if let Err(blocked) = deps {
             return match blocked {
                 Blocked::Register {
@@ -579,8 +585,22 @@ impl Sm {
             };
         }
         let pipe = inst.op.pipe();
-        let sched = &self.schedulers[w.scheduler as usize];
-        if sched.pipe_free[pipe_index(pipe)] > cycle {
+        if let Some(w) = self.warps[slot as usize].as_mut() {
+            w.ready_pipe = Some(pipe);
+        }
+        self.pipe_and_queue_state(cycle, config, slot, pipe)
+    }
+
+    /// The last checks of [`Sm::warp_state`]: the pipe's issue interval and the MIO/LSU queues.
+    fn pipe_and_queue_state(
+        &self,
+        cycle: u64,
+        config: &GpuConfig,
+        slot: u32,
+        pipe: Pipe,
+    ) -> WarpState {
+        let scheduler = self.warps[slot as usize].as_ref().map_or(0, |w| w.scheduler);
+        if self.schedulers[scheduler as usize].pipe_free[pipe_index(pipe)] > cycle {
             return WarpState::PipeBusy { pipe };
         }
         match pipe {
@@ -1047,6 +1067,7 @@ impl Sm {
             .expect("issuing warp is resident");
         warp.cache_until = 0;
         warp.deps = None;
+        warp.ready_pipe = None;
         warp.inflight += 1;
         if is_memory {
             warp.mem_inflight += 1;
