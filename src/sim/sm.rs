@@ -472,7 +472,9 @@ impl Sm {
                 return w.cached;
             }
         }
-        let ready = self.warps[slot as usize].as_ref().and_then(|w| w.ready_pipe);
+        let ready = self.warps[slot as usize]
+            .as_ref()
+            .and_then(|w| w.ready_pipe);
         let state = match ready {
             Some(pipe) => self.pipe_and_queue_state(cycle, config, slot, pipe),
             None => self.warp_state(cycle, config, slot, prepared),
@@ -599,7 +601,9 @@ impl Sm {
         slot: u32,
         pipe: Pipe,
     ) -> WarpState {
-        let scheduler = self.warps[slot as usize].as_ref().map_or(0, |w| w.scheduler);
+        let scheduler = self.warps[slot as usize]
+            .as_ref()
+            .map_or(0, |w| w.scheduler);
         if self.schedulers[scheduler as usize].pipe_free[pipe_index(pipe)] > cycle {
             return WarpState::PipeBusy { pipe };
         }
