@@ -6,4 +6,5 @@ pub mod bench;
 pub mod isa;
 pub mod launchfile;
 pub mod sim;
+pub mod study;
 pub mod trace;
