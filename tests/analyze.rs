@@ -398,3 +398,191 @@ fn json_lines_traces_analyze_identically() {
     warpscope::trace::convert_file(&bin, &jsonl).unwrap();
     assert_eq!(analyze(&bin), analyze(&jsonl));
 }
+
+fn record_verbose(name: &str, config: &GpuConfig, launches: &[KernelLaunch]) -> PathBuf {
+    let path = trace_path(name);
+    let mut memory = GlobalMemory::new(1 << 20);
+    let out = record(
+        config,
+        launches,
+        &mut memory,
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        2,
+    )
+    .unwrap();
+    assert!(out.fault.is_none(), "{name}: {:?}", out.fault);
+    path
+}
+
+fn one_launch(src: &str, grid: u32, block: u32) -> KernelLaunch {
+    KernelLaunch {
+        program: native(src),
+        grid: Dim3::linear(grid),
+        block: Dim3::linear(block),
+        params: vec![],
+        stream: 0,
+    }
+}
+
+#[test]
+fn memory_section_counts_requests_sectors_and_levels() {
+    let file = LaunchFile::load(&kernels_dir().join("vecadd.json")).unwrap();
+    let config = GpuConfig::preset("small").unwrap();
+    let path = trace_path("vecadd-verbose");
+    let mut memory = file.initial_memory();
+    record(
+        &config,
+        &file.kernel_launches(),
+        &mut memory,
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        2,
+    )
+    .unwrap();
+    let a = check_invariants("vecadd-verbose", &path, &config);
+    let m = &a.launches[0].memory;
+    assert!(m.recorded);
+    // 32 warps × (2 loads + 1 store); 31 full warps touch 4 sectors per request, the last warp
+    // (elements 992..999) one.
+    assert_eq!(m.global_requests, 96);
+    assert_eq!(m.global_sectors, 31 * 4 * 3 + 3);
+    assert!((m.sectors_per_request - 375.0 / 96.0).abs() < 1e-12);
+    assert_eq!(m.l1_hits + m.l2_hits + m.dram_requests, 96);
+    assert!(m.dram_requests > 0, "{m:?}");
+    assert_eq!(m.shared_requests, 0);
+    // Coalesced: the rule stays quiet.
+    assert!(a.launches[0]
+        .hints
+        .iter()
+        .all(|h| h.rule != "uncoalesced_global"));
+
+    // Without memory events the section says so instead of showing zeros.
+    let quiet = analyze_kernel("vecadd.json", &config, "vecadd-quiet");
+    assert!(!quiet.launches[0].memory.recorded);
+    assert!(render_text(&quiet).contains("record with --verbosity 2"));
+}
+
+#[test]
+fn occupancy_is_limited_by_registers_when_they_run_out() {
+    // 128 registers × 256 threads = 32 Ki registers per block: two blocks fill volta's 64 Ki.
+    let config = GpuConfig::preset("volta").unwrap();
+    let launch = one_launch(".regs 128\nIADD R1, R2, R3\nEXIT\n", 2, 256);
+    let path = record_verbose("occupancy-regs", &config, &[launch]);
+    let a = check_invariants("occupancy-regs", &path, &config);
+    let o = &a.launches[0].occupancy;
+    assert_eq!(o.limiter, "registers");
+    assert_eq!(o.block_limit_registers, 2);
+    assert_eq!(o.block_limit_warps, 64 / 8);
+    assert_eq!(o.block_limit_shared_memory, None);
+    assert_eq!(o.theoretical_blocks_per_sm, 2);
+    assert_eq!(o.theoretical_active_warps_per_sm, 16.0);
+    assert_eq!(o.theoretical_pct, 25.0);
+    let expected = a.launches[0].resident_warp_cycles as f64
+        / (a.launches[0].cycles as f64 * config.num_sms as f64);
+    assert!((o.achieved_active_warps_per_sm - expected).abs() < 1e-12);
+    let hints: Vec<_> = a.launches[0].hints.iter().map(|h| h.rule).collect();
+    assert!(hints.contains(&"occupancy_limiter"), "{hints:?}");
+    let text = render_text(&a);
+    assert!(text.contains("Occupancy Limiter"), "{text}");
+    assert!(text.contains("INF occupancy_limiter"), "{text}");
+}
+
+#[test]
+fn dispatch_section_matches_seed_000_pictures() {
+    let file = LaunchFile::load(&kernels_dir().join("vecadd_tiny.json")).unwrap();
+    let config = file.gpu_config().unwrap();
+    let mut memory = file.initial_memory();
+    let path = record_trace(
+        "tiny-dispatch",
+        &config,
+        &file.kernel_launches(),
+        &mut memory,
+    );
+    let a = analyze(&path.unwrap());
+    let d = &a.launches[0].dispatch;
+    assert_eq!(d.blocks_per_sm, [3, 3]);
+    assert_eq!(d.first_grant_cycle, Some(0));
+    assert_eq!(d.last_grant_cycle, Some(159));
+    // Each core holds a block from its grant to its completion, back to back.
+    let cycles = a.launches[0].cycles;
+    assert_eq!(d.tail_cycles, cycles - 159);
+    assert_eq!(d.busy_cycles_per_sm, [3 * 79, 3 * 79]);
+    assert!(d.idle_sm_pct < 1.0);
+}
+
+#[test]
+fn stalls_are_attributed_to_the_producing_instruction() {
+    let config = GpuConfig::preset("small").unwrap();
+    let a = analyze_kernel("vecadd.json", &config, "vecadd-attributed");
+    let l = &a.launches[0];
+    // Everything the FADD waits on comes from the two LDGs (PCs 6 and 7).
+    let ldgs: u64 = l.source[6..=7]
+        .iter()
+        .map(|s| {
+            s.attributed_warp_cycles
+                .get("long_scoreboard")
+                .copied()
+                .unwrap_or(0)
+        })
+        .sum();
+    let waiting = l.source[8].warp_cycles["long_scoreboard"];
+    assert!(waiting > 0);
+    assert!(ldgs >= waiting, "{ldgs} < {waiting}");
+    // Attribution redistributes scoreboard stalls, it does not invent them.
+    let attributed: u64 = l
+        .source
+        .iter()
+        .map(|s| s.total_attributed_warp_cycles)
+        .sum();
+    let scoreboard: u64 = ["long_scoreboard", "short_scoreboard", "wait"]
+        .iter()
+        .map(|s| state(l, s))
+        .sum();
+    assert!(attributed > 0 && attributed <= scoreboard);
+    let d = analyze_file(&trace_path("vecadd-attributed"), Taxonomy::Detailed).unwrap();
+    let detailed: u64 = d.launches[0]
+        .source
+        .iter()
+        .map(|s| s.total_attributed_warp_cycles)
+        .sum();
+    assert_eq!(detailed, attributed);
+    let text = render_text(&a);
+    assert!(text.contains("stalls attributed to the producing instruction"));
+}
+
+#[test]
+fn hints_name_the_dominant_stall_and_uncoalesced_access() {
+    let config = GpuConfig::preset("small").unwrap();
+    // Each lane loads from its own 128-byte line: 32 sectors per request.
+    let strided = one_launch(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 7\nLDG R2, [R1]\nIADD R3, R2, R2\nEXIT\n",
+        2,
+        64,
+    );
+    let path = record_verbose("strided", &config, &[strided]);
+    let a = check_invariants("strided", &path, &config);
+    let l = &a.launches[0];
+    assert_eq!(l.memory.sectors_per_request, 32.0);
+    let rules: Vec<_> = l
+        .hints
+        .iter()
+        .map(|h| (h.severity.label(), h.rule))
+        .collect();
+    assert!(rules.contains(&("OPT", "uncoalesced_global")), "{rules:?}");
+    assert!(rules.contains(&("OPT", "dominant_stall")), "{rules:?}");
+    let dominant = l.hints.iter().find(|h| h.rule == "dominant_stall").unwrap();
+    assert!(
+        dominant.message.contains("long_scoreboard"),
+        "{}",
+        dominant.message
+    );
+    // OPT hints come before INF ones.
+    let first_inf = l.hints.iter().position(|h| h.severity.label() == "INF");
+    let last_opt = l.hints.iter().rposition(|h| h.severity.label() == "OPT");
+    if let (Some(i), Some(o)) = (first_inf, last_opt) {
+        assert!(o < i);
+    }
+}

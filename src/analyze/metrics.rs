@@ -9,9 +9,12 @@
 //! warp in one cycle count one state cycle).
 
 use super::classify::Taxonomy;
-use crate::sim::observer::{WarpRef, WarpState};
+use crate::sim::config::GpuConfig;
+use crate::sim::dispatcher::BlockFootprint;
+use crate::sim::memory::HitLevel;
+use crate::sim::observer::{MemSpace, WarpRef, WarpState};
 use crate::sim::Dim3;
-use crate::trace::{Event, TraceHeader};
+use crate::trace::{Event, EventKind, TraceHeader};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -27,6 +30,67 @@ pub struct LaunchStats {
     pub registers_per_thread: u32,
     pub shared_per_block: u32,
     pub stream: u32,
+    /// Blocks divided by what all SMs hold at once (theoretical blocks per SM × SMs).
+    pub waves_per_sm: f64,
+}
+
+/// Occupancy as Nsight's "Occupancy" section shows it: theoretical from the launch's footprint
+/// and the SM's limits, achieved from the resident warp-cycles.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Occupancy {
+    /// Warp slots per SM.
+    pub max_warps_per_sm: u32,
+    /// Block limits per SM, each resource on its own (`None`: no shared memory used).
+    pub block_limit_registers: u32,
+    pub block_limit_shared_memory: Option<u32>,
+    pub block_limit_warps: u32,
+    pub block_limit_blocks: u32,
+    /// The resource that binds first: `registers`, `shared_memory`, `warps` or `blocks`.
+    pub limiter: String,
+    pub theoretical_blocks_per_sm: u32,
+    pub theoretical_active_warps_per_sm: f64,
+    pub theoretical_pct: f64,
+    /// Resident warp-cycles divided by (launch cycles × SMs).
+    pub achieved_active_warps_per_sm: f64,
+    pub achieved_pct: f64,
+}
+
+/// The memory system as the trace's memory events (verbosity 2) saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryStats {
+    /// Whether the trace has memory events at all (recorded with `--verbosity 2`).
+    pub recorded: bool,
+    /// Global (and local) memory instructions.
+    pub global_requests: u64,
+    /// 32-byte sectors those requests touched.
+    pub global_sectors: u64,
+    pub sectors_per_request: f64,
+    /// Requests answered by L1, L2 and DRAM (the slowest level a request needed).
+    pub l1_hits: u64,
+    pub l2_hits: u64,
+    pub dram_requests: u64,
+    /// `l1_hits` / requests that went through the hierarchy.
+    pub l1_hit_rate_pct: f64,
+    /// `l2_hits` / requests that missed L1.
+    pub l2_hit_rate_pct: f64,
+    pub shared_requests: u64,
+    /// Extra shared-memory passes caused by bank conflicts.
+    pub shared_bank_conflicts: u64,
+}
+
+/// How the dispatcher spread the launch's blocks over the SMs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DispatchStats {
+    /// Blocks each SM ran, by SM id.
+    pub blocks_per_sm: Vec<u64>,
+    /// Cycles each SM had at least one of the launch's blocks resident, by SM id.
+    pub busy_cycles_per_sm: Vec<u64>,
+    pub first_grant_cycle: Option<u64>,
+    pub last_grant_cycle: Option<u64>,
+    /// Cycles from the last grant to the launch's end: the tail where SMs run out of work.
+    pub tail_cycles: u64,
+    /// Share of SM-cycles of the launch with no block of it resident.
+    pub idle_sm_pct: f64,
 }
 
 /// Scheduler statistics, per scheduler-cycle over the launch's cycles.
@@ -73,6 +137,10 @@ pub struct SourceLine {
     pub warp_cycles: BTreeMap<String, u64>,
     /// The state with the most cycles here (ties: first by name).
     pub top_state: Option<String>,
+    /// Scoreboard and dependency-barrier stall cycles of other instructions waiting for this
+    /// one's result (Nsight's attributed stalls), by state name (non-zero only).
+    pub attributed_warp_cycles: BTreeMap<String, u64>,
+    pub total_attributed_warp_cycles: u64,
 }
 
 /// Everything measured about one kernel launch.
@@ -92,6 +160,7 @@ pub struct LaunchAnalysis {
     /// Warp instructions per cycle, GPU-wide.
     pub ipc: f64,
     pub launch: LaunchStats,
+    pub occupancy: Occupancy,
     /// Sum over warps of exit − launch.
     pub resident_warp_cycles: u64,
     /// Warp-cycles by state name.
@@ -101,8 +170,12 @@ pub struct LaunchAnalysis {
     pub warp_cycles_per_issued_instruction: f64,
     pub scheduler: SchedulerStats,
     pub issue_slots: IssueSlots,
+    pub memory: MemoryStats,
+    pub dispatch: DispatchStats,
     /// One line per PC of the listing (and any PC beyond it that was reached).
     pub source: Vec<SourceLine>,
+    /// Nsight-style rule results, most important first.
+    pub hints: Vec<super::rules::Hint>,
 }
 
 type StateCycles = HashMap<WarpState, u64>;
@@ -138,6 +211,37 @@ impl SchedAcc {
 struct PcAcc {
     executions: u64,
     states: StateCycles,
+    /// Stall cycles of consumers waiting on this PC's result.
+    attributed: StateCycles,
+}
+
+#[derive(Default, Clone)]
+struct MemAcc {
+    global_requests: u64,
+    global_sectors: u64,
+    l1: u64,
+    l2: u64,
+    dram: u64,
+    shared_requests: u64,
+    shared_replays: u64,
+}
+
+#[derive(Default, Clone)]
+struct SmAcc {
+    blocks: u64,
+    resident_blocks: u32,
+    since: u64,
+    busy: u64,
+}
+
+impl SmAcc {
+    fn change(&mut self, cycle: u64, delta: i32) {
+        if self.resident_blocks > 0 {
+            self.busy += cycle.saturating_sub(self.since);
+        }
+        self.since = cycle;
+        self.resident_blocks = self.resident_blocks.saturating_add_signed(delta);
+    }
 }
 
 struct LaunchAcc {
@@ -150,6 +254,10 @@ struct LaunchAcc {
     scheds: Vec<SchedAcc>,
     refill: u64,
     pcs: Vec<PcAcc>,
+    mem: MemAcc,
+    sms: Vec<SmAcc>,
+    first_grant: Option<u64>,
+    last_grant: Option<u64>,
 }
 
 impl LaunchAcc {
@@ -179,6 +287,7 @@ pub struct Accumulator {
     schedulers_per_sm: u32,
     schedulers: usize,
     width: u32,
+    memory_recorded: bool,
     launches: Vec<LaunchAcc>,
     warps: HashMap<WarpRef, WarpTrack>,
     last_cycle: u64,
@@ -192,6 +301,7 @@ impl Accumulator {
             schedulers_per_sm: c.sm.schedulers,
             schedulers,
             width: c.sm.issue_width,
+            memory_recorded: header.verbosity >= EventKind::Memory.min_verbosity(),
             launches: header
                 .launches
                 .iter()
@@ -205,6 +315,10 @@ impl Accumulator {
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
                     pcs: vec![PcAcc::default(); l.listing.len()],
+                    mem: MemAcc::default(),
+                    sms: vec![SmAcc::default(); c.num_sms as usize],
+                    first_grant: None,
+                    last_grant: None,
                 })
                 .collect(),
             warps: HashMap::new(),
@@ -228,6 +342,11 @@ impl Accumulator {
             Some(WarpState::Selected) | None => {}
             Some(state) => {
                 add(&mut acc.states, state, n);
+                if let WarpState::Scoreboard { producer_pc, .. }
+                | WarpState::DependencyBarrier { producer_pc, .. } = state
+                {
+                    add(&mut acc.pc(producer_pc).attributed, state, n);
+                }
                 match warp.pending.iter_mut().find(|(s, _)| *s == state) {
                     Some((_, c)) => *c += n,
                     None => warp.pending.push((state, n)),
@@ -275,6 +394,49 @@ impl Accumulator {
             Event::KernelComplete { launch, .. } => {
                 if let Some(l) = self.launch_mut(launch) {
                     l.end = Some(cycle);
+                }
+            }
+            Event::BlockAssign { launch, sm, .. } => {
+                if let Some(l) = self.launch_mut(launch) {
+                    l.first_grant.get_or_insert(cycle);
+                    l.last_grant = Some(cycle);
+                    if let Some(s) = l.sms.get_mut(sm as usize) {
+                        s.blocks += 1;
+                        s.change(cycle, 1);
+                    }
+                }
+            }
+            Event::BlockComplete { launch, sm, .. } => {
+                if let Some(s) = self
+                    .launch_mut(launch)
+                    .and_then(|l| l.sms.get_mut(sm as usize))
+                {
+                    s.change(cycle, -1);
+                }
+            }
+            Event::Memory { warp, mem, .. } => {
+                let Some(w) = self.warps.get(&warp) else {
+                    return;
+                };
+                let Some(acc) = self.launches.get_mut(w.launch) else {
+                    return;
+                };
+                let m = &mut acc.mem;
+                match mem.space {
+                    MemSpace::Global => {
+                        m.global_requests += 1;
+                        m.global_sectors += mem.sectors as u64;
+                        match mem.level {
+                            HitLevel::L1 => m.l1 += 1,
+                            HitLevel::L2 => m.l2 += 1,
+                            HitLevel::Dram => m.dram += 1,
+                            HitLevel::Ideal => {}
+                        }
+                    }
+                    MemSpace::Shared => {
+                        m.shared_requests += 1;
+                        m.shared_replays += mem.replays as u64;
+                    }
                 }
             }
             Event::WarpLaunch { warp, info, .. } => {
@@ -400,6 +562,8 @@ impl Accumulator {
             width: self.width,
             warp_size: header.config.warp_size.max(1) as u64,
             last,
+            config: &header.config,
+            memory_recorded: self.memory_recorded,
         };
         self.launches
             .into_iter()
@@ -426,11 +590,81 @@ fn classify_map(states: &StateCycles, taxonomy: Taxonomy) -> BTreeMap<String, u6
     out
 }
 
-struct GpuShape {
+struct GpuShape<'a> {
     schedulers: usize,
     width: u32,
     warp_size: u64,
     last: u64,
+    config: &'a GpuConfig,
+    memory_recorded: bool,
+}
+
+fn occupancy(
+    h: &crate::trace::LaunchHeader,
+    resident: u64,
+    cycles: u64,
+    gpu: &GpuShape,
+) -> Occupancy {
+    let config = gpu.config;
+    let fp = BlockFootprint::new(h.block.count(), h.regs_per_thread, h.shared_bytes, config);
+    let limits = fp.block_limits(config);
+    let (blocks_per_sm, limiter) = fp.blocks_per_sm(config);
+    let max_warps = config.sm.max_warps;
+    let theoretical = (blocks_per_sm * fp.warps).min(max_warps) as f64;
+    let achieved = ratio(resident as f64, cycles as f64 * config.num_sms as f64);
+    Occupancy {
+        max_warps_per_sm: max_warps,
+        block_limit_registers: limits.registers,
+        block_limit_shared_memory: limits.shared_memory,
+        block_limit_warps: limits.warps,
+        block_limit_blocks: limits.blocks,
+        limiter: limiter.to_string(),
+        theoretical_blocks_per_sm: blocks_per_sm,
+        theoretical_active_warps_per_sm: theoretical,
+        theoretical_pct: ratio(theoretical * 100.0, max_warps as f64),
+        achieved_active_warps_per_sm: achieved,
+        achieved_pct: ratio(achieved * 100.0, max_warps as f64),
+    }
+}
+
+fn memory(m: &MemAcc, recorded: bool) -> MemoryStats {
+    let hierarchy = m.l1 + m.l2 + m.dram;
+    MemoryStats {
+        recorded,
+        global_requests: m.global_requests,
+        global_sectors: m.global_sectors,
+        sectors_per_request: ratio(m.global_sectors as f64, m.global_requests as f64),
+        l1_hits: m.l1,
+        l2_hits: m.l2,
+        dram_requests: m.dram,
+        l1_hit_rate_pct: ratio(m.l1 as f64 * 100.0, hierarchy as f64),
+        l2_hit_rate_pct: ratio(m.l2 as f64 * 100.0, (m.l2 + m.dram) as f64),
+        shared_requests: m.shared_requests,
+        shared_bank_conflicts: m.shared_replays,
+    }
+}
+
+fn dispatch(acc: &mut LaunchAcc, start: u64, end: u64) -> DispatchStats {
+    for s in &mut acc.sms {
+        // Blocks still resident when the trace ends count as busy until the launch's end.
+        if s.resident_blocks > 0 {
+            s.change(end.max(s.since), 0);
+        }
+    }
+    let cycles = end - start;
+    let busy: u64 = acc.sms.iter().map(|s| s.busy).sum();
+    let sm_cycles = cycles * acc.sms.len() as u64;
+    DispatchStats {
+        blocks_per_sm: acc.sms.iter().map(|s| s.blocks).collect(),
+        busy_cycles_per_sm: acc.sms.iter().map(|s| s.busy).collect(),
+        first_grant_cycle: acc.first_grant,
+        last_grant_cycle: acc.last_grant,
+        tail_cycles: acc.last_grant.map_or(0, |g| end.saturating_sub(g)),
+        idle_sm_pct: ratio(
+            sm_cycles.saturating_sub(busy) as f64 * 100.0,
+            sm_cycles as f64,
+        ),
+    }
 }
 
 fn finish_launch(
@@ -487,6 +721,7 @@ fn finish_launch(
                     _ => Some((k, v)),
                 })
                 .map(|(k, _)| k.clone());
+            let attributed_warp_cycles = classify_map(&p.attributed, taxonomy);
             SourceLine {
                 pc: pc as u32,
                 text: h.listing.get(pc).cloned().unwrap_or_default(),
@@ -494,10 +729,17 @@ fn finish_launch(
                 total_warp_cycles: warp_cycles.values().sum(),
                 warp_cycles,
                 top_state,
+                total_attributed_warp_cycles: attributed_warp_cycles.values().sum(),
+                attributed_warp_cycles,
             }
         })
         .collect();
-    LaunchAnalysis {
+    let occupancy = occupancy(h, acc.resident, cycles, gpu);
+    let blocks = h.grid.count();
+    let resident_blocks = occupancy.theoretical_blocks_per_sm as u64 * gpu.config.num_sms as u64;
+    let memory = memory(&acc.mem, gpu.memory_recorded);
+    let dispatch = dispatch(&mut acc, start, end);
+    let mut analysis = LaunchAnalysis {
         index,
         name: h.kernel.clone(),
         start_cycle: start,
@@ -516,7 +758,9 @@ fn finish_launch(
             registers_per_thread: h.regs_per_thread,
             shared_per_block: h.shared_bytes,
             stream: h.stream,
+            waves_per_sm: ratio(blocks as f64, resident_blocks as f64),
         },
+        occupancy,
         resident_warp_cycles: acc.resident,
         warp_cycles_per_issued_instruction: ratio(state_total as f64, instructions),
         warp_states,
@@ -537,6 +781,12 @@ fn finish_launch(
             vertical_waste: vertical,
             horizontal_waste: horizontal,
         },
+        memory,
+        dispatch,
         source,
-    }
+        hints: Vec::new(),
+    };
+    let nsight_states = classify_map(&acc.states, Taxonomy::Nsight);
+    analysis.hints = super::rules::hints(&analysis, &nsight_states);
+    analysis
 }

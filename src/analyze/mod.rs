@@ -11,6 +11,7 @@
 
 pub mod classify;
 pub mod metrics;
+pub mod rules;
 pub mod text;
 
 pub use classify::{detailed_name, NsightState, Taxonomy};

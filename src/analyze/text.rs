@@ -1,6 +1,7 @@
 //! Plain-text report in the shape of Nsight Compute's details page: per launch, Launch
-//! Statistics, Scheduler Statistics, Warp State Statistics (sorted, with each state's share),
-//! Issue Slots and the top source hotspots.
+//! Statistics, Occupancy, Scheduler Statistics, Warp State Statistics (sorted, with each
+//! state's share), Issue Slots, Memory, Dispatch, the source hotspots (waiting instruction and
+//! producer) and the rule hints.
 
 use super::{Analysis, LaunchAnalysis};
 use std::fmt::Write;
@@ -56,6 +57,45 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     row(out, "Warp Instructions", l.warp_instructions);
     row(out, "Thread Instructions", l.thread_instructions);
     row(out, "IPC [warp inst/cycle]", format!("{:.3}", l.ipc));
+    row(out, "Waves Per SM", format!("{:.2}", l.launch.waves_per_sm));
+    let _ = writeln!(out);
+
+    let o = &l.occupancy;
+    section(out, "Occupancy");
+    row(
+        out,
+        "Block Limit Registers [block]",
+        o.block_limit_registers,
+    );
+    row(
+        out,
+        "Block Limit Shared Mem [block]",
+        o.block_limit_shared_memory
+            .map_or("-".to_string(), |n| n.to_string()),
+    );
+    row(out, "Block Limit Warps [block]", o.block_limit_warps);
+    row(out, "Block Limit SM [block]", o.block_limit_blocks);
+    row(out, "Occupancy Limiter", &o.limiter);
+    row(
+        out,
+        "Theoretical Active Warps per SM [warp]",
+        format!("{:.2}", o.theoretical_active_warps_per_sm),
+    );
+    row(
+        out,
+        "Theoretical Occupancy [%]",
+        format!("{:.2}", o.theoretical_pct),
+    );
+    row(
+        out,
+        "Achieved Active Warps Per SM [warp]",
+        format!("{:.2}", o.achieved_active_warps_per_sm),
+    );
+    row(
+        out,
+        "Achieved Occupancy [%]",
+        format!("{:.2}", o.achieved_pct),
+    );
     let _ = writeln!(out);
 
     let s = &l.scheduler;
@@ -124,6 +164,9 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     }
     let _ = writeln!(out);
 
+    memory(out, l);
+    dispatch(out, l);
+
     section(out, "Source Hotspots");
     let mut lines: Vec<_> = l
         .source
@@ -141,10 +184,7 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         "pc", "instruction", "executed", "warp-cycles", "share"
     );
     for s in lines.into_iter().take(HOTSPOTS) {
-        let mut text = s.text.clone();
-        if text.chars().count() > 32 {
-            text = text.chars().take(31).collect::<String>() + "…";
-        }
+        let text = clip(&s.text);
         let _ = writeln!(
             out,
             "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {}",
@@ -155,6 +195,113 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
             pct(s.total_warp_cycles, total),
             s.top_state.as_deref().unwrap_or("-")
         );
+    }
+    attributed(out, l, total);
+    if !l.hints.is_empty() {
+        let _ = writeln!(out);
+        for h in &l.hints {
+            let _ = writeln!(out, "  {} {}: {}", h.severity.label(), h.rule, h.message);
+        }
+    }
+}
+
+fn memory(out: &mut String, l: &LaunchAnalysis) {
+    let m = &l.memory;
+    section(out, "Memory Workload Analysis");
+    if !m.recorded {
+        let _ = writeln!(
+            out,
+            "    not recorded: record with --verbosity 2 to see memory requests"
+        );
+        let _ = writeln!(out);
+        return;
+    }
+    row(out, "Global Requests", m.global_requests);
+    row(out, "Global Sectors", m.global_sectors);
+    row(
+        out,
+        "Sectors Per Request",
+        format!("{:.2}", m.sectors_per_request),
+    );
+    row(out, "L1 Hits [request]", m.l1_hits);
+    row(out, "L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct));
+    row(out, "L2 Hits [request]", m.l2_hits);
+    row(out, "L2 Hit Rate [%]", format!("{:.2}", m.l2_hit_rate_pct));
+    row(out, "DRAM Requests", m.dram_requests);
+    row(out, "Shared Requests", m.shared_requests);
+    row(out, "Shared Bank Conflicts [pass]", m.shared_bank_conflicts);
+    let _ = writeln!(out);
+}
+
+fn dispatch(out: &mut String, l: &LaunchAnalysis) {
+    let d = &l.dispatch;
+    section(out, "Dispatch");
+    let opt = |c: Option<u64>| c.map_or("-".to_string(), |c| c.to_string());
+    row(out, "First Grant [cycle]", opt(d.first_grant_cycle));
+    row(out, "Last Grant [cycle]", opt(d.last_grant_cycle));
+    row(out, "Tail [cycle]", d.tail_cycles);
+    row(out, "Idle SM Time [%]", format!("{:.2}", d.idle_sm_pct));
+    let _ = writeln!(
+        out,
+        "    {:<8} {:>10} {:>14}",
+        "sm", "blocks", "busy cycles"
+    );
+    for (sm, (b, busy)) in d
+        .blocks_per_sm
+        .iter()
+        .zip(&d.busy_cycles_per_sm)
+        .enumerate()
+    {
+        let _ = writeln!(out, "    {sm:<8} {b:>10} {busy:>14}");
+    }
+    let _ = writeln!(out);
+}
+
+/// Producers whose results others waited for (Nsight's attributed stalls).
+fn attributed(out: &mut String, l: &LaunchAnalysis, total: u64) {
+    let mut lines: Vec<_> = l
+        .source
+        .iter()
+        .filter(|s| s.total_attributed_warp_cycles > 0)
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    lines.sort_by(|a, b| {
+        b.total_attributed_warp_cycles
+            .cmp(&a.total_attributed_warp_cycles)
+            .then(a.pc.cmp(&b.pc))
+    });
+    let _ = writeln!(out);
+    let _ = writeln!(out, "    stalls attributed to the producing instruction:");
+    let _ = writeln!(
+        out,
+        "    {:>5} {:<32} {:>10} {:>12} {:>7}  top state",
+        "pc", "instruction", "", "warp-cycles", "share"
+    );
+    for s in lines.into_iter().take(HOTSPOTS) {
+        let top = s
+            .attributed_warp_cycles
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map_or("-", |(k, _)| k.as_str());
+        let _ = writeln!(
+            out,
+            "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {top}",
+            s.pc,
+            clip(&s.text),
+            "",
+            s.total_attributed_warp_cycles,
+            pct(s.total_attributed_warp_cycles, total),
+        );
+    }
+}
+
+fn clip(text: &str) -> String {
+    if text.chars().count() > 32 {
+        text.chars().take(31).collect::<String>() + "…"
+    } else {
+        text.to_string()
     }
 }
 

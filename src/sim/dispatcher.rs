@@ -34,15 +34,13 @@ impl BlockFootprint {
                 limit,
             });
         }
-        let warps = launch.warps_per_block(config.warp_size);
-        let g = config.sm.register_granularity;
-        let regs_per_thread = (launch.program.regs as u32).max(1).div_ceil(g) * g;
-        let fp = BlockFootprint {
-            warps,
-            threads: threads as u32,
-            registers: regs_per_thread * config.warp_size * warps,
-            shared_bytes: launch.program.shared_bytes,
-        };
+        let fp = BlockFootprint::new(
+            threads,
+            launch.program.regs as u32,
+            launch.program.shared_bytes,
+            config,
+        );
+        let (warps, regs_per_thread) = (fp.warps, fp.registers_per_thread(config));
         let sm = &config.sm;
         let fail = |what: String| {
             Err(LaunchError::DoesNotFit {
@@ -71,22 +69,63 @@ impl BlockFootprint {
         Ok(fp)
     }
 
+    /// The resources one block of `threads` threads takes, registers allocated per warp in
+    /// the SM's granularity. Not checked against the SM: see [`BlockFootprint::of`].
+    pub fn new(
+        threads: u64,
+        regs_per_thread: u32,
+        shared_bytes: u32,
+        config: &GpuConfig,
+    ) -> BlockFootprint {
+        let warp_size = config.warp_size.max(1);
+        let warps = threads.div_ceil(warp_size as u64) as u32;
+        let g = config.sm.register_granularity.max(1);
+        let regs_per_thread = regs_per_thread.max(1).div_ceil(g) * g;
+        BlockFootprint {
+            warps,
+            threads: threads as u32,
+            registers: regs_per_thread * warp_size * warps,
+            shared_bytes,
+        }
+    }
+
+    fn registers_per_thread(&self, config: &GpuConfig) -> u32 {
+        self.registers / (config.warp_size.max(1) * self.warps.max(1))
+    }
+
     /// Blocks of this footprint one empty SM can hold, and which limit binds first.
     pub fn blocks_per_sm(&self, config: &GpuConfig) -> (u32, &'static str) {
-        let sm = &config.sm;
-        let mut limits = vec![
-            (sm.max_blocks, "blocks"),
-            (sm.max_warps / self.warps.max(1), "warps"),
-            (sm.registers / self.registers.max(1), "registers"),
-        ];
-        if let Some(n) = sm.shared_memory_bytes.checked_div(self.shared_bytes) {
-            limits.push((n, "shared_memory"));
-        }
-        limits
-            .into_iter()
-            .min_by_key(|l| l.0)
-            .unwrap_or((0, "blocks"))
+        let l = self.block_limits(config);
+        [
+            (l.blocks, "blocks"),
+            (l.warps, "warps"),
+            (l.registers, "registers"),
+            (l.shared_memory.unwrap_or(u32::MAX), "shared_memory"),
+        ]
+        .into_iter()
+        .min_by_key(|l| l.0)
+        .unwrap_or((0, "blocks"))
     }
+
+    /// Blocks per SM allowed by each resource on its own.
+    pub fn block_limits(&self, config: &GpuConfig) -> BlockLimits {
+        let sm = &config.sm;
+        BlockLimits {
+            blocks: sm.max_blocks,
+            warps: sm.max_warps / self.warps.max(1),
+            registers: sm.registers / self.registers.max(1),
+            shared_memory: sm.shared_memory_bytes.checked_div(self.shared_bytes),
+        }
+    }
+}
+
+/// Blocks of one footprint an empty SM can hold, per resource (`None`: uses no shared memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockLimits {
+    pub blocks: u32,
+    pub warps: u32,
+    pub registers: u32,
+    pub shared_memory: Option<u32>,
 }
 
 /// Free resources of one SM, as the dispatcher sees them.
