@@ -15,12 +15,12 @@ record() { # OUT LAUNCH [options...]
 }
 
 record vecadd_tiny.tiny          kernels/vecadd_tiny.json --gpu tiny
-record reduce.small.gto          kernels/reduce.json --gpu small --policy gto
+record reduce.small.gto          kernels/reduce.json --gpu small --policy gto --verbosity 2
 record reduce.small.lrr          kernels/reduce.json --gpu small --policy lrr
-record matmul.volta.gto          kernels/matmul.json --gpu volta --policy gto
+record matmul.volta.gto          kernels/matmul.json --gpu volta --policy gto --verbosity 2
 record matmul.volta.barrel       kernels/matmul.json --gpu volta --policy barrel
 record divergent.hopper.gto      kernels/divergent.json --gpu hopper
-record vecadd.small.barriers     kernels/vecadd.json --gpu small --scoreboard barriers
+record vecadd.small.barriers     kernels/vecadd.json --gpu small --scoreboard barriers --verbosity 2
 record loop.small.coarse         kernels/loop.json --gpu small --policy coarse
 
 ls -l traces
