@@ -7,4 +7,5 @@ pub mod isa;
 pub mod launchfile;
 pub mod sim;
 pub mod study;
+pub mod sweep;
 pub mod trace;

@@ -10,14 +10,19 @@
 //! parts add up to `width × cycles × schedulers`.
 
 pub mod classify;
+pub mod compare;
+pub mod flat;
 pub mod metrics;
 pub mod rules;
 pub mod text;
 
 pub use classify::{detailed_name, NsightState, Taxonomy};
+pub use flat::to_csv;
 pub use metrics::{
-    Accumulator, IssueSlots, LaunchAnalysis, LaunchStats, SchedulerStats, SourceLine,
+    Accumulator, DispatchStats, IssueSlots, LaunchAnalysis, LaunchStats, MemoryStats, Occupancy,
+    SchedulerStats, SourceLine,
 };
+pub use rules::{Hint, Severity};
 pub use text::render_text;
 
 use crate::trace::{TraceError, TraceReader};
@@ -34,6 +39,22 @@ pub struct Analysis {
     /// Whether the run completed (from the trailer; a faulted run is incomplete).
     pub complete: bool,
     pub launches: Vec<LaunchAnalysis>,
+}
+
+impl Analysis {
+    /// Keeps only the launches of kernel `name`; an error listing the kernels if none matches.
+    pub fn retain_kernel(&mut self, name: &str) -> Result<(), String> {
+        if !self.launches.iter().any(|l| l.name == name) {
+            let mut names: Vec<_> = self.launches.iter().map(|l| l.name.as_str()).collect();
+            names.dedup();
+            return Err(format!(
+                "no launch of kernel `{name}` in the trace (its kernels: {})",
+                names.join(", ")
+            ));
+        }
+        self.launches.retain(|l| l.name == name);
+        Ok(())
+    }
 }
 
 /// Analyzes a trace, streaming its events once.

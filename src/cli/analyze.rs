@@ -1,6 +1,6 @@
 //! `warpscope analyze TRACE`: the Nsight-style report of a recorded trace — launch statistics,
-//! scheduler statistics, warp-state statistics with every warp-cycle attributed, issue slots and
-//! the source hotspots.
+//! occupancy, scheduler statistics, warp-state statistics with every warp-cycle attributed,
+//! issue slots, memory, dispatch, the source hotspots and rule hints; as text, JSON or CSV.
 
 use super::emit;
 use anyhow::{Context, Result};
@@ -14,6 +14,7 @@ Examples:
   warpscope record kernels/reduce.json --gpu volta -o reduce.wstrace
   warpscope analyze reduce.wstrace
   warpscope analyze reduce.wstrace --taxonomy detailed --format json
+  warpscope analyze reduce.wstrace --format csv --kernel reduce > reduce.csv
 
 The analyzer reads only the trace. `nsight` names the states as Nsight Compute does
 (long_scoreboard, barrier, ...); `detailed` keeps the raw reason (which register, which
@@ -27,10 +28,21 @@ pub enum TaxonomyArg {
     Detailed,
 }
 
+impl From<TaxonomyArg> for Taxonomy {
+    fn from(t: TaxonomyArg) -> Taxonomy {
+        match t {
+            TaxonomyArg::Nsight => Taxonomy::Nsight,
+            TaxonomyArg::Detailed => Taxonomy::Detailed,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     Text,
     Json,
+    /// One row per launch and metric, like `ncu --csv`.
+    Csv,
 }
 
 #[derive(Debug, Args)]
@@ -41,18 +53,25 @@ pub struct AnalyzeArgs {
     pub taxonomy: TaxonomyArg,
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
+    /// Only the launches of this kernel (all launches by default).
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
 }
 
 pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
-    let taxonomy = match args.taxonomy {
-        TaxonomyArg::Nsight => Taxonomy::Nsight,
-        TaxonomyArg::Detailed => Taxonomy::Detailed,
-    };
-    let analysis = analyze::analyze_file(&args.trace, taxonomy)
+    let taxonomy = args.taxonomy.into();
+    let mut analysis = analyze::analyze_file(&args.trace, taxonomy)
         .with_context(|| args.trace.display().to_string())?;
+    if let Some(name) = &args.kernel {
+        analysis
+            .retain_kernel(name)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| args.trace.display().to_string())?;
+    }
     let text = match args.format {
         FormatArg::Text => analyze::render_text(&analysis),
         FormatArg::Json => analyze::to_json(&analysis) + "\n",
+        FormatArg::Csv => analyze::to_csv(&analysis),
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -86,12 +86,12 @@ pub fn load_gpu(spec: &str) -> Result<GpuConfig> {
     load_gpu_config(spec, Path::new("")).map_err(|m| anyhow::anyhow!("--gpu {spec}: {m}"))
 }
 
-fn policy_parser() -> impl TypedValueParser<Value = Policy> {
+pub(super) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
     PossibleValuesParser::new(Policy::ALL.map(Policy::name))
         .try_map(|s| Policy::from_name(&s).ok_or(format!("unknown policy `{s}`")))
 }
 
-fn scoreboard_parser() -> impl TypedValueParser<Value = ScoreboardKind> {
+pub(super) fn scoreboard_parser() -> impl TypedValueParser<Value = ScoreboardKind> {
     PossibleValuesParser::new(ScoreboardKind::ALL.map(ScoreboardKind::name))
         .try_map(|s| ScoreboardKind::from_name(&s).ok_or(format!("unknown scoreboard `{s}`")))
 }

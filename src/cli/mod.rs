@@ -5,9 +5,11 @@
 pub mod analyze;
 pub mod asm;
 pub mod bench;
+pub mod compare;
 pub mod config;
 pub mod record;
 pub mod run;
+pub mod sweep;
 pub mod trace;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -81,6 +83,12 @@ pub enum Command {
     /// Analyze a trace: Nsight-style warp-state, scheduler and issue-slot statistics.
     #[command(after_help = analyze::EXAMPLES)]
     Analyze(analyze::AnalyzeArgs),
+    /// Compare traces: every metric beside the baseline(s), with differences and z-scores.
+    #[command(after_help = compare::EXAMPLES)]
+    Compare(compare::CompareArgs),
+    /// Record one launch under several policies/scoreboards/warp counts and compare them.
+    #[command(after_help = sweep::EXAMPLES)]
+    Sweep(Box<sweep::SweepArgs>),
 }
 
 /// `--dialect` values, mirroring [`Dialect`].
@@ -114,6 +122,8 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Record(args) => record::run(*args),
         Command::Trace(args) => trace::run(args),
         Command::Analyze(args) => analyze::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Sweep(args) => sweep::run(*args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,364 @@
+//! Comparing traces the way Nsight Compute compares a result with its baselines: every metric
+//! of every trace beside the baseline with the difference in %, and with several baselines the
+//! difference to their mean and a z-score. Traces of different kernels or GPU configs may be
+//! compared; what differs in their headers (config fields, launch shapes) is listed first so a
+//! difference in the numbers is never mistaken for one in the experiment.
+//!
+//! Launches are paired by their index in each trace.
+
+use super::flat::{self, csv_field, Metric, Value};
+use super::{analyze, Analysis, Taxonomy};
+use crate::trace::{TraceError, TraceHeader, TraceReader};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// One trace of a comparison.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    /// How the trace is named in the tables (its file name).
+    pub label: String,
+    pub header: TraceHeader,
+    pub analysis: Analysis,
+}
+
+impl Compared {
+    /// Reads and analyzes the trace at `path`.
+    pub fn load(path: &Path, taxonomy: Taxonomy) -> Result<Compared, TraceError> {
+        let reader = TraceReader::open(path)?;
+        let header = reader.header().clone();
+        let analysis = analyze(reader, taxonomy)?;
+        Ok(Compared {
+            label: path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            ),
+            header,
+            analysis,
+        })
+    }
+}
+
+/// A header field whose value is not the same in every trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeaderDifference {
+    /// Dotted path, e.g. `config.scheduler.policy` or `launches.0.grid`.
+    pub field: String,
+    /// The value in each trace (JSON text), in trace order; `null` where it is absent.
+    pub values: Vec<String>,
+}
+
+/// One metric across the traces.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricRow {
+    pub section: &'static str,
+    pub metric: String,
+    pub unit: &'static str,
+    /// The value in each trace (numbers as numbers, the limiter as text); `null` if absent.
+    pub values: Vec<Option<serde_json::Value>>,
+    /// Mean of the baselines (numeric metrics only).
+    pub baseline_mean: Option<f64>,
+    /// Per trace: (value − baseline mean) / baseline mean × 100; `null` for the baselines,
+    /// text metrics and a zero mean.
+    pub diff_pct: Vec<Option<f64>>,
+    /// Per trace: (value − mean) / standard deviation of the baselines; only with two or more
+    /// baselines that differ.
+    pub z_score: Vec<Option<f64>>,
+}
+
+/// The launches of the same index in every trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchComparison {
+    pub index: u32,
+    /// The kernel name in each trace.
+    pub names: Vec<Option<String>>,
+    pub metrics: Vec<MetricRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Trace labels, baselines first.
+    pub traces: Vec<String>,
+    pub baselines: usize,
+    pub header_differences: Vec<HeaderDifference>,
+    pub launches: Vec<LaunchComparison>,
+}
+
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&join(prefix, k), v, out);
+            }
+        }
+        // Listings are long and differ whenever the kernel does, which the kernel name says.
+        serde_json::Value::Array(items) if !prefix.ends_with("listing") => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&join(prefix, &i.to_string()), v, out);
+            }
+        }
+        serde_json::Value::Array(_) => {}
+        _ => {
+            out.insert(prefix.to_string(), v.to_string());
+        }
+    }
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// Fields that describe the recording, not the experiment.
+fn is_bookkeeping(field: &str) -> bool {
+    matches!(field, "format" | "version" | "tool_version")
+}
+
+fn header_differences(traces: &[Compared]) -> Vec<HeaderDifference> {
+    let flat: Vec<BTreeMap<String, String>> = traces
+        .iter()
+        .map(|t| {
+            let mut out = BTreeMap::new();
+            let value = serde_json::to_value(&t.header).expect("a header serializes");
+            flatten("", &value, &mut out);
+            out
+        })
+        .collect();
+    let mut fields: Vec<&String> = flat.iter().flat_map(|m| m.keys()).collect();
+    fields.sort();
+    fields.dedup();
+    fields
+        .into_iter()
+        .filter(|f| !is_bookkeeping(f))
+        .filter_map(|field| {
+            let values: Vec<String> = flat
+                .iter()
+                .map(|m| m.get(field).cloned().unwrap_or_else(|| "null".into()))
+                .collect();
+            let differs = values.iter().any(|v| v != &values[0]);
+            differs.then(|| HeaderDifference {
+                field: field.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
+fn json_value(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Number(n) => serde_json::Number::from_f64(*n)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number),
+        Value::Text(s) => serde_json::Value::String(s.clone()),
+    }
+}
+
+fn compare_launch(index: usize, traces: &[Compared], baselines: usize) -> LaunchComparison {
+    let launches: Vec<_> = traces
+        .iter()
+        .map(|t| t.analysis.launches.get(index))
+        .collect();
+    let per_trace: Vec<Vec<Metric>> = launches
+        .iter()
+        .map(|l| l.map(flat::metrics).unwrap_or_default())
+        .collect();
+    // Metric order: the first trace's, then any the others add.
+    let mut order: Vec<(&'static str, String, &'static str)> = Vec::new();
+    for metrics in &per_trace {
+        for m in metrics {
+            if !order
+                .iter()
+                .any(|(s, n, _)| *s == m.section && *n == m.name)
+            {
+                order.push((m.section, m.name.clone(), m.unit));
+            }
+        }
+    }
+    let metrics = order
+        .into_iter()
+        .map(|(section, name, unit)| {
+            let values: Vec<Option<&Value>> = per_trace
+                .iter()
+                .map(|ms| {
+                    ms.iter()
+                        .find(|m| m.section == section && m.name == name)
+                        .map(|m| &m.value)
+                })
+                .collect();
+            let base: Vec<f64> = values[..baselines]
+                .iter()
+                .filter_map(|v| v.and_then(Value::number))
+                .collect();
+            let mean = (!base.is_empty()).then(|| base.iter().sum::<f64>() / base.len() as f64);
+            let sd = (base.len() >= 2).then(|| {
+                let m = mean.unwrap_or(0.0);
+                (base.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (base.len() - 1) as f64).sqrt()
+            });
+            let numbers: Vec<Option<f64>> =
+                values.iter().map(|v| v.and_then(Value::number)).collect();
+            let diff_pct = numbers
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match (i >= baselines, v, mean) {
+                    (true, Some(v), Some(m)) if m != 0.0 => Some((v - m) / m * 100.0),
+                    _ => None,
+                })
+                .collect();
+            let z_score = numbers
+                .iter()
+                .map(|v| match (v, mean, sd) {
+                    (Some(v), Some(m), Some(sd)) if sd > 0.0 => Some((v - m) / sd),
+                    _ => None,
+                })
+                .collect();
+            MetricRow {
+                section,
+                metric: name,
+                unit,
+                values: values.iter().map(|v| v.map(json_value)).collect(),
+                baseline_mean: mean,
+                diff_pct,
+                z_score,
+            }
+        })
+        .collect();
+    LaunchComparison {
+        index: index as u32,
+        names: launches.iter().map(|l| l.map(|l| l.name.clone())).collect(),
+        metrics,
+    }
+}
+
+/// Compares `traces`, of which the first `baselines` (at least one) are the baselines.
+pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
+    let baselines = baselines.clamp(1, traces.len().max(1));
+    let launches = traces
+        .iter()
+        .map(|t| t.analysis.launches.len())
+        .max()
+        .unwrap_or(0);
+    Comparison {
+        traces: traces.iter().map(|t| t.label.clone()).collect(),
+        baselines,
+        header_differences: header_differences(traces),
+        launches: (0..launches)
+            .map(|i| compare_launch(i, traces, baselines))
+            .collect(),
+    }
+}
+
+fn cell(v: &Option<serde_json::Value>) -> String {
+    match v {
+        None | Some(serde_json::Value::Null) => "-".into(),
+        Some(serde_json::Value::Number(n)) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            Value::Number(f).to_string()
+        }
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The comparison as text: header differences, then per launch one row per metric with each
+/// trace's value and, for the non-baselines, the difference to the baseline (mean).
+pub fn render_text(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "warpscope compare — {} traces", c.traces.len());
+    for (i, t) in c.traces.iter().enumerate() {
+        let role = if i < c.baselines { "baseline" } else { "" };
+        let _ = writeln!(out, "  [{i}] {t} {role}");
+    }
+    let _ = writeln!(out);
+    if c.header_differences.is_empty() {
+        let _ = writeln!(out, "Headers: identical (same GPU config and launches)");
+    } else {
+        let _ = writeln!(out, "Header differences:");
+        for d in &c.header_differences {
+            let _ = writeln!(out, "  {:<44} {}", d.field, d.values.join("  |  "));
+        }
+    }
+    let w = 14;
+    for l in &c.launches {
+        let _ = writeln!(out);
+        let names: Vec<String> = l
+            .names
+            .iter()
+            .map(|n| n.clone().unwrap_or_else(|| "-".into()))
+            .collect();
+        let _ = writeln!(out, "Launch {}: {}", l.index, names.join(" | "));
+        let mut head = format!("  {:<46}", "metric");
+        for i in 0..c.traces.len() {
+            let _ = write!(head, " {:>w$}", format!("[{i}]"));
+            if i >= c.baselines {
+                let _ = write!(head, " {:>9}", "diff");
+            }
+        }
+        if c.baselines >= 2 {
+            let _ = write!(head, "  z-scores");
+        }
+        let _ = writeln!(out, "{head}");
+        let mut section = "";
+        for row in &l.metrics {
+            if row.section != section {
+                section = row.section;
+                let _ = writeln!(out, "  {section}");
+            }
+            let label = if row.unit.is_empty() {
+                row.metric.clone()
+            } else {
+                format!("{} [{}]", row.metric, row.unit)
+            };
+            let mut line = format!("    {label:<44}");
+            for (i, v) in row.values.iter().enumerate() {
+                let _ = write!(line, " {:>w$}", cell(v));
+                if i >= c.baselines {
+                    let d = row.diff_pct[i].map_or("-".to_string(), |d| format!("{d:+.1}%"));
+                    let _ = write!(line, " {d:>9}");
+                }
+            }
+            if c.baselines >= 2 {
+                let z: Vec<String> = row.z_score[c.baselines..]
+                    .iter()
+                    .map(|z| z.map_or("-".into(), |z| format!("{z:+.2}")))
+                    .collect();
+                let _ = write!(line, "  {}", z.join(" "));
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+    }
+    out
+}
+
+/// The comparison as CSV: one row per launch, metric and trace.
+pub fn to_csv(c: &Comparison) -> String {
+    let mut out =
+        String::from("launch,kernel,section,metric,unit,trace,baseline,value,diff_pct,z_score\n");
+    for l in &c.launches {
+        for row in &l.metrics {
+            for (i, v) in row.values.iter().enumerate() {
+                let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.4}"));
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{},{}",
+                    l.index,
+                    csv_field(l.names[i].as_deref().unwrap_or("")),
+                    row.section,
+                    csv_field(&row.metric),
+                    row.unit,
+                    csv_field(&c.traces[i]),
+                    i < c.baselines,
+                    csv_field(&match v {
+                        None => String::new(),
+                        Some(_) => cell(v),
+                    }),
+                    opt(row.diff_pct[i]),
+                    opt(row.z_score[i]),
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,208 @@
+//! `warpscope sweep INPUT --policy A,B --scoreboard X,Y -o DIR`: one trace per combination,
+//! recorded on several threads with a progress bar, then the comparison table.
+
+use super::config::{policy_parser, scoreboard_parser, GpuArgs};
+use super::emit;
+use super::run::{gpu_config, load_launch_file, RunArgs};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use warpscope::analyze::compare::{self, Compared};
+use warpscope::analyze::Taxonomy;
+use warpscope::sim::config::{Policy, ScoreboardKind};
+use warpscope::sim::gpu::SimOptions;
+use warpscope::sweep;
+use warpscope::trace::DEFAULT_VERBOSITY;
+
+pub const EXAMPLES: &str = "\
+Examples:
+  warpscope sweep kernels/reduce.json --policy lrr,gto,two_level,barrel -o sweep-reduce
+  warpscope sweep kernels/matmul.json --gpu volta --policy gto,lrr \\
+      --scoreboard bitmap,ranges,barriers --warps 16,32,64 -o sweep-matmul
+
+Writes DIR/POLICY.SCOREBOARD[.wWARPS].wstrace for every combination (in the order given),
+then DIR/compare.txt and DIR/compare.csv comparing them with the first combination as the
+baseline, and prints the summary. Each trace can be analyzed, rendered or compared on its
+own. A combination that faults still leaves its (incomplete) trace; the exit status is 1.";
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// A launch file (.json), or a kernel file (.sasm, .tgpu, .hex) with --grid and --block.
+    pub input: PathBuf,
+    /// Directory for the traces and the comparison (created if missing).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: PathBuf,
+    /// Policies to sweep, comma-separated (default: the GPU's).
+    #[arg(long, value_delimiter = ',', value_parser = policy_parser())]
+    pub policy: Vec<Policy>,
+    /// Scoreboards to sweep, comma-separated (default: the GPU's).
+    #[arg(long, value_delimiter = ',', value_parser = scoreboard_parser())]
+    pub scoreboard: Vec<ScoreboardKind>,
+    /// Warp slots per SM to sweep, comma-separated (default: the GPU's).
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub warps: Vec<u32>,
+    /// GPU preset or JSON config (default: the launch file's, else small).
+    #[arg(long, value_name = "NAME|FILE.json")]
+    pub gpu: Option<String>,
+    /// Number of SMs.
+    #[arg(long, value_name = "N")]
+    pub sms: Option<u32>,
+    /// Host threads recording at once (default: the machine's cores).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Trace verbosity (see `record --help`); 2 adds memory events.
+    #[arg(long, value_name = "0|1|2", default_value_t = DEFAULT_VERBOSITY,
+          value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub verbosity: u8,
+    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub grid: Option<String>,
+    /// Threads per block, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub block: Option<String>,
+    /// A kernel parameter by its .param name (repeatable; kernel files only).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// A JSON list of memory initialisers (kernel files only).
+    #[arg(long, value_name = "FILE.json")]
+    pub mem: Option<PathBuf>,
+    /// Timing watchdog per run [default: 50000000].
+    #[arg(long, value_name = "N")]
+    pub max_cycles: Option<u64>,
+}
+
+pub fn run(args: SweepArgs) -> Result<ExitCode> {
+    let run_args = RunArgs {
+        input: args.input.clone(),
+        grid: args.grid.clone(),
+        block: args.block.clone(),
+        params: args.params.clone(),
+        mem: args.mem.clone(),
+        dump: Vec::new(),
+        json: false,
+        dialect: None,
+        functional: false,
+        gpu: GpuArgs {
+            gpu: args.gpu.clone(),
+            sms: args.sms,
+            ..GpuArgs::default()
+        },
+        max_cycles: args.max_cycles,
+        max_instructions: None,
+        warp_size: None,
+    };
+    let file = load_launch_file(&run_args)?;
+    let base = gpu_config(&run_args, &file)?;
+    let points = sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps)
+        .map_err(anyhow::Error::msg)?;
+    if points.len() < 2 {
+        bail!("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps");
+    }
+    std::fs::create_dir_all(&args.output)
+        .with_context(|| format!("creating {}", args.output.display()))?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let options = SimOptions {
+        max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
+        skip_idle: true,
+    };
+    // Drawn on stderr only when it is a terminal.
+    let bar = ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"),
+    );
+    let results = sweep::run(
+        &file,
+        &points,
+        &args.output,
+        options,
+        args.verbosity,
+        jobs,
+        &|done, _, label| {
+            bar.set_position(done as u64);
+            bar.set_message(label.to_string());
+        },
+    );
+    bar.finish_and_clear();
+
+    let mut failed = false;
+    let mut traces = Vec::new();
+    let mut notes = String::new();
+    for r in &results {
+        match &r.outcome {
+            Ok(out) => {
+                if let Some(f) = &out.fault {
+                    failed = true;
+                    let _ = writeln!(notes, "{}: fault: {f}", r.label);
+                }
+                traces.push(
+                    Compared::load(&r.path, Taxonomy::Nsight)
+                        .with_context(|| r.path.display().to_string())?,
+                );
+            }
+            Err(e) => {
+                failed = true;
+                let _ = writeln!(notes, "{}: {e}", r.label);
+            }
+        }
+    }
+    if traces.len() < 2 {
+        bail!("fewer than two combinations recorded:\n{notes}");
+    }
+    let comparison = compare::compare(&traces, 1);
+    let text = compare::render_text(&comparison);
+    write_atomically(&args.output.join("compare.txt"), &text)?;
+    write_atomically(
+        &args.output.join("compare.csv"),
+        &compare::to_csv(&comparison),
+    )?;
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<32} {:>10} {:>8} {:>8}  top stall",
+        "combination", "cycles", "ipc", "cpi"
+    );
+    for t in &traces {
+        for l in &t.analysis.launches {
+            let top = l
+                .warp_states
+                .iter()
+                .filter(|(k, _)| k.as_str() != "selected")
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map_or("-", |(k, _)| k.as_str());
+            let name = t.label.trim_end_matches(".wstrace");
+            let _ = writeln!(
+                out,
+                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}",
+                l.cycles, l.ipc, l.warp_cycles_per_issued_instruction
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{} traces and the comparison (compare.txt, compare.csv) are in {}",
+        traces.len(),
+        args.output.display()
+    );
+    out.push_str(&notes);
+    emit(&out)?;
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes through `PATH.tmp` and a rename so a reader never sees half a file.
+pub(super) fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", path.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! Parameter sweeps: one launch recorded under every combination of scheduling policy,
+//! scoreboard and warp slots, each into its own trace, on several host threads. The traces are
+//! ordinary traces — `compare` (or [`crate::analyze::compare`]) turns them into the table.
+//!
+//! Recording order and file names depend only on the plan, never on which thread finishes
+//! first, so a sweep's output is the same bytes on any machine.
+
+use crate::launchfile::LaunchFile;
+use crate::sim::config::{GpuConfig, Policy, ScoreboardKind};
+use crate::sim::gpu::SimOptions;
+use crate::trace::{record, RecordOutcome, TraceError, TraceFormat};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One combination to record.
+#[derive(Debug, Clone)]
+pub struct SweepPoint {
+    /// `policy.scoreboard[.wN]`, also the trace's file stem.
+    pub label: String,
+    pub config: GpuConfig,
+}
+
+/// The combinations of `policies × scoreboards × warps` on `base`, in that nesting order; an
+/// empty list keeps the base config's value. Each config is validated.
+pub fn plan(
+    base: &GpuConfig,
+    policies: &[Policy],
+    scoreboards: &[ScoreboardKind],
+    warps: &[u32],
+) -> Result<Vec<SweepPoint>, String> {
+    let policies = if policies.is_empty() {
+        vec![base.scheduler.policy]
+    } else {
+        policies.to_vec()
+    };
+    let scoreboards = if scoreboards.is_empty() {
+        vec![base.scheduler.scoreboard]
+    } else {
+        scoreboards.to_vec()
+    };
+    let warps: Vec<Option<u32>> = if warps.is_empty() {
+        vec![None]
+    } else {
+        warps.iter().copied().map(Some).collect()
+    };
+    let mut out = Vec::new();
+    for &policy in &policies {
+        for &scoreboard in &scoreboards {
+            for &w in &warps {
+                let mut config = base.clone();
+                config.scheduler.policy = policy;
+                config.scheduler.scoreboard = scoreboard;
+                let mut label = format!("{}.{}", policy.name(), scoreboard.name());
+                if let Some(w) = w {
+                    config.sm.max_warps = w;
+                    label.push_str(&format!(".w{w}"));
+                }
+                config.validate().map_err(|e| format!("{label}: {e}"))?;
+                out.push(SweepPoint { label, config });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What one point produced.
+#[derive(Debug)]
+pub struct SweepResult {
+    pub label: String,
+    pub path: PathBuf,
+    pub outcome: Result<RecordOutcome, TraceError>,
+}
+
+/// Records `file` at every point into `dir/LABEL.wstrace` on up to `threads` threads, calling
+/// `progress(done, total, label)` as each finishes. Results come back in plan order.
+pub fn run(
+    file: &LaunchFile,
+    points: &[SweepPoint],
+    dir: &Path,
+    options: SimOptions,
+    verbosity: u8,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+) -> Vec<SweepResult> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<SweepResult>>> =
+        Mutex::new((0..points.len()).map(|_| None).collect());
+    let launches = file.kernel_launches();
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, points.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(point) = points.get(i) else { break };
+                let path = dir.join(format!("{}.wstrace", point.label));
+                let mut memory = file.initial_memory();
+                let outcome = record(
+                    &point.config,
+                    &launches,
+                    &mut memory,
+                    options,
+                    &path,
+                    TraceFormat::Binary,
+                    verbosity,
+                );
+                let result = SweepResult {
+                    label: point.label.clone(),
+                    path,
+                    outcome,
+                };
+                results.lock().expect("no thread panicked")[i] = Some(result);
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(n, points.len(), &point.label);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no thread panicked")
+        .into_iter()
+        .map(|r| r.expect("every point ran"))
+        .collect()
+}

@@ -1,0 +1,280 @@
+//! `analyze --format csv`, `--kernel`, `compare` and `sweep`: the flat metric list they share,
+//! baselines, z-scores, header differences, and sweeps that are the same bytes on every run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use warpscope::analyze::compare::{compare, Compared};
+use warpscope::analyze::{analyze_file, flat, Taxonomy};
+
+fn ws(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run warpscope")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(format!("{name}.wstrace"))
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("compare")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn load(name: &str) -> Compared {
+    Compared::load(&sample(name), Taxonomy::Nsight).unwrap()
+}
+
+fn row<'a>(
+    c: &'a warpscope::analyze::compare::Comparison,
+    metric: &str,
+) -> &'a warpscope::analyze::compare::MetricRow {
+    c.launches[0]
+        .metrics
+        .iter()
+        .find(|r| r.metric == metric)
+        .unwrap_or_else(|| panic!("no metric {metric}"))
+}
+
+#[test]
+fn a_trace_compared_with_itself_differs_nowhere() {
+    let a = load("reduce.small.gto");
+    let c = compare(&[a.clone(), a], 1);
+    assert!(
+        c.header_differences.is_empty(),
+        "{:?}",
+        c.header_differences
+    );
+    for r in &c.launches[0].metrics {
+        assert!(
+            r.diff_pct[1].unwrap_or(0.0) == 0.0,
+            "{}: {:?}",
+            r.metric,
+            r.diff_pct
+        );
+    }
+}
+
+#[test]
+fn policies_differ_in_the_header_and_in_cycles() {
+    let gto = load("reduce.small.gto");
+    let lrr = load("reduce.small.lrr");
+    let (g, l) = (
+        gto.analysis.launches[0].cycles as f64,
+        lrr.analysis.launches[0].cycles as f64,
+    );
+    let c = compare(&[gto, lrr], 1);
+    let fields: Vec<_> = c
+        .header_differences
+        .iter()
+        .map(|d| d.field.as_str())
+        .collect();
+    assert!(fields.contains(&"config.scheduler.policy"), "{fields:?}");
+    assert!(!fields.iter().any(|f| f.contains("listing")), "{fields:?}");
+    let cycles = row(&c, "cycles");
+    assert_eq!(cycles.baseline_mean, Some(g));
+    assert!((cycles.diff_pct[1].unwrap() - (l - g) / g * 100.0).abs() < 1e-9);
+    assert_eq!(cycles.diff_pct[0], None, "the baseline has no difference");
+    assert!(
+        cycles.z_score.iter().all(Option::is_none),
+        "one baseline: no z-score"
+    );
+    // The warp-state breakdowns sit side by side.
+    let barrier = row(&c, "warp_states_per_issue.barrier");
+    assert!(barrier.values.iter().all(Option::is_some));
+}
+
+#[test]
+fn several_baselines_give_their_mean_and_z_scores() {
+    let traces = [
+        load("reduce.small.gto"),
+        load("reduce.small.lrr"),
+        load("matmul.volta.gto"),
+    ];
+    let xs: Vec<f64> = traces
+        .iter()
+        .map(|t| t.analysis.launches[0].cycles as f64)
+        .collect();
+    let c = compare(&traces, 2);
+    let r = row(&c, "cycles");
+    let mean = (xs[0] + xs[1]) / 2.0;
+    let sd = (((xs[0] - mean).powi(2) + (xs[1] - mean).powi(2)) / 1.0).sqrt();
+    assert_eq!(r.baseline_mean, Some(mean));
+    assert!((r.z_score[2].unwrap() - (xs[2] - mean) / sd).abs() < 1e-9);
+    assert!((r.diff_pct[2].unwrap() - (xs[2] - mean) / mean * 100.0).abs() < 1e-9);
+    // Different kernels and GPUs: the header says so first.
+    let fields: Vec<_> = c
+        .header_differences
+        .iter()
+        .map(|d| d.field.as_str())
+        .collect();
+    assert!(fields.contains(&"launches.0.kernel"), "{fields:?}");
+    assert!(fields.contains(&"config.name"), "{fields:?}");
+    let text = warpscope::analyze::compare::render_text(&c);
+    assert!(text.contains("Header differences"), "{text}");
+    assert!(text.contains("z-scores"), "{text}");
+}
+
+#[test]
+fn csv_has_one_row_per_metric_and_matches_json() {
+    let out = ok(&ws(&[
+        "analyze",
+        "traces/vecadd.small.barriers.wstrace",
+        "--format",
+        "csv",
+    ]));
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some("launch,kernel,section,metric,unit,value")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == 6), "{rows:?}");
+    let a = analyze_file(&sample("vecadd.small.barriers"), Taxonomy::Nsight).unwrap();
+    assert_eq!(rows.len(), flat::metrics(&a.launches[0]).len());
+    let cycles = rows.iter().find(|r| r[3] == "cycles").unwrap();
+    assert_eq!(cycles[5], a.launches[0].cycles.to_string());
+    let sectors = rows.iter().find(|r| r[3] == "global_sectors").unwrap();
+    assert_eq!(sectors[5], a.launches[0].memory.global_sectors.to_string());
+}
+
+#[test]
+fn kernel_filter_picks_launches_and_names_the_choices() {
+    let out = ok(&ws(&[
+        "analyze",
+        "traces/reduce.small.gto.wstrace",
+        "--kernel",
+        "reduce",
+        "--format",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["launches"].as_array().unwrap().len(), 1);
+    let o = ws(&[
+        "analyze",
+        "traces/reduce.small.gto.wstrace",
+        "--kernel",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no launch of kernel `nope`") && err.contains("reduce"),
+        "{err}"
+    );
+}
+
+#[test]
+fn compare_cli_formats_and_errors() {
+    let (a, b) = (
+        "traces/reduce.small.gto.wstrace",
+        "traces/reduce.small.lrr.wstrace",
+    );
+    let text = ok(&ws(&["compare", a, b]));
+    assert!(text.contains("config.scheduler.policy"), "{text}");
+    assert!(text.contains("[1]") && text.contains('%'), "{text}");
+    let csv = ok(&ws(&["compare", a, b, "--format", "csv"]));
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("launch,kernel,section,metric,unit,trace,baseline,value"));
+    let json = ok(&ws(&["compare", a, b, "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["baselines"], 1);
+    assert_eq!(v["traces"][1], "reduce.small.lrr.wstrace");
+
+    let o = ws(&["compare", a, b, "--baselines", "2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--baselines 2"));
+    let o = ws(&["compare", a, "traces/missing.wstrace"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.wstrace"));
+}
+
+#[test]
+fn sweep_records_every_combination_deterministically() {
+    let d1 = dir("sweep1");
+    let d2 = dir("sweep2");
+    for (d, jobs) in [(&d1, "2"), (&d2, "1")] {
+        let out = ok(&ws(&[
+            "sweep",
+            "kernels/reduce.json",
+            "--policy",
+            "lrr,gto",
+            "--scoreboard",
+            "bitmap,ranges",
+            "--jobs",
+            jobs,
+            "-o",
+            d.to_str().unwrap(),
+        ]));
+        assert!(out.contains("gto.ranges"), "{out}");
+    }
+    let mut names: Vec<_> = std::fs::read_dir(&d1)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "compare.csv",
+            "compare.txt",
+            "gto.bitmap.wstrace",
+            "gto.ranges.wstrace",
+            "lrr.bitmap.wstrace",
+            "lrr.ranges.wstrace"
+        ]
+    );
+    // Same bytes whatever the number of threads.
+    for n in &names {
+        assert_eq!(
+            std::fs::read(d1.join(n)).unwrap(),
+            std::fs::read(d2.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+    // The recorded traces are what `record` would write for that combination.
+    let single = d1.join("single.wstrace");
+    ok(&ws(&[
+        "record",
+        "kernels/reduce.json",
+        "--policy",
+        "gto",
+        "--scoreboard",
+        "ranges",
+        "-o",
+        single.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        std::fs::read(&single).unwrap(),
+        std::fs::read(d1.join("gto.ranges.wstrace")).unwrap()
+    );
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto",
+        "-o",
+        d1.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at least two combinations"));
+}
