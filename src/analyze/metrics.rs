@@ -16,7 +16,8 @@ use crate::sim::observer::{MemSpace, WarpRef, WarpState};
 use crate::sim::Dim3;
 use crate::trace::{Event, EventKind, TraceHeader};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// Launch configuration as Nsight's "Launch Statistics" shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -289,7 +290,9 @@ pub struct Accumulator {
     width: u32,
     memory_recorded: bool,
     launches: Vec<LaunchAcc>,
-    warps: HashMap<WarpRef, WarpTrack>,
+    /// Resident warps by `sm × slots_per_sm + slot`.
+    warps: Vec<Option<WarpTrack>>,
+    slots_per_sm: usize,
     last_cycle: u64,
 }
 
@@ -311,7 +314,7 @@ impl Accumulator {
                     warp_instructions: 0,
                     thread_instructions: 0,
                     resident: 0,
-                    states: StateCycles::new(),
+                    states: StateCycles::default(),
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
                     pcs: vec![PcAcc::default(); l.listing.len()],
@@ -321,9 +324,28 @@ impl Accumulator {
                     last_grant: None,
                 })
                 .collect(),
-            warps: HashMap::new(),
+            warps: Vec::new(),
+            slots_per_sm: c.sm.max_warps.max(1) as usize,
             last_cycle: 0,
         }
+    }
+
+    /// Where warp `w` lives in `warps`; `None` for a slot the GPU does not have.
+    fn index(&self, w: WarpRef) -> Option<usize> {
+        let slot = w.slot as usize;
+        (slot < self.slots_per_sm).then(|| w.sm as usize * self.slots_per_sm + slot)
+    }
+
+    fn track(
+        warps: &mut [Option<WarpTrack>],
+        slots_per_sm: usize,
+        w: WarpRef,
+    ) -> Option<&mut WarpTrack> {
+        let slot = w.slot as usize;
+        if slot >= slots_per_sm {
+            return None;
+        }
+        warps.get_mut(w.sm as usize * slots_per_sm + slot)?.as_mut()
     }
 
     fn launch_mut(&mut self, launch: u32) -> Option<&mut LaunchAcc> {
@@ -331,7 +353,7 @@ impl Accumulator {
     }
 
     /// Closes the warp's current state interval at `cycle`.
-    fn close(warp: &mut WarpTrack, acc: &mut LaunchAcc, cycle: u64) {
+    fn close(warp: &mut WarpTrack, cycle: u64) {
         if cycle <= warp.since {
             return;
         }
@@ -340,13 +362,8 @@ impl Accumulator {
         match warp.state {
             // Counted from issue events.
             Some(WarpState::Selected) | None => {}
+            // Charged to the launch, the PC and the producer when flushed.
             Some(state) => {
-                add(&mut acc.states, state, n);
-                if let WarpState::Scoreboard { producer_pc, .. }
-                | WarpState::DependencyBarrier { producer_pc, .. } = state
-                {
-                    add(&mut acc.pc(producer_pc).attributed, state, n);
-                }
                 match warp.pending.iter_mut().find(|(s, _)| *s == state) {
                     Some((_, c)) => *c += n,
                     None => warp.pending.push((state, n)),
@@ -359,9 +376,14 @@ impl Accumulator {
         if warp.pending.is_empty() {
             return;
         }
-        let line = acc.pc(pc);
         for (state, n) in warp.pending.drain(..) {
-            add(&mut line.states, state, n);
+            add(&mut acc.states, state, n);
+            add(&mut acc.pc(pc).states, state, n);
+            if let WarpState::Scoreboard { producer_pc, .. }
+            | WarpState::DependencyBarrier { producer_pc, .. } = state
+            {
+                add(&mut acc.pc(producer_pc).attributed, state, n);
+            }
         }
     }
 
@@ -415,7 +437,7 @@ impl Accumulator {
                 }
             }
             Event::Memory { warp, mem, .. } => {
-                let Some(w) = self.warps.get(&warp) else {
+                let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
                 };
                 let Some(acc) = self.launches.get_mut(w.launch) else {
@@ -448,9 +470,13 @@ impl Accumulator {
                         s.resident += 1;
                     }
                 }
-                self.warps.insert(
-                    warp,
-                    WarpTrack {
+                let Some(i) = self.index(warp) else {
+                    return;
+                };
+                if i >= self.warps.len() {
+                    self.warps.resize_with(i + 1, || None);
+                }
+                self.warps[i] = Some(WarpTrack {
                         launch: info.launch as usize,
                         sched,
                         launched: cycle,
@@ -463,13 +489,13 @@ impl Accumulator {
                 );
             }
             Event::WarpState { warp, state, .. } => {
-                let Some(w) = self.warps.get_mut(&warp) else {
+                let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
                 };
                 let Some(acc) = self.launches.get_mut(w.launch) else {
                     return;
                 };
-                Self::close(w, acc, cycle);
+                Self::close(w, cycle);
                 let was = w.state.is_some_and(|s| s.is_eligible());
                 Self::set_eligible(acc, w.sched, cycle, was, state.is_eligible());
                 w.state = Some(state);
@@ -478,13 +504,13 @@ impl Accumulator {
             Event::Issue {
                 warp, pc, active, ..
             } => {
-                let Some(w) = self.warps.get_mut(&warp) else {
+                let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
                 };
                 let Some(acc) = self.launches.get_mut(w.launch) else {
                     return;
                 };
-                Self::close(w, acc, cycle);
+                Self::close(w, cycle);
                 Self::flush(w, acc, pc);
                 acc.warp_instructions += 1;
                 acc.thread_instructions += active.count_ones() as u64;
@@ -507,7 +533,8 @@ impl Accumulator {
                 }
             }
             Event::WarpExit { warp, .. } => {
-                if let Some(mut w) = self.warps.remove(&warp) {
+                let w = self.index(warp).and_then(|i| self.warps.get_mut(i)?.take());
+                if let Some(mut w) = w {
                     if let Some(acc) = self.launches.get_mut(w.launch) {
                         Self::exit(&mut w, acc, cycle);
                     }
@@ -535,7 +562,7 @@ impl Accumulator {
     }
 
     fn exit(w: &mut WarpTrack, acc: &mut LaunchAcc, cycle: u64) {
-        Self::close(w, acc, cycle);
+        Self::close(w, cycle);
         Self::flush(w, acc, w.last_pc.unwrap_or(0));
         acc.resident += cycle.saturating_sub(w.launched);
         let was = w.state.is_some_and(|s| s.is_eligible());
@@ -548,9 +575,8 @@ impl Accumulator {
     /// Closes warps still resident at the end of the trace and computes the metrics.
     pub fn finish(mut self, header: &TraceHeader, taxonomy: Taxonomy) -> Vec<LaunchAnalysis> {
         let last = self.last_cycle;
-        let mut warps: Vec<_> = self.warps.drain().collect();
-        warps.sort_by_key(|(r, _)| *r);
-        for (_, mut w) in warps {
+        let warps: Vec<_> = self.warps.drain(..).flatten().collect();
+        for mut w in warps {
             if let Some(acc) = self.launches.get_mut(w.launch) {
                 let end = acc.end.unwrap_or(last);
                 let end = end.max(w.launched);

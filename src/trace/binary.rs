@@ -8,7 +8,7 @@ use crate::sim::memory::HitLevel;
 use crate::sim::observer::{MemEvent, MemKind, MemSpace, WarpInfo, WarpRef, WarpState};
 use crate::sim::scoreboard::{DepPath, Hazard, HazardKind, RegRef};
 use crate::sim::{Dim3, Fault};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{Read, Write};
 
 /// First eight bytes of every binary trace.
@@ -184,8 +184,8 @@ impl Default for Context {
         Context {
             last_cycle: 0,
             prev_warp: WarpRef { sm: 0, slot: 0 },
-            lanes: HashMap::new(),
-            last_pc: HashMap::new(),
+            lanes: HashMap::default(),
+            last_pc: HashMap::default(),
         }
     }
 }
@@ -619,6 +619,13 @@ impl Cursor<'_> {
     }
 
     fn varint(&mut self, what: &'static str) -> Result<u64, TraceError> {
+        // Most values fit in one byte.
+        if let Some(&b) = self.data.get(self.pos) {
+            if b & 0x80 == 0 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
         let start = self.offset();
         let mut v: u64 = 0;
         for i in 0..10 {
@@ -753,7 +760,7 @@ impl Decoder {
             .cx
             .last_cycle
             .checked_add(delta)
-            .ok_or(TraceError::Malformed {
+            .ok_or_else(|| TraceError::Malformed {
                 offset: tag_off,
                 message: "cycle overflows 64 bits".into(),
             })?;

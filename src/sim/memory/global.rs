@@ -1,7 +1,7 @@
 //! Device (global) memory contents: byte-addressed, 32-bit little-endian words, allocated on
 //! demand in 64 KiB pages up to a configurable limit. Timing is not modelled here.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 const PAGE_BITS: u32 = 16;
 const PAGE_WORDS: usize = 1 << (PAGE_BITS - 2);
@@ -34,7 +34,7 @@ impl GlobalMemory {
     pub fn new(limit: u64) -> GlobalMemory {
         GlobalMemory {
             limit: limit.min(1 << 32) & !3,
-            pages: HashMap::new(),
+            pages: HashMap::default(),
         }
     }
 
