@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod asm;
 pub mod bench;
+pub mod export;
 pub mod isa;
 pub mod launchfile;
 pub mod sim;

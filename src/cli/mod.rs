@@ -7,6 +7,7 @@ pub mod asm;
 pub mod bench;
 pub mod compare;
 pub mod config;
+pub mod export;
 pub mod record;
 pub mod run;
 pub mod sweep;
@@ -89,6 +90,9 @@ pub enum Command {
     /// Record one launch under several policies/scoreboards/warp counts and compare them.
     #[command(after_help = sweep::EXAMPLES)]
     Sweep(Box<sweep::SweepArgs>),
+    /// Export a trace for other tools: Chrome Trace Event JSON for ui.perfetto.dev.
+    #[command(after_help = export::EXAMPLES)]
+    Export(export::ExportArgs),
 }
 
 /// `--dialect` values, mirroring [`Dialect`].
@@ -124,6 +128,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Sweep(args) => sweep::run(*args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(code) => code,
@@ -157,6 +162,32 @@ fn report(e: &anyhow::Error) {
         }
     }
     eprintln!("error: {message}");
+}
+
+/// Writes the file at `path` through `PATH.tmp` and a rename, so that a reader never sees half
+/// a file and a failed or interrupted write leaves any earlier file under `path` intact.
+pub fn write_file_atomically<T>(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    use anyhow::Context;
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let result = (|| {
+        let file =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut out = io::BufWriter::new(file);
+        let value = write(&mut out)?;
+        out.flush()
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+        Ok(value)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Writes `text` to stdout; a closed pipe (`warpscope ... | head`) is not an error.

@@ -2,12 +2,13 @@
 //! recorded on several threads with a progress bar, then the comparison table.
 
 use super::config::{policy_parser, scoreboard_parser, GpuArgs};
-use super::emit;
 use super::run::{gpu_config, load_launch_file, RunArgs};
+use super::{emit, write_file_atomically};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
@@ -155,11 +156,12 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     }
     let comparison = compare::compare(&traces, 1);
     let text = compare::render_text(&comparison);
-    write_atomically(&args.output.join("compare.txt"), &text)?;
-    write_atomically(
-        &args.output.join("compare.csv"),
-        &compare::to_csv(&comparison),
-    )?;
+    let csv = compare::to_csv(&comparison);
+    for (name, content) in [("compare.txt", &text), ("compare.csv", &csv)] {
+        write_file_atomically(&args.output.join(name), |w| {
+            Ok(w.write_all(content.as_bytes())?)
+        })?;
+    }
 
     let mut out = String::new();
     let _ = writeln!(
@@ -196,13 +198,4 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Writes through `PATH.tmp` and a rename so a reader never sees half a file.
-pub(super) fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
-    let mut tmp = path.as_os_str().to_os_string();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", path.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }

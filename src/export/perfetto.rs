@@ -1,0 +1,363 @@
+//! Perfetto / chrome://tracing export: the trace as Chrome Trace Event JSON, which
+//! ui.perfetto.dev opens directly.
+//!
+//! - one process per SM (`pid` = SM id + 1), one thread per warp slot (`tid` = slot + 1), named;
+//! - one complete slice (`"ph":"X"`) per warp-state interval, named by its Nsight state, with
+//!   `args` holding the PC and instruction it is charged to (the one the warp waited to issue,
+//!   or issued, exactly as the analyzer charges it), the raw reason and the warp's block;
+//! - counter tracks per scheduler: eligible warps and warp instructions issued per cycle.
+//!
+//! Time: **one cycle is one microsecond** (`ts` and `dur` are cycles), so the UI's "µs" read
+//! as cycles. Slices on one thread are emitted in time order and never overlap: a warp slot's
+//! intervals are consecutive and a new warp starts in a slot only after the last one exited.
+//!
+//! Streaming: memory is proportional to resident warps; output goes straight to the writer.
+
+use crate::analyze::{detailed_name, NsightState};
+use crate::sim::observer::{WarpRef, WarpState};
+use crate::trace::{Event, TraceError, TraceHeader, TraceReader};
+use rustc_hash::FxHashMap;
+use serde_json::json;
+use std::io::{Read, Write};
+
+/// What the export wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportStats {
+    pub slices: u64,
+    pub counters: u64,
+}
+
+struct Interval {
+    state: WarpState,
+    from: u64,
+    to: u64,
+}
+
+struct WarpTrack {
+    launch: u32,
+    block: u32,
+    warp_in_block: u32,
+    scheduler: u32,
+    state: Option<WarpState>,
+    since: u64,
+    last_pc: Option<u32>,
+    /// Intervals since the last issue, charged to the next issued PC.
+    pending: Vec<Interval>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct SchedulerTrack {
+    eligible: i64,
+    issued_cycle: Option<u64>,
+    issued: u64,
+}
+
+struct Exporter<'h, W: Write> {
+    out: W,
+    header: &'h TraceHeader,
+    first: bool,
+    stats: ExportStats,
+    warps: FxHashMap<WarpRef, WarpTrack>,
+    schedulers: FxHashMap<(u32, u32), SchedulerTrack>,
+}
+
+fn io(e: std::io::Error) -> TraceError {
+    TraceError::io("writing the Perfetto export")(e)
+}
+
+impl<W: Write> Exporter<'_, W> {
+    fn emit(&mut self, value: serde_json::Value) -> Result<(), TraceError> {
+        let sep = if self.first { "\n" } else { ",\n" };
+        self.first = false;
+        self.out.write_all(sep.as_bytes()).map_err(io)?;
+        serde_json::to_writer(&mut self.out, &value).map_err(|e| io(e.into()))
+    }
+
+    fn instruction(&self, launch: u32, pc: u32) -> &str {
+        self.header
+            .launches
+            .get(launch as usize)
+            .and_then(|l| l.listing.get(pc as usize))
+            .map_or("", String::as_str)
+    }
+
+    fn slice(
+        &mut self,
+        warp: WarpRef,
+        t: &WarpTrack,
+        i: &Interval,
+        pc: Option<u32>,
+    ) -> Result<(), TraceError> {
+        if i.to <= i.from {
+            return Ok(());
+        }
+        let mut args = json!({
+            "reason": detailed_name(i.state),
+            "block": t.block,
+            "warp_in_block": t.warp_in_block,
+            "launch": t.launch,
+        });
+        if let Some(pc) = pc {
+            args["pc"] = json!(pc);
+            args["instruction"] = json!(self.instruction(t.launch, pc));
+        }
+        self.stats.slices += 1;
+        self.emit(json!({
+            "ph": "X",
+            "name": NsightState::of(i.state).name(),
+            "cat": "warp_state",
+            "ts": i.from,
+            "dur": i.to - i.from,
+            "pid": warp.sm + 1,
+            "tid": warp.slot + 1,
+            "args": args,
+        }))
+    }
+
+    /// Closes warp `w`'s current interval at `cycle`: `selected` cycles belong to the last
+    /// issue, anything else waits for the next one.
+    fn close(&mut self, w: WarpRef, cycle: u64) -> Result<(), TraceError> {
+        let Some(mut t) = self.warps.remove(&w) else {
+            return Ok(());
+        };
+        let result = match t.state {
+            Some(state) if cycle > t.since => {
+                let i = Interval {
+                    state,
+                    from: t.since,
+                    to: cycle,
+                };
+                t.since = cycle;
+                if state == WarpState::Selected {
+                    let pc = t.last_pc;
+                    self.slice(w, &t, &i, pc)
+                } else {
+                    t.pending.push(i);
+                    Ok(())
+                }
+            }
+            _ => Ok(()),
+        };
+        self.warps.insert(w, t);
+        result
+    }
+
+    fn flush(&mut self, w: WarpRef, pc: Option<u32>) -> Result<(), TraceError> {
+        let Some(mut t) = self.warps.remove(&w) else {
+            return Ok(());
+        };
+        let mut result = Ok(());
+        for i in &t.pending {
+            result = result.and_then(|()| self.slice(w, &t, i, pc));
+        }
+        t.pending.clear();
+        self.warps.insert(w, t);
+        result
+    }
+
+    fn counter(
+        &mut self,
+        sm: u32,
+        scheduler: u32,
+        name: &str,
+        cycle: u64,
+        value: i64,
+    ) -> Result<(), TraceError> {
+        self.stats.counters += 1;
+        self.emit(json!({
+            "ph": "C",
+            "name": format!("scheduler {scheduler} {name}"),
+            "ts": cycle,
+            "pid": sm + 1,
+            "args": { name: value },
+        }))
+    }
+
+    fn set_eligible(
+        &mut self,
+        w: WarpRef,
+        cycle: u64,
+        was: bool,
+        now: bool,
+    ) -> Result<(), TraceError> {
+        if was == now {
+            return Ok(());
+        }
+        let Some(scheduler) = self.warps.get(&w).map(|t| t.scheduler) else {
+            return Ok(());
+        };
+        let s = self.schedulers.entry((w.sm, scheduler)).or_default();
+        s.eligible += if now { 1 } else { -1 };
+        let value = s.eligible;
+        self.counter(w.sm, scheduler, "eligible", cycle, value)
+    }
+
+    fn issued(&mut self, w: WarpRef, cycle: u64) -> Result<(), TraceError> {
+        let Some(scheduler) = self.warps.get(&w).map(|t| t.scheduler) else {
+            return Ok(());
+        };
+        let key = (w.sm, scheduler);
+        let s = *self.schedulers.entry(key).or_default();
+        if s.issued_cycle == Some(cycle) {
+            let s = self.schedulers.get_mut(&key).expect("just inserted");
+            s.issued += 1;
+            return Ok(());
+        }
+        self.end_issue_burst(key, Some(cycle))?;
+        let s = self.schedulers.get_mut(&key).expect("just inserted");
+        s.issued_cycle = Some(cycle);
+        s.issued = 1;
+        Ok(())
+    }
+
+    /// Writes the issue count of the scheduler's last issuing cycle, and its fall to 0 unless
+    /// the scheduler issues again in the very next cycle (`next`).
+    fn end_issue_burst(&mut self, key: (u32, u32), next: Option<u64>) -> Result<(), TraceError> {
+        let s = self.schedulers.get(&key).copied().unwrap_or_default();
+        if let Some(c) = s.issued_cycle {
+            self.counter(key.0, key.1, "issued", c, s.issued as i64)?;
+            if next != Some(c + 1) {
+                self.counter(key.0, key.1, "issued", c + 1, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, e: &Event) -> Result<(), TraceError> {
+        match *e {
+            Event::WarpLaunch { cycle, warp, info } => {
+                self.warps.insert(
+                    warp,
+                    WarpTrack {
+                        launch: info.launch,
+                        block: info.block,
+                        warp_in_block: info.warp_in_block,
+                        scheduler: info.scheduler,
+                        state: None,
+                        since: cycle,
+                        last_pc: None,
+                        pending: Vec::new(),
+                    },
+                );
+            }
+            Event::WarpState { cycle, warp, state } => {
+                self.close(warp, cycle)?;
+                let was = self
+                    .warps
+                    .get(&warp)
+                    .and_then(|t| t.state)
+                    .is_some_and(|s| s.is_eligible());
+                self.set_eligible(warp, cycle, was, state.is_eligible())?;
+                if let Some(t) = self.warps.get_mut(&warp) {
+                    t.state = Some(state);
+                    t.since = cycle;
+                }
+            }
+            Event::Issue {
+                cycle, warp, pc, ..
+            } => {
+                self.close(warp, cycle)?;
+                self.flush(warp, Some(pc))?;
+                if let Some(t) = self.warps.get_mut(&warp) {
+                    t.last_pc = Some(pc);
+                }
+                self.issued(warp, cycle)?;
+            }
+            Event::WarpExit { cycle, warp } => {
+                self.close(warp, cycle)?;
+                let pc = self.warps.get(&warp).and_then(|t| t.last_pc);
+                self.flush(warp, pc)?;
+                let was = self
+                    .warps
+                    .get(&warp)
+                    .and_then(|t| t.state)
+                    .is_some_and(|s| s.is_eligible());
+                self.set_eligible(warp, cycle, was, false)?;
+                self.warps.remove(&warp);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn metadata(&mut self) -> Result<(), TraceError> {
+        let c = &self.header.config;
+        let kernels: Vec<&str> = self
+            .header
+            .launches
+            .iter()
+            .map(|l| l.kernel.as_str())
+            .collect();
+        for sm in 0..c.num_sms {
+            self.emit(json!({"ph": "M", "name": "process_name", "pid": sm + 1,
+                "args": {"name": format!("SM {sm} ({}: {})", c.name, kernels.join(", "))}}))?;
+            self.emit(
+                json!({"ph": "M", "name": "process_sort_index", "pid": sm + 1,
+                "args": {"sort_index": sm}}),
+            )?;
+            for slot in 0..c.sm.max_warps {
+                self.emit(
+                    json!({"ph": "M", "name": "thread_name", "pid": sm + 1, "tid": slot + 1,
+                    "args": {"name": format!("warp slot {slot}")}}),
+                )?;
+                self.emit(
+                    json!({"ph": "M", "name": "thread_sort_index", "pid": sm + 1,
+                    "tid": slot + 1, "args": {"sort_index": slot}}),
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes the Chrome Trace Event JSON of `reader` to `out`.
+pub fn export<R: Read, W: Write>(
+    mut reader: TraceReader<R>,
+    mut out: W,
+) -> Result<ExportStats, TraceError> {
+    let header = reader.header().clone();
+    out.write_all(b"{\"otherData\":").map_err(io)?;
+    let other = json!({
+        "tool": format!("warpscope {}", env!("CARGO_PKG_VERSION")),
+        "gpu": header.config.name,
+        "time_unit": "1 us = 1 cycle",
+    });
+    serde_json::to_writer(&mut out, &other).map_err(|e| io(e.into()))?;
+    out.write_all(b",\"traceEvents\":[").map_err(io)?;
+    let mut ex = Exporter {
+        out,
+        header: &header,
+        first: true,
+        stats: ExportStats {
+            slices: 0,
+            counters: 0,
+        },
+        warps: FxHashMap::default(),
+        schedulers: FxHashMap::default(),
+    };
+    ex.metadata()?;
+    let mut last = 0;
+    for e in reader.by_ref() {
+        let e = e?;
+        last = last.max(e.cycle());
+        ex.event(&e)?;
+    }
+    // Warps still resident when the trace ends (an incomplete run) close at its last cycle.
+    let mut open: Vec<WarpRef> = ex.warps.keys().copied().collect();
+    open.sort();
+    for w in open {
+        ex.event(&Event::WarpExit {
+            cycle: last + 1,
+            warp: w,
+        })?;
+    }
+    let mut keys: Vec<(u32, u32)> = ex.schedulers.keys().copied().collect();
+    keys.sort();
+    for k in keys {
+        ex.end_issue_burst(k, None)?;
+    }
+    let stats = ex.stats;
+    ex.out.write_all(b"\n]}\n").map_err(io)?;
+    ex.out.flush().map_err(io)?;
+    Ok(stats)
+}
