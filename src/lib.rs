@@ -6,6 +6,8 @@ pub mod bench;
 pub mod export;
 pub mod isa;
 pub mod launchfile;
+pub mod report;
+pub mod replay;
 pub mod sim;
 pub mod study;
 pub mod sweep;

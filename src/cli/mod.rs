@@ -8,7 +8,10 @@ pub mod bench;
 pub mod compare;
 pub mod config;
 pub mod export;
+pub mod profile;
 pub mod record;
+pub mod replay;
+pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod trace;
@@ -90,9 +93,18 @@ pub enum Command {
     /// Record one launch under several policies/scoreboards/warp counts and compare them.
     #[command(after_help = sweep::EXAMPLES)]
     Sweep(Box<sweep::SweepArgs>),
+    /// Replay an Accel-Sim SASS trace on the timing simulator into a warpscope trace.
+    #[command(after_help = replay::EXAMPLES)]
+    Replay(Box<replay::ReplayArgs>),
     /// Export a trace for other tools: Chrome Trace Event JSON for ui.perfetto.dev.
     #[command(after_help = export::EXAMPLES)]
     Export(export::ExportArgs),
+    /// Write the HTML report (with charts), report.txt and report.json for one or more traces.
+    #[command(after_help = report::EXAMPLES)]
+    Report(report::ReportArgs),
+    /// Record, analyze and report in one step; without arguments, the bundled example.
+    #[command(after_help = profile::EXAMPLES)]
+    Profile(Box<profile::ProfileArgs>),
 }
 
 /// `--dialect` values, mirroring [`Dialect`].
@@ -128,7 +140,10 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Sweep(args) => sweep::run(*args),
+        Command::Replay(args) => replay::run(*args),
         Command::Export(args) => export::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Profile(args) => profile::run(*args),
     };
     match result {
         Ok(code) => code,

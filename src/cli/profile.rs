@@ -1,0 +1,193 @@
+//! `warpscope profile [INPUT]`: record, analyze and report in one step, then print the key
+//! figures and where the report is. Without INPUT it profiles the bundled reduction example
+//! (written next to the report, so it can be edited and profiled again).
+
+use super::config::GpuArgs;
+use super::emit;
+use super::report::write_report;
+use super::run::{gpu_config, load_launch_file, RunArgs};
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+use warpscope::report;
+use warpscope::sim::gpu::SimOptions;
+use warpscope::trace::{self, TraceFormat};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  warpscope profile                                  # the bundled example (reduce on small)
+  warpscope profile kernels/matmul.json --gpu volta -o matmul-report
+  warpscope profile kernels/reduce.json --policy lrr
+  warpscope profile kernels/vecadd.sasm --grid 8 --block 128 \\
+      --param a=0x10000 --param b=0x20000 --param c=0x30000 --param n=1000
+
+Records the run with memory events (verbosity 2) to DIR/KERNEL.wstrace, writes the report
+(DIR/index.html, report.txt, report.json) and prints the key figures: cycles, IPC, warp
+cycles per issued instruction, the top stalls, occupancy and the rule hints. DIR defaults to
+profile-KERNEL. A kernel fault still gives a (partial) report; the exit status is then 1.";
+
+const EXAMPLE_LAUNCH: &str = include_str!("../../kernels/reduce.json");
+const EXAMPLE_KERNEL: &str = include_str!("../../kernels/reduce.sasm");
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// A launch file (.json), or a kernel file (.sasm, .tgpu, .hex) with --grid and --block.
+    /// Default: the bundled reduction example.
+    pub input: Option<PathBuf>,
+    /// Directory for the trace and the report [default: profile-KERNEL].
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub grid: Option<String>,
+    /// Threads per block, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub block: Option<String>,
+    /// A kernel parameter by its .param name (repeatable; kernel files only).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// A JSON list of memory initialisers (kernel files only).
+    #[arg(long, value_name = "FILE.json")]
+    pub mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
+    #[arg(long, value_name = "N")]
+    pub max_cycles: Option<u64>,
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map_or_else(|| "kernel".into(), |s| s.to_string_lossy().into_owned())
+}
+
+pub fn run(args: ProfileArgs) -> Result<ExitCode> {
+    let (input, dir) = match &args.input {
+        Some(input) => {
+            let dir = args
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("profile-{}", stem(input))));
+            (input.clone(), dir)
+        }
+        None => {
+            let dir = args
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("profile-reduce"));
+            let example = dir.join("example");
+            std::fs::create_dir_all(&example)
+                .with_context(|| format!("creating {}", example.display()))?;
+            std::fs::write(example.join("reduce.json"), EXAMPLE_LAUNCH)
+                .and_then(|()| std::fs::write(example.join("reduce.sasm"), EXAMPLE_KERNEL))
+                .with_context(|| format!("writing the example into {}", example.display()))?;
+            (example.join("reduce.json"), dir)
+        }
+    };
+    let run_args = RunArgs {
+        input: input.clone(),
+        grid: args.grid,
+        block: args.block,
+        params: args.params,
+        mem: args.mem,
+        dump: Vec::new(),
+        json: false,
+        dialect: None,
+        functional: false,
+        gpu: args.gpu,
+        max_cycles: args.max_cycles,
+        max_instructions: None,
+        warp_size: None,
+    };
+    let file = load_launch_file(&run_args)?;
+    let config = gpu_config(&run_args, &file)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let trace_path = dir.join(format!("{}.wstrace", stem(&input)));
+    let options = SimOptions {
+        max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
+        skip_idle: true,
+    };
+
+    // Drawn on stderr only when it is a terminal; the run happens on a second thread.
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("a valid template"),
+    );
+    spinner.set_message(format!("simulating {} on {}", stem(&input), config.name));
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let launches = file.kernel_launches();
+    let mut memory = file.initial_memory();
+    let outcome = trace::record(
+        &config,
+        &launches,
+        &mut memory,
+        options,
+        &trace_path,
+        TraceFormat::Binary,
+        2,
+    )
+    .with_context(|| format!("recording {}", trace_path.display()));
+    spinner.set_message("analyzing and rendering the report");
+    let outcome = outcome?;
+    let built = report::build(std::slice::from_ref(&trace_path));
+    spinner.finish_and_clear();
+    let built = built?;
+    let index = write_report(&dir, &built)?;
+
+    let mut out = String::new();
+    let t = &built.traces[0];
+    let _ = writeln!(
+        out,
+        "profiled {} on {} ({} SMs, policy {}, scoreboard {})",
+        input.display(),
+        config.name,
+        config.num_sms,
+        config.scheduler.policy.name(),
+        config.scheduler.scoreboard.name()
+    );
+    for l in &t.analysis.launches {
+        let total: u64 = l.warp_states.values().sum();
+        let _ = writeln!(
+            out,
+            "\n{}: {} cycles, {} warp instructions, IPC {:.3}, {:.2} warp cycles per issued instruction",
+            l.name, l.cycles, l.warp_instructions, l.ipc, l.warp_cycles_per_issued_instruction
+        );
+        let mut stalls: Vec<_> = l
+            .warp_states
+            .iter()
+            .filter(|(k, &v)| k.as_str() != "selected" && v > 0)
+            .collect();
+        stalls.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let top: Vec<String> = stalls
+            .iter()
+            .take(3)
+            .map(|(k, &v)| format!("{k} {:.0}%", v as f64 * 100.0 / total.max(1) as f64))
+            .collect();
+        if !top.is_empty() {
+            let _ = writeln!(out, "  top stalls: {}", top.join(", "));
+        }
+        let _ = writeln!(
+            out,
+            "  occupancy: achieved {:.1}% of theoretical {:.1}% (limiter: {})",
+            l.occupancy.achieved_pct, l.occupancy.theoretical_pct, l.occupancy.limiter
+        );
+        for h in &l.hints {
+            let _ = writeln!(out, "  {} {}: {}", h.severity.label(), h.rule, h.message);
+        }
+    }
+    let _ = writeln!(out, "\ntrace:  {}", trace_path.display());
+    let _ = writeln!(out, "report: {}", index.display());
+    if let Some(f) = &outcome.fault {
+        let _ = writeln!(out, "\nthe run faulted (the report is partial): {f}");
+    }
+    emit(&out)?;
+    Ok(if outcome.fault.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,609 @@
+//! The report as one self-contained HTML page: no network access, no external fonts, styles
+//! or scripts. The analyzer's sections become tables, charts are inlined SVG, and a few lines
+//! of script add a hover/tap tooltip (from each SVG element's `<title>`) and a light/dark
+//! switch (the default follows the system's `prefers-color-scheme`).
+//!
+//! Layout: one column that narrows to a phone's width; wide tables and charts scroll inside
+//! their own box, so the page itself never scrolls sideways.
+
+use super::{Report, TraceReport};
+use crate::analyze::compare::Comparison;
+use crate::analyze::{LaunchAnalysis, NsightState};
+use std::fmt::Write;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = r#"
+:root { --bg:#ffffff; --fg:#1b1f24; --muted:#5b6470; --card:#f5f7fa; --line:#d9dee5;
+  --accent:#0b5cad; --opt:#a3480b; --inf:#2f6f3e; --bar:#0b5cad; color-scheme: light; }
+:root[data-theme="dark"] { --bg:#14171b; --fg:#e6e9ee; --muted:#9aa4b1; --card:#1e232a;
+  --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
+@media (prefers-color-scheme: dark) {
+  :root:not([data-theme="light"]) { --bg:#14171b; --fg:#e6e9ee; --muted:#9aa4b1; --card:#1e232a;
+    --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
+}
+* { box-sizing: border-box; }
+html, body { margin:0; padding:0; background:var(--bg); color:var(--fg); }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  max-width: 1200px; margin: 0 auto; padding: 12px 16px 48px; overflow-wrap: anywhere; }
+header { display:flex; flex-wrap:wrap; gap:8px 16px; align-items:baseline; justify-content:space-between;
+  border-bottom:1px solid var(--line); padding-bottom:8px; margin-bottom:12px; }
+h1 { font-size:1.35rem; margin:0; } h2 { font-size:1.15rem; margin:28px 0 8px; }
+h3 { font-size:1rem; margin:20px 0 6px; color:var(--muted); text-transform:uppercase; letter-spacing:.04em; }
+.meta { color:var(--muted); font-size:.9rem; }
+button.theme { font:inherit; background:var(--card); color:var(--fg); border:1px solid var(--line);
+  border-radius:6px; padding:4px 10px; cursor:pointer; }
+.panels { display:grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap:0 24px; }
+.panels section { min-width:0; }
+.cards { display:grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap:8px; margin:8px 0 4px; }
+.card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:8px 10px; min-width:0; }
+.card .v { font-size:1.3rem; font-weight:600; } .card .k { color:var(--muted); font-size:.8rem; }
+.scroll { overflow-x:auto; max-width:100%; -webkit-overflow-scrolling: touch; }
+table { border-collapse:collapse; font-size:.88rem; margin:4px 0; }
+th, td { padding:3px 10px 3px 0; text-align:left; border-bottom:1px solid var(--line); vertical-align:top; }
+td.n, th.n { text-align:right; font-variant-numeric: tabular-nums; white-space:nowrap; }
+code, td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:.85rem; }
+td.code { white-space:pre; }
+.hint { margin:4px 0; padding:6px 10px; border-left:4px solid var(--inf); background:var(--card); border-radius:4px; }
+.hint.opt { border-left-color:var(--opt); } .hint b { font-family: ui-monospace, monospace; }
+.bar { display:inline-block; height:.7em; background:var(--bar); vertical-align:middle; border-radius:2px; }
+figure { margin:8px 0 16px; } figcaption { color:var(--muted); font-size:.85rem; }
+figure .scroll svg { display:block; max-width:none; height:auto; background:#fff; border-radius:4px; }
+.swatch { display:inline-block; width:.8em; height:.8em; border-radius:2px; vertical-align:middle; margin-right:4px; }
+#tip { position:fixed; pointer-events:none; z-index:10; max-width:min(420px, 90vw); display:none;
+  background:var(--fg); color:var(--bg); padding:6px 8px; border-radius:6px; font-size:.8rem; white-space:pre-wrap; }
+footer { margin-top:32px; color:var(--muted); font-size:.8rem; }
+"#;
+
+const SCRIPT: &str = r#"
+(function () {
+  var root = document.documentElement;
+  var saved = null;
+  try { saved = localStorage.getItem('warpscope-theme'); } catch (e) {}
+  if (saved) root.setAttribute('data-theme', saved);
+  var btn = document.getElementById('theme');
+  function dark() {
+    var t = root.getAttribute('data-theme');
+    return t ? t === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches;
+  }
+  function label() { btn.textContent = dark() ? 'Light' : 'Dark'; }
+  label();
+  btn.addEventListener('click', function () {
+    var t = dark() ? 'light' : 'dark';
+    root.setAttribute('data-theme', t);
+    try { localStorage.setItem('warpscope-theme', t); } catch (e) {}
+    label();
+  });
+  var tip = document.getElementById('tip');
+  function titleOf(el) {
+    for (; el && el !== document; el = el.parentNode) {
+      if (el.querySelector) {
+        var t = el.querySelector(':scope > title');
+        if (t) return t.textContent;
+      }
+      if (el.tagName && el.tagName.toLowerCase() === 'svg') return null;
+    }
+    return null;
+  }
+  function show(ev) {
+    var text = titleOf(ev.target);
+    if (!text) { tip.style.display = 'none'; return; }
+    tip.textContent = text;
+    tip.style.display = 'block';
+    var x = ev.clientX + 12, y = ev.clientY + 12;
+    var w = tip.offsetWidth, h = tip.offsetHeight;
+    if (x + w > window.innerWidth) x = Math.max(4, ev.clientX - w - 12);
+    if (y + h > window.innerHeight) y = Math.max(4, ev.clientY - h - 12);
+    tip.style.left = x + 'px'; tip.style.top = y + 'px';
+  }
+  document.querySelectorAll('figure svg').forEach(function (svg) {
+    svg.addEventListener('mousemove', show);
+    svg.addEventListener('click', show);
+    svg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+  });
+})();
+"#;
+
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], numeric_from: usize) {
+    out.push_str("<div class=\"scroll\"><table><thead><tr>");
+    for (i, h) in head.iter().enumerate() {
+        let class = if i >= numeric_from {
+            " class=\"n\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<th{class}>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let class = if i >= numeric_from {
+                " class=\"n\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<td{class}>{c}</td>");
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>");
+}
+
+fn kv(out: &mut String, rows: &[(&str, String)]) {
+    let rows: Vec<Vec<String>> = rows.iter().map(|(k, v)| vec![esc(k), esc(v)]).collect();
+    table(out, &["metric", "value"], &rows, 1);
+}
+
+fn card(out: &mut String, key: &str, value: &str) {
+    let _ = write!(
+        out,
+        "<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>",
+        esc(value),
+        esc(key)
+    );
+}
+
+/// The stall (non-`selected`) state with the most warp-cycles.
+pub fn top_stall(l: &LaunchAnalysis) -> Option<(&str, u64)> {
+    l.warp_states
+        .iter()
+        .filter(|(k, &v)| k.as_str() != "selected" && v > 0)
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map(|(k, &v)| (k.as_str(), v))
+}
+
+fn launch_section(out: &mut String, t: &TraceReport, li: usize) {
+    let l = &t.analysis.launches[li];
+    let _ = write!(
+        out,
+        "<h2 id=\"launch-{}\">{} <span class=\"meta\">launch {} · cycles {}..{}{}</span></h2>",
+        l.index,
+        esc(&l.name),
+        l.index,
+        l.start_cycle,
+        l.end_cycle,
+        if l.completed { "" } else { " · incomplete" }
+    );
+    out.push_str("<div class=\"cards\">");
+    card(out, "cycles", &l.cycles.to_string());
+    card(out, "warp instructions", &l.warp_instructions.to_string());
+    card(out, "IPC (warp inst/cycle)", &format!("{:.3}", l.ipc));
+    card(
+        out,
+        "warp cycles per issued instruction",
+        &format!("{:.2}", l.warp_cycles_per_issued_instruction),
+    );
+    card(
+        out,
+        "achieved / theoretical occupancy",
+        &format!(
+            "{:.0}% / {:.0}%",
+            l.occupancy.achieved_pct, l.occupancy.theoretical_pct
+        ),
+    );
+    if let Some((s, n)) = top_stall(l) {
+        let total: u64 = l.warp_states.values().sum();
+        card(
+            out,
+            "top stall",
+            &format!("{s} {:.0}%", n as f64 * 100.0 / total.max(1) as f64),
+        );
+    }
+    out.push_str("</div>");
+    for h in &l.hints {
+        let class = if h.severity.label() == "OPT" {
+            "hint opt"
+        } else {
+            "hint"
+        };
+        let _ = write!(
+            out,
+            "<div class=\"{class}\"><b>{} {}</b> {}</div>",
+            h.severity.label(),
+            esc(h.rule),
+            esc(&h.message)
+        );
+    }
+
+    for chart in t.charts.get(li).into_iter().flatten() {
+        let _ = write!(
+            out,
+            "<figure><div class=\"scroll\">{}</div><figcaption>{}</figcaption></figure>",
+            chart.svg,
+            esc(&chart.caption)
+        );
+    }
+
+    out.push_str("<div class=\"panels\"><section><h3>Launch Statistics</h3>");
+    let ls = &l.launch;
+    let dim = |d: crate::sim::Dim3| format!("({}, {}, {})", d.x, d.y, d.z);
+    kv(
+        out,
+        &[
+            ("Grid Size", dim(ls.grid)),
+            ("Block Size", dim(ls.block)),
+            ("Threads", ls.threads.to_string()),
+            ("Warps Per Block", ls.warps_per_block.to_string()),
+            ("Registers Per Thread", ls.registers_per_thread.to_string()),
+            (
+                "Shared Memory Per Block [byte]",
+                ls.shared_per_block.to_string(),
+            ),
+            ("Waves Per SM", format!("{:.2}", ls.waves_per_sm)),
+            ("Thread Instructions", l.thread_instructions.to_string()),
+        ],
+    );
+
+    out.push_str("</section><section><h3>Occupancy</h3>");
+    let o = &l.occupancy;
+    kv(
+        out,
+        &[
+            (
+                "Block Limit Registers [block]",
+                o.block_limit_registers.to_string(),
+            ),
+            (
+                "Block Limit Shared Mem [block]",
+                o.block_limit_shared_memory
+                    .map_or("-".into(), |n| n.to_string()),
+            ),
+            ("Block Limit Warps [block]", o.block_limit_warps.to_string()),
+            ("Block Limit SM [block]", o.block_limit_blocks.to_string()),
+            ("Occupancy Limiter", o.limiter.clone()),
+            (
+                "Theoretical Active Warps per SM",
+                format!("{:.2}", o.theoretical_active_warps_per_sm),
+            ),
+            (
+                "Theoretical Occupancy [%]",
+                format!("{:.2}", o.theoretical_pct),
+            ),
+            (
+                "Achieved Active Warps per SM",
+                format!("{:.2}", o.achieved_active_warps_per_sm),
+            ),
+            ("Achieved Occupancy [%]", format!("{:.2}", o.achieved_pct)),
+        ],
+    );
+
+    out.push_str("</section><section><h3>Scheduler Statistics</h3>");
+    let s = &l.scheduler;
+    kv(
+        out,
+        &[
+            ("Schedulers", s.schedulers.to_string()),
+            (
+                "Active Warps Per Scheduler",
+                format!("{:.2}", s.active_warps_per_scheduler),
+            ),
+            (
+                "Eligible Warps Per Scheduler",
+                format!("{:.2}", s.eligible_warps_per_scheduler),
+            ),
+            (
+                "Issued Warp Per Scheduler",
+                format!("{:.3}", s.issued_warp_per_scheduler),
+            ),
+            ("No Eligible [%]", format!("{:.2}", s.no_eligible_pct)),
+            (
+                "One or More Eligible [%]",
+                format!("{:.2}", s.one_or_more_eligible_pct),
+            ),
+        ],
+    );
+
+    out.push_str("</section></div><h3>Warp State Statistics</h3>");
+    let total: u64 = l.warp_states.values().sum();
+    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
+    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let max = states.first().map_or(1, |s| *s.1).max(1);
+    let rows: Vec<Vec<String>> = states
+        .iter()
+        .map(|(name, &n)| {
+            let colour = NsightState::from_name(name)
+                .map(|s| super::state_colour(s))
+                .unwrap_or("#888888");
+            vec![
+                format!(
+                    "<span class=\"swatch\" style=\"background:{colour}\"></span>{}",
+                    esc(name)
+                ),
+                n.to_string(),
+                format!(
+                    "{:.2}",
+                    l.warp_states_per_issue.get(*name).copied().unwrap_or(0.0)
+                ),
+                format!("{:.1}%", n as f64 * 100.0 / total.max(1) as f64),
+                format!(
+                    "<span class=\"bar\" style=\"width:{}px\"></span>",
+                    (n * 120 / max).max(1)
+                ),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["state", "warp-cycles", "per issue", "share", ""],
+        &rows,
+        1,
+    );
+    let _ = write!(
+        out,
+        "<p class=\"meta\">Warp cycles per issued instruction: {:.2} ({} resident warp-cycles, every one attributed).</p>",
+        l.warp_cycles_per_issued_instruction, l.resident_warp_cycles
+    );
+
+    out.push_str("<div class=\"panels\"><section><h3>Issue Slots</h3>");
+    let i = &l.issue_slots;
+    let pct = |n: u64| format!("{:.1}%", n as f64 * 100.0 / i.total.max(1) as f64);
+    let rows: Vec<Vec<String>> = [
+        ("issued", i.issued),
+        ("refill", i.refill),
+        ("vertical waste", i.vertical_waste),
+        ("horizontal waste", i.horizontal_waste),
+        ("total", i.total),
+    ]
+    .iter()
+    .map(|(k, n)| vec![esc(k), n.to_string(), pct(*n)])
+    .collect();
+    table(out, &["slots", "count", "share"], &rows, 1);
+    let _ = write!(
+        out,
+        "<p class=\"meta\">{} issue slot(s) per scheduler per cycle × {} cycles × {} schedulers.</p>",
+        i.width, l.cycles, l.scheduler.schedulers
+    );
+
+    out.push_str("</section><section><h3>Memory</h3>");
+    let m = &l.memory;
+    if m.recorded {
+        kv(
+            out,
+            &[
+                ("Global Requests", m.global_requests.to_string()),
+                ("Global Sectors", m.global_sectors.to_string()),
+                (
+                    "Sectors Per Request",
+                    format!("{:.2}", m.sectors_per_request),
+                ),
+                ("L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct)),
+                ("L2 Hit Rate [%]", format!("{:.2}", m.l2_hit_rate_pct)),
+                ("DRAM Requests", m.dram_requests.to_string()),
+                ("Shared Requests", m.shared_requests.to_string()),
+                (
+                    "Shared Bank Conflicts [pass]",
+                    m.shared_bank_conflicts.to_string(),
+                ),
+            ],
+        );
+    } else {
+        out.push_str("<p class=\"meta\">Not recorded: record with <code>--verbosity 2</code> to see memory requests.</p>");
+    }
+
+    out.push_str("</section><section><h3>Dispatch</h3>");
+    let d = &l.dispatch;
+    let opt = |c: Option<u64>| c.map_or("-".to_string(), |c| c.to_string());
+    kv(
+        out,
+        &[
+            ("First Grant [cycle]", opt(d.first_grant_cycle)),
+            ("Last Grant [cycle]", opt(d.last_grant_cycle)),
+            ("Tail [cycle]", d.tail_cycles.to_string()),
+            ("Idle SM Time [%]", format!("{:.2}", d.idle_sm_pct)),
+        ],
+    );
+    let rows: Vec<Vec<String>> = d
+        .blocks_per_sm
+        .iter()
+        .zip(&d.busy_cycles_per_sm)
+        .enumerate()
+        .map(|(sm, (b, busy))| vec![sm.to_string(), b.to_string(), busy.to_string()])
+        .collect();
+    table(out, &["SM", "blocks", "busy cycles"], &rows, 1);
+
+    out.push_str("</section></div><h3>Source Counters</h3>");
+    let max = l
+        .source
+        .iter()
+        .map(|s| s.total_warp_cycles.max(s.total_attributed_warp_cycles))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let rows: Vec<Vec<String>> = l
+        .source
+        .iter()
+        .map(|s| {
+            vec![
+                s.pc.to_string(),
+                format!("<span class=\"code\">{}</span>", esc(&s.text)),
+                s.executions.to_string(),
+                s.total_warp_cycles.to_string(),
+                format!(
+                    "<span class=\"bar\" style=\"width:{}px\"></span>",
+                    s.total_warp_cycles * 100 / max
+                ),
+                esc(s.top_state.as_deref().unwrap_or("-")),
+                s.total_attributed_warp_cycles.to_string(),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "pc",
+            "instruction",
+            "executed",
+            "warp-cycles",
+            "",
+            "top state",
+            "attributed",
+        ],
+        &rows,
+        2,
+    );
+    out.push_str("<p class=\"meta\">warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: scoreboard stalls of other instructions waiting for its result.</p>");
+}
+
+fn comparison_section(out: &mut String, c: &Comparison) {
+    out.push_str("<h2 id=\"comparison\">Comparison</h2>");
+    let rows: Vec<Vec<String>> = c
+        .traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            vec![
+                format!("[{i}]"),
+                esc(t),
+                if i < c.baselines { "baseline" } else { "" }.to_string(),
+            ]
+        })
+        .collect();
+    table(out, &["", "trace", ""], &rows, 3);
+    if !c.header_differences.is_empty() {
+        out.push_str("<h3>Header differences</h3>");
+        let rows: Vec<Vec<String>> = c
+            .header_differences
+            .iter()
+            .map(|d| {
+                let mut r = vec![format!("<code>{}</code>", esc(&d.field))];
+                r.extend(d.values.iter().map(|v| esc(v)));
+                r
+            })
+            .collect();
+        let mut head = vec!["field".to_string()];
+        head.extend((0..c.traces.len()).map(|i| format!("[{i}]")));
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        table(out, &head, &rows, 1);
+    }
+    for l in &c.launches {
+        let _ = write!(out, "<h3>Launch {}</h3>", l.index);
+        let mut head = vec!["metric".to_string()];
+        for i in 0..c.traces.len() {
+            head.push(format!("[{i}]"));
+            if i >= c.baselines {
+                head.push("diff".into());
+            }
+        }
+        let rows: Vec<Vec<String>> = l
+            .metrics
+            .iter()
+            .filter(|r| {
+                // Zero everywhere teaches nothing.
+                r.values
+                    .iter()
+                    .any(|v| v.as_ref().is_some_and(|v| v.as_f64() != Some(0.0)))
+            })
+            .map(|r| {
+                let mut row = vec![esc(&format!("{} · {}", r.section, r.metric))];
+                for (i, v) in r.values.iter().enumerate() {
+                    row.push(match v {
+                        Some(serde_json::Value::Number(n)) => num(n.as_f64().unwrap_or(0.0)),
+                        Some(serde_json::Value::String(s)) => esc(s),
+                        _ => "-".into(),
+                    });
+                    if i >= c.baselines {
+                        row.push(r.diff_pct[i].map_or("-".into(), |d| format!("{d:+.1}%")));
+                    }
+                }
+                row
+            })
+            .collect();
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        table(out, &head, &rows, 1);
+    }
+}
+
+/// The whole page.
+pub fn page(report: &Report) -> String {
+    let mut out = String::new();
+    let title = match report.traces.as_slice() {
+        [t] => format!(
+            "warpscope report — {}",
+            t.analysis
+                .launches
+                .first()
+                .map_or(t.label.as_str(), |l| l.name.as_str())
+        ),
+        ts => format!("warpscope report — {} traces", ts.len()),
+    };
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>",
+        esc(&title)
+    );
+    let _ = write!(
+        out,
+        "<header><h1>{}</h1><button id=\"theme\" class=\"theme\" type=\"button\">Dark</button></header>",
+        esc(&title)
+    );
+    for t in &report.traces {
+        let c = &t.header.config;
+        let _ = write!(
+            out,
+            "<p class=\"meta\"><b>{}</b> · GPU <b>{}</b> ({} SMs × {} schedulers, issue width {}) · policy <b>{}</b> · scoreboard <b>{}</b> · {}{}</p>",
+            esc(&t.label),
+            esc(&c.name),
+            c.num_sms,
+            c.sm.schedulers,
+            c.sm.issue_width,
+            c.scheduler.policy.name(),
+            c.scheduler.scoreboard.name(),
+            if t.analysis.complete { "complete run" } else { "INCOMPLETE run (faulted or truncated)" },
+            if t.header.verbosity >= 2 { "" } else { " · no memory events" }
+        );
+    }
+    if let Some(c) = &report.comparison {
+        for chart in &report.comparison_charts {
+            let _ = write!(
+                out,
+                "<figure><div class=\"scroll\">{}</div><figcaption>{}</figcaption></figure>",
+                chart.svg,
+                esc(&chart.caption)
+            );
+        }
+        comparison_section(&mut out, c);
+    }
+    for t in &report.traces {
+        if report.traces.len() > 1 {
+            let _ = write!(out, "<h2>{}</h2>", esc(&t.label));
+        }
+        for li in 0..t.analysis.launches.len() {
+            launch_section(&mut out, t, li);
+        }
+    }
+    let _ = write!(
+        out,
+        "<footer>Generated by warpscope {} from the trace alone; every warp-cycle of every resident warp is attributed to exactly one state. One self-contained file: no network access.</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = write!(
+        out,
+        "<div id=\"tip\" role=\"tooltip\"></div><script>{SCRIPT}</script></body></html>\n"
+    );
+    out
+}
