@@ -7,7 +7,6 @@ pub mod export;
 pub mod isa;
 pub mod launchfile;
 pub mod report;
-pub mod replay;
 pub mod sim;
 pub mod study;
 pub mod sweep;
