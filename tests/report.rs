@@ -1,0 +1,217 @@
+//! `report` and `profile`: the HTML page is self-contained and has every section, report.json
+//! carries the analysis unchanged, outputs are deterministic, and a faulting kernel still
+//! gets a (partial) report.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ws_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run warpscope")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("report")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn samples() -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(root().join("traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wstrace"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Nothing in the page may reach the network or another file.
+fn assert_self_contained(html: &str, what: &str) {
+    for needle in ["<link", "@import", "url(", " src=", "http://", "https://"] {
+        assert!(!html.contains(needle), "{what}: found `{needle}`");
+    }
+    assert!(html.starts_with("<!DOCTYPE html>"), "{what}");
+    assert!(html.trim_end().ends_with("</html>"), "{what}");
+}
+
+#[test]
+fn every_sample_gets_a_complete_self_contained_report() {
+    for trace in samples() {
+        let what = trace.display().to_string();
+        let out = dir(trace.file_stem().unwrap().to_str().unwrap());
+        ok(&ws_in(
+            &root(),
+            &[
+                "report",
+                trace.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ));
+        let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert_self_contained(&html, &what);
+        for section in [
+            "Launch Statistics",
+            "Occupancy",
+            "Scheduler Statistics",
+            "Warp State Statistics",
+            "Issue Slots",
+            "Memory",
+            "Dispatch",
+            "Source Counters",
+            "prefers-color-scheme: dark",
+            "name=\"viewport\"",
+        ] {
+            assert!(html.contains(section), "{what}: no {section}");
+        }
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        let analyze = ok(&ws_in(
+            &root(),
+            &["analyze", trace.to_str().unwrap(), "--format", "json"],
+        ));
+        let analysis: Value = serde_json::from_str(&analyze).unwrap();
+        assert_eq!(json["traces"][0]["analysis"], analysis, "{what}");
+        let text = std::fs::read_to_string(out.join("report.txt")).unwrap();
+        assert!(text.contains("Section: Warp State Statistics"), "{what}");
+        // Every warp state with cycles appears in the page's table.
+        for (state, n) in analysis["launches"][0]["warp_states"].as_object().unwrap() {
+            if n.as_u64().unwrap() > 0 {
+                assert!(
+                    html.contains(&format!("</span>{state}</td>")),
+                    "{what}: {state}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn several_traces_are_compared_and_output_is_deterministic() {
+    let a = root().join("traces/reduce.small.gto.wstrace");
+    let b = root().join("traces/reduce.small.lrr.wstrace");
+    let (d1, d2) = (dir("cmp1"), dir("cmp2"));
+    for d in [&d1, &d2] {
+        let out = ok(&ws_in(
+            &root(),
+            &[
+                "report",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "-o",
+                d.to_str().unwrap(),
+            ],
+        ));
+        assert!(out.contains("2 traces"), "{out}");
+    }
+    for f in ["index.html", "report.txt", "report.json"] {
+        assert_eq!(
+            std::fs::read(d1.join(f)).unwrap(),
+            std::fs::read(d2.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let html = std::fs::read_to_string(d1.join("index.html")).unwrap();
+    assert!(html.contains("Comparison") && html.contains("config.scheduler.policy"));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(d1.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["comparison"]["baselines"], 1);
+    assert_eq!(json["traces"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn profile_without_arguments_profiles_the_bundled_example() {
+    let d = dir("profile-default");
+    let out = ok(&ws_in(&d, &["profile"]));
+    assert!(out.contains("reduce: 2160 cycles"), "{out}");
+    assert!(out.contains("top stalls: long_scoreboard"), "{out}");
+    assert!(out.contains("report: profile-reduce/index.html"), "{out}");
+    let report = d.join("profile-reduce");
+    for f in [
+        "index.html",
+        "report.txt",
+        "report.json",
+        "reduce.wstrace",
+        "example/reduce.json",
+        "example/reduce.sasm",
+    ] {
+        assert!(report.join(f).is_file(), "{f}");
+    }
+    // The trace is exactly what `record --verbosity 2` writes.
+    let again = d.join("again.wstrace");
+    ok(&ws_in(
+        &root(),
+        &[
+            "record",
+            "kernels/reduce.json",
+            "--verbosity",
+            "2",
+            "-o",
+            again.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(report.join("reduce.wstrace")).unwrap()
+    );
+}
+
+#[test]
+fn a_faulting_kernel_still_gets_a_partial_report() {
+    let d = dir("profile-fault");
+    std::fs::write(
+        d.join("bad.sasm"),
+        ".kernel bad\nMOV R1, 0x7ffffff0\nLDG R2, [R1]\nIADD R3, R2, R2\nEXIT\n",
+    )
+    .unwrap();
+    let o = ws_in(
+        &d,
+        &[
+            "profile", "bad.sasm", "--grid", "1", "--block", "32", "-o", "out",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("faulted"), "{stdout}");
+    let html = std::fs::read_to_string(d.join("out/index.html")).unwrap();
+    assert!(
+        html.contains("INCOMPLETE"),
+        "the page says the run is partial"
+    );
+
+    let o = ws_in(&d, &["profile", "missing.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
+    let o = ws_in(&d, &["report", "nope.wstrace", "-o", "r"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nope.wstrace"));
+}
