@@ -17,8 +17,9 @@ pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
 pub const FORMAT_VERSION: u16 = 1;
 /// A block is closed once its encoded events reach this many bytes.
 pub const BLOCK_TARGET: usize = 64 * 1024;
-/// miniz_oxide compression level of event blocks.
-const DEFLATE_LEVEL: u8 = 9;
+/// miniz_oxide compression level of event blocks: 2 keeps recording within 1.5× of an
+/// untraced run (level 9 took 2.8×) for 7 % more bytes (BENCHMARKS.md).
+const DEFLATE_LEVEL: u8 = 2;
 
 /// Block kinds (first payload byte).
 const BLOCK_EVENTS: u8 = 0x01;
