@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the sample traces in traces/ from the bundled kernels: one per preset and several
-# policies. Deterministic: CI re-runs this and fails if any checked-in file changed.
+# Regenerates the sample traces in traces/ from the bundled kernels (one per preset and several
+# policies) and their reports in reports/. Deterministic: CI re-runs this and fails if any
+# checked-in file changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,4 +24,13 @@ record divergent.hopper.gto      kernels/divergent.json --gpu hopper
 record vecadd.small.barriers     kernels/vecadd.json --gpu small --scoreboard barriers --verbosity 2
 record loop.small.coarse         kernels/loop.json --gpu small --policy coarse
 
-ls -l traces
+# One report per sample, and the policy comparison of the reduction.
+rm -rf reports
+for t in traces/*.wstrace; do
+    name=$(basename "$t" .wstrace)
+    "$ws" report "$t" -o "reports/$name" >/dev/null
+done
+"$ws" report traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace \
+    -o reports/compare.reduce.gto-vs-lrr >/dev/null
+
+ls -l traces reports
