@@ -268,6 +268,24 @@ fn tiny_vecadd_breakdown_is_exact() {
     assert_eq!(nonzero.len(), 3, "{nonzero:?}");
     assert_eq!(l.warp_instructions, 6 * 13);
     assert_eq!(l.resident_warp_cycles, 6 * (1 + 13 + 65));
+    // Seed 000's picture: six 78-cycle blocks, every busy core-cycle accounted for.
+    assert_eq!(state(l, "selected") + state(l, "wait"), 6 * 78);
+}
+
+#[test]
+fn invariants_hold_on_every_sample_trace() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.extension().is_some_and(|e| e == "wstrace") {
+            continue;
+        }
+        let config = TraceReader::open(&path).unwrap().header().config.clone();
+        check_invariants(&path.display().to_string(), &path, &config);
+        n += 1;
+    }
+    assert!(n >= 8, "{n} sample traces");
 }
 
 fn analyze_kernel(file: &str, config: &GpuConfig, tag: &str) -> Analysis {
