@@ -4,6 +4,7 @@
 //!
 //! [`run_trace`] measures tracing on the memory-bound kernel: the cost of recording a binary
 //! trace (against the null observer), the trace's size, and how fast it decodes back.
+//! [`run_charts`] times every chart of every sample trace against the chart bounds.
 
 use crate::asm::{self, Dialect};
 use crate::sim::config::GpuConfig;
@@ -302,4 +303,60 @@ pub fn run_trace(
         read_passes,
         read_elapsed,
     })
+}
+
+/// One chart of one trace, rendered and timed by [`run_charts`].
+#[derive(Debug, Clone)]
+pub struct ChartBench {
+    pub trace: std::path::PathBuf,
+    pub chart: crate::render::ChartKind,
+    /// Reading the trace and drawing the chart.
+    pub elapsed: Duration,
+    pub bytes: usize,
+}
+
+/// The bounds every chart of every sample trace must meet.
+pub const CHART_SECONDS_BOUND: f64 = 2.0;
+pub const CHART_BYTES_BOUND: usize = 2 << 20;
+
+impl ChartBench {
+    pub fn within_bounds(&self) -> bool {
+        self.elapsed.as_secs_f64() < CHART_SECONDS_BOUND && self.bytes < CHART_BYTES_BOUND
+    }
+}
+
+/// Renders every chart of every `.wstrace` file in `dir` (in name order), timing each one from
+/// reading the trace to the finished SVG.
+pub fn run_charts(dir: &std::path::Path) -> Result<Vec<ChartBench>, crate::render::RenderError> {
+    use crate::render::{chart, ChartKind, RenderError, RenderOptions};
+    let listing = std::fs::read_dir(dir).map_err(|e| RenderError::Trace {
+        path: dir.to_path_buf(),
+        source: TraceError::Io {
+            context: "listing the trace directory",
+            source: e,
+        },
+    })?;
+    let mut traces: Vec<_> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wstrace"))
+        .collect();
+    traces.sort();
+    let mut out = Vec::new();
+    for trace in traces {
+        for kind in ChartKind::ALL {
+            let start = Instant::now();
+            let c = chart(
+                kind,
+                std::slice::from_ref(&trace),
+                &RenderOptions::default(),
+            )?;
+            out.push(ChartBench {
+                trace: trace.clone(),
+                chart: kind,
+                elapsed: start.elapsed(),
+                bytes: c.svg.len(),
+            });
+        }
+    }
+    Ok(out)
 }

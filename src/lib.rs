@@ -7,6 +7,7 @@ pub mod export;
 pub mod isa;
 pub mod launchfile;
 pub mod report;
+pub mod render;
 pub mod sim;
 pub mod study;
 pub mod sweep;

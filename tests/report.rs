@@ -50,6 +50,8 @@ fn samples() -> Vec<PathBuf> {
 
 /// Nothing in the page may reach the network or another file.
 fn assert_self_contained(html: &str, what: &str) {
+    // The SVG namespace is a name, not a resource.
+    let html = &html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
     for needle in ["<link", "@import", "url(", " src=", "http://", "https://"] {
         assert!(!html.contains(needle), "{what}: found `{needle}`");
     }
@@ -98,6 +100,28 @@ fn every_sample_gets_a_complete_self_contained_report() {
         assert_eq!(json["traces"][0]["analysis"], analysis, "{what}");
         let text = std::fs::read_to_string(out.join("report.txt")).unwrap();
         assert!(text.contains("Section: Warp State Statistics"), "{what}");
+        // The six charts, inline, with tooltip regions.
+        assert_eq!(html.matches("<svg").count(), 6, "{what}");
+        assert!(html.contains("<g class=\"tips\""), "{what}");
+        assert!(html.len() < 2_000_000, "{what}: {} bytes", html.len());
+        for chart in [
+            "stalls",
+            "timeline",
+            "dispatch",
+            "occupancy",
+            "slots",
+            "source",
+        ] {
+            let svg = std::fs::read_to_string(out.join(format!("{chart}.svg"))).unwrap();
+            assert!(
+                svg.contains("<svg") && svg.trim_end().ends_with("</svg>"),
+                "{what}: {chart}"
+            );
+            assert!(
+                html.contains(&svg[..svg.len().min(200)]),
+                "{what}: {chart} not inlined"
+            );
+        }
         // Every warp state with cycles appears in the page's table.
         for (state, n) in analysis["launches"][0]["warp_states"].as_object().unwrap() {
             if n.as_u64().unwrap() > 0 {

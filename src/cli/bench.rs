@@ -18,6 +18,7 @@ Examples:
   cargo run --release -- bench                  # volta, documented size
   cargo run --release -- bench --gpu small --scale 4 --json
   cargo run --release -- bench --trace          # tracing cost on vecadd_1m
+  cargo run --release -- bench --charts         # every chart of every trace in traces/
 
 Runs ffma_loop (64·scale blocks of 256 threads, 1000 FFMA-loop trips: compute-bound) and
 vecadd_1m (vector add over 2^20·min(scale, 8) floats: memory-bound) with the null observer,
@@ -29,7 +30,11 @@ With --trace, runs vecadd_1m instead with the null observer and then with a reco
 the binary trace (default verbosity) into memory, decodes that trace --read-passes times, and
 prints: recording time over null time (target <= 1.5x), trace bytes and bytes per warp
 instruction (target <= 4), and decode speed in MB/s of trace (target >= 200) and events/s.
---scale does not apply.";
+--scale does not apply.
+
+With --charts, renders every chart of every .wstrace file in --traces DIR (default traces/)
+and prints per chart: trace, chart, host seconds (reading the trace and drawing) and SVG size;
+the bound is < 2 s and < 2 MB per chart, and the exit status is 1 if any chart misses it.";
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -50,6 +55,17 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 5, requires = "trace",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub read_passes: u32,
+    /// Time every chart of every sample trace instead (see --traces).
+    #[arg(long, conflicts_with = "trace")]
+    pub charts: bool,
+    /// With --charts: the directory of traces to render.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "traces",
+        requires = "charts"
+    )]
+    pub traces: std::path::PathBuf,
 }
 
 fn target(met: bool) -> &'static str {
@@ -161,7 +177,79 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn run_charts(args: &BenchArgs) -> Result<ExitCode> {
+    let results = bench::run_charts(&args.traces)?;
+    if results.is_empty() {
+        bail!("no .wstrace files in {}", args.traces.display());
+    }
+    let ok = results.iter().all(|r| r.within_bounds());
+    let text = if args.json {
+        let rows: Vec<_> = results
+            .iter()
+            .map(|r| {
+                json!({
+                    "trace": r.trace.display().to_string(),
+                    "chart": r.chart.name(),
+                    "seconds": r.elapsed.as_secs_f64(),
+                    "bytes": r.bytes,
+                    "within_bounds": r.within_bounds(),
+                })
+            })
+            .collect();
+        serde_json::to_string_pretty(&json!({
+            "bounds": {"seconds": bench::CHART_SECONDS_BOUND, "bytes": bench::CHART_BYTES_BOUND},
+            "charts": rows,
+        }))? + "\n"
+    } else {
+        let mut out = format!(
+            "{:<34} {:<10} {:>10} {:>10}\n",
+            "trace", "chart", "host s", "bytes"
+        );
+        for r in &results {
+            let name = r.trace.file_name().map_or_else(
+                || r.trace.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let _ = writeln!(
+                out,
+                "{:<34} {:<10} {:>10.4} {:>10}{}",
+                name,
+                r.chart.name(),
+                r.elapsed.as_secs_f64(),
+                r.bytes,
+                if r.within_bounds() {
+                    ""
+                } else {
+                    "  OVER BOUND"
+                }
+            );
+        }
+        let slowest = results.iter().map(|r| r.elapsed).max().unwrap_or_default();
+        let largest = results.iter().map(|r| r.bytes).max().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "{} charts; slowest {:.4} s, largest {} bytes; bound < {} s and < {} bytes: {}",
+            results.len(),
+            slowest.as_secs_f64(),
+            largest,
+            bench::CHART_SECONDS_BOUND,
+            bench::CHART_BYTES_BOUND,
+            target(ok)
+        );
+        out
+    };
+    emit(&text)?;
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    if args.charts {
+        return run_charts(&args);
+    }
     let config = validated(load_gpu(&args.gpu)?)?;
     if args.trace {
         return run_trace(&args, &config);

@@ -10,6 +10,7 @@ pub mod config;
 pub mod export;
 pub mod profile;
 pub mod record;
+pub mod render;
 pub mod report;
 pub mod run;
 pub mod sweep;
@@ -95,6 +96,9 @@ pub enum Command {
     /// Export a trace for other tools: Chrome Trace Event JSON for ui.perfetto.dev.
     #[command(after_help = export::EXAMPLES)]
     Export(export::ExportArgs),
+    /// Draw one chart of a trace as SVG: timeline, dispatch, stalls, occupancy, slots, source.
+    #[command(after_help = render::EXAMPLES)]
+    Render(render::RenderArgs),
     /// Write the HTML report (with charts), report.txt and report.json for one or more traces.
     #[command(after_help = report::EXAMPLES)]
     Report(report::ReportArgs),
@@ -137,6 +141,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Compare(args) => compare::run(args),
         Command::Sweep(args) => sweep::run(*args),
         Command::Export(args) => export::run(args),
+        Command::Render(args) => render::run(args),
         Command::Report(args) => report::run(args),
         Command::Profile(args) => profile::run(*args),
     };

@@ -15,7 +15,7 @@ Examples:
   warpscope report traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace -o gto-vs-lrr
 
 Writes DIR/index.html (one file: tables, inline SVG charts with tooltips, light and dark
-scheme, no network access), DIR/report.txt (as `analyze` prints it) and DIR/report.json (as
+scheme, no network access), the charts as DIR/CHART.svg, DIR/report.txt (as `analyze` prints it) and DIR/report.json (as
 `analyze --format json`, plus the comparison as `compare --format json`). With several traces
 the first is the baseline of the comparison.";
 
@@ -40,6 +40,16 @@ pub(super) fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
     for (name, content) in &files {
         write_file_atomically(&dir.join(name), |w| Ok(w.write_all(content.as_bytes())?))?;
     }
+    // The charts also as files, for papers and slides (one trace: its charts; several: the
+    // comparison's).
+    let charts = match report.traces.as_slice() {
+        [t] => &t.charts,
+        _ => &report.comparison_charts,
+    };
+    for c in charts {
+        let path = dir.join(format!("{}.svg", c.name));
+        write_file_atomically(&path, |w| Ok(w.write_all(c.svg.as_bytes())?))?;
+    }
     Ok(dir.join("index.html"))
 }
 
@@ -47,7 +57,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let report = report::build(&args.traces)?;
     let index = write_report(&args.output, &report)?;
     emit(&format!(
-        "wrote {} (and report.txt, report.json) for {} trace{}\n",
+        "wrote {} (and report.txt, report.json, the charts as SVG) for {} trace{}\n",
         index.display(),
         args.traces.len(),
         if args.traces.len() == 1 { "" } else { "s" }

@@ -7,15 +7,72 @@ pub mod html;
 
 use crate::analyze::compare::{self, Compared, Comparison};
 use crate::analyze::{render_text, Analysis, NsightState, Taxonomy};
+use crate::render::{self, ChartKind, RenderOptions};
 use crate::trace::{TraceError, TraceHeader};
 use serde_json::json;
 use std::path::PathBuf;
 
-/// A rendered chart.
+/// A rendered chart as the page shows it: the SVG with its tooltip regions overlaid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
+    /// The chart's name (`timeline`, ...): the report also writes it as `NAME.svg`.
+    pub name: &'static str,
     pub caption: String,
+    /// The SVG as `render` drew it.
     pub svg: String,
+    /// The SVG with its tooltip regions overlaid, as the page inlines it.
+    pub page_svg: String,
+}
+
+/// The charts of one trace, in page order, with what each shows.
+const TRACE_CHARTS: [(ChartKind, &str); 6] = [
+    (ChartKind::Stalls, "Warp-cycles per issued instruction by state."),
+    (ChartKind::Timeline, "Every warp slot's state over time, grouped by SM and scheduler (a pixel column shows the state that holds most of its cycles)."),
+    (ChartKind::Dispatch, "Blocks on SMs over time, with block numbers."),
+    (ChartKind::Occupancy, "Active and eligible warps per scheduler and instructions issued, over time."),
+    (ChartKind::Slots, "Issue slots over time, coloured by warp; refill and waste marked."),
+    (ChartKind::Source, "The listing with each instruction's warp-cycles by state."),
+];
+
+/// Adds the chart's hover regions to its SVG as invisible rectangles with `<title>`s, which
+/// browsers show as tooltips and the page's script shows on tap.
+fn with_tooltips(chart: &render::Chart) -> String {
+    let mut overlay = String::from("<g class=\"tips\" fill=\"transparent\">");
+    for r in &chart.regions {
+        overlay.push_str(&format!(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+            r.x,
+            r.y,
+            r.width.max(1),
+            r.height.max(1),
+            html::esc(&r.text)
+        ));
+    }
+    overlay.push_str("</g></svg>");
+    match chart.svg.rfind("</svg>") {
+        Some(i) => format!("{}{}{}", &chart.svg[..i], overlay, &chart.svg[i + 6..]),
+        None => chart.svg.clone(),
+    }
+}
+
+fn render_chart(
+    kind: ChartKind,
+    traces: &[render::Loaded],
+    caption: &str,
+) -> Result<Chart, ReportError> {
+    let chart = render::chart_of(kind, traces, &RenderOptions::default()).map_err(|e| {
+        ReportError::Chart {
+            path: traces.first().map(|t| t.path.clone()).unwrap_or_default(),
+            chart: kind.name(),
+            message: e.to_string(),
+        }
+    })?;
+    Ok(Chart {
+        name: kind.name(),
+        caption: caption.to_string(),
+        page_svg: with_tooltips(&chart),
+        svg: chart.svg,
+    })
 }
 
 /// One trace of the report.
@@ -25,8 +82,8 @@ pub struct TraceReport {
     pub path: PathBuf,
     pub header: TraceHeader,
     pub analysis: Analysis,
-    /// Charts per launch, in launch order.
-    pub charts: Vec<Vec<Chart>>,
+    /// The trace's charts (all its launches), in page order.
+    pub charts: Vec<Chart>,
 }
 
 #[derive(Debug, Clone)]
@@ -56,17 +113,8 @@ pub enum ReportError {
 }
 
 /// The colour of a warp state in every chart and table.
-pub fn state_colour(s: NsightState) -> &'static str {
-    // Replaced by the chart palette once it lands.
-    match s {
-        NsightState::Selected => "#009E73",
-        NsightState::NotSelected => "#56B4E9",
-        NsightState::LongScoreboard => "#D55E00",
-        NsightState::ShortScoreboard => "#E69F00",
-        NsightState::Wait => "#F0E442",
-        NsightState::Barrier => "#CC79A7",
-        _ => "#999999",
-    }
+pub fn state_colour(s: NsightState) -> String {
+    render::palette::state_colour(s).hex()
 }
 
 /// Reads and analyzes `paths` and renders their charts.
@@ -80,7 +128,15 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
             path: path.clone(),
             source,
         })?;
-        let charts = charts::for_trace(path, &c.analysis)?;
+        let loaded = [render::load(path).map_err(|e| ReportError::Chart {
+            path: path.clone(),
+            chart: "model",
+            message: e.to_string(),
+        })?];
+        let charts = TRACE_CHARTS
+            .iter()
+            .map(|(kind, caption)| render_chart(*kind, &loaded, caption))
+            .collect::<Result<Vec<_>, _>>()?;
         traces.push(TraceReport {
             label: c.label,
             path: path.clone(),
@@ -98,10 +154,22 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
                 analysis: t.analysis.clone(),
             })
             .collect();
-        (
-            Some(compare::compare(&compared, 1)),
-            charts::for_comparison(paths)?,
-        )
+        let loaded = paths
+            .iter()
+            .map(|p| {
+                render::load(p).map_err(|e| ReportError::Chart {
+                    path: p.clone(),
+                    chart: "model",
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let stalls = render_chart(
+            ChartKind::Stalls,
+            &loaded,
+            "Warp-cycles per issued instruction by state, one group per trace.",
+        )?;
+        (Some(compare::compare(&compared, 1)), vec![stalls])
     } else {
         (None, Vec::new())
     };
@@ -137,19 +205,4 @@ pub fn json(report: &Report) -> String {
         .collect();
     let v = json!({"traces": traces, "comparison": report.comparison});
     serde_json::to_string_pretty(&v).expect("a report serializes") + "\n"
-}
-
-mod charts {
-    //! Which charts the report shows, from `crate::render`.
-    use super::{Chart, ReportError};
-    use crate::analyze::Analysis;
-    use std::path::{Path, PathBuf};
-
-    pub fn for_trace(_path: &Path, analysis: &Analysis) -> Result<Vec<Vec<Chart>>, ReportError> {
-        Ok(analysis.launches.iter().map(|_| Vec::new()).collect())
-    }
-
-    pub fn for_comparison(_paths: &[PathBuf]) -> Result<Vec<Chart>, ReportError> {
-        Ok(Vec::new())
-    }
 }

@@ -1,0 +1,574 @@
+//! Charts: a trace (or, for `stalls`, several) drawn as an SVG with plotters' SVG backend.
+//!
+//! [`chart`] is the one entry point: it reads the traces and returns a [`Chart`] — the SVG text
+//! plus the layout (plot area, rows) and a parallel list of hover [`Region`]s. Plotters cannot
+//! give SVG elements `<title>` children, so tooltips are that parallel data: each region is a
+//! pixel rectangle with the text to show (cycle range, warp, state, PC, instruction), which the
+//! HTML report overlays on the inline SVG.
+//!
+//! Every chart takes its colours from [`palette`]. Long traces are binned into pixel columns:
+//! a bin covers `ceil(cycles / plot width)` cycles and shows its **dominant** entry — the warp
+//! state (timeline) or slot use (slots) that holds most of the bin's cycles, ties going to the
+//! earlier entry in report order — so a file's size depends on the plot's width, not on the
+//! trace's length. Runs of equal neighbouring bins are drawn as one rectangle. A chart with
+//! many busy rows (hundreds of warp slots) uses fewer, wider columns until the SVG is under
+//! [`MAX_SVG_BYTES`], and the timeline shows at most [`timeline::MAX_ROWS`] rows (the first
+//! SMs; `--sm` picks another).
+//!
+//! Text is drawn with generic font families (`sans-serif`, `monospace`) and no font files:
+//! plotters' SVG backend writes `<text>` elements and the viewer picks the font.
+//!
+//! Output is deterministic: the same trace and options give the same bytes.
+
+pub mod dispatch;
+pub mod model;
+pub mod occupancy;
+pub mod palette;
+pub mod slots;
+pub mod source;
+pub mod stalls;
+pub mod timeline;
+
+use crate::trace::TraceError;
+use model::TraceModel;
+use palette::Rgb;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::{Path, PathBuf};
+
+/// Which chart to draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChartKind {
+    Timeline,
+    Dispatch,
+    Stalls,
+    Occupancy,
+    Slots,
+    Source,
+}
+
+impl ChartKind {
+    pub const ALL: [ChartKind; 6] = [
+        ChartKind::Timeline,
+        ChartKind::Dispatch,
+        ChartKind::Stalls,
+        ChartKind::Occupancy,
+        ChartKind::Slots,
+        ChartKind::Source,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ChartKind::Timeline => "timeline",
+            ChartKind::Dispatch => "dispatch",
+            ChartKind::Stalls => "stalls",
+            ChartKind::Occupancy => "occupancy",
+            ChartKind::Slots => "slots",
+            ChartKind::Source => "source",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<ChartKind, RenderError> {
+        ChartKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| RenderError::UnknownChart(name.to_string()))
+    }
+
+    /// Whether the chart takes several traces (the others take exactly one).
+    pub fn takes_several(self) -> bool {
+        self == ChartKind::Stalls
+    }
+}
+
+/// What to show. `None` means "all of it".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// First cycle shown (time charts).
+    pub from: Option<u64>,
+    /// One past the last cycle shown (time charts).
+    pub to: Option<u64>,
+    /// Only this SM (timeline, dispatch, occupancy, slots).
+    pub sm: Option<u32>,
+}
+
+/// The plot area in pixels and the cycles (or values) its x axis spans.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlotArea {
+    pub left: i32,
+    pub top: i32,
+    pub right: i32,
+    pub bottom: i32,
+    pub x_from: f64,
+    pub x_to: f64,
+}
+
+impl PlotArea {
+    /// The pixel column of x value `v` (clamped to the plot area).
+    pub fn x(&self, v: f64) -> i32 {
+        let span = (self.x_to - self.x_from).max(f64::MIN_POSITIVE);
+        let t = ((v - self.x_from) / span).clamp(0.0, 1.0);
+        self.left + (t * (self.right - self.left) as f64).round() as i32
+    }
+}
+
+/// One labelled row of a chart (a warp slot, an SM lane, an issue slot, an instruction).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub label: String,
+    pub top: i32,
+    pub bottom: i32,
+}
+
+/// A hover target: a pixel rectangle and its tooltip text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    pub x: i32,
+    pub y: i32,
+    pub width: i32,
+    pub height: i32,
+    pub text: String,
+}
+
+/// A rendered chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub kind: ChartKind,
+    pub svg: String,
+    pub width: u32,
+    pub height: u32,
+    pub plot: PlotArea,
+    pub rows: Vec<Row>,
+    pub regions: Vec<Region>,
+    /// Cycles per pixel column (1 when the trace is not binned).
+    pub bin_cycles: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("{path}: {source}")]
+    Trace {
+        path: PathBuf,
+        #[source]
+        source: TraceError,
+    },
+    #[error("unknown chart `{0}` (charts: timeline, dispatch, stalls, occupancy, slots, source)")]
+    UnknownChart(String),
+    #[error("--from {from} must be less than --to {to}")]
+    BadRange { from: u64, to: u64 },
+    #[error("{path}: the trace has no kernel launch")]
+    NoLaunches { path: PathBuf },
+    #[error("{path}: no SM {sm}: the GPU `{gpu}` has {num_sms} SMs (0..{num_sms})")]
+    NoSuchSm {
+        path: PathBuf,
+        sm: u32,
+        gpu: String,
+        num_sms: u32,
+    },
+    #[error("chart {chart} takes one trace, got {count} (only `stalls` compares several)")]
+    OneTrace { chart: &'static str, count: usize },
+    #[error("no trace given")]
+    NoTraces,
+    #[error("{path}: {message}")]
+    Empty { path: PathBuf, message: String },
+    #[error("drawing the chart: {0}")]
+    Draw(String),
+}
+
+/// A trace loaded for drawing.
+pub struct Loaded {
+    pub path: PathBuf,
+    pub model: TraceModel,
+}
+
+impl Loaded {
+    /// The file name, as group labels and titles show it.
+    pub fn file_name(&self) -> String {
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        )
+    }
+
+    /// "vecadd_tiny on tiny (lrr)".
+    pub fn subject(&self) -> String {
+        let h = &self.model.header;
+        let mut kernels: Vec<&str> = h.launches.iter().map(|l| l.kernel.as_str()).collect();
+        kernels.dedup();
+        format!(
+            "{} on {} ({})",
+            kernels.join(", "),
+            h.config.name,
+            h.config.scheduler.policy.name()
+        )
+    }
+}
+
+/// Reads the trace at `path` for drawing; a trace with no launch is an error.
+pub fn load(path: &Path) -> Result<Loaded, RenderError> {
+    let model = model::load(path).map_err(|source| RenderError::Trace {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if model.header.launches.is_empty() {
+        return Err(RenderError::NoLaunches {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        model,
+    })
+}
+
+/// Renders chart `kind` of `traces`.
+pub fn chart(
+    kind: ChartKind,
+    traces: &[PathBuf],
+    options: &RenderOptions,
+) -> Result<Chart, RenderError> {
+    if let (Some(from), Some(to)) = (options.from, options.to) {
+        if from >= to {
+            return Err(RenderError::BadRange { from, to });
+        }
+    }
+    if traces.is_empty() {
+        return Err(RenderError::NoTraces);
+    }
+    if traces.len() > 1 && !kind.takes_several() {
+        return Err(RenderError::OneTrace {
+            chart: kind.name(),
+            count: traces.len(),
+        });
+    }
+    let loaded = traces
+        .iter()
+        .map(|p| load(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    chart_of(kind, &loaded, options)
+}
+
+/// Renders chart `kind` of traces already loaded (the report loads each trace once).
+pub fn chart_of(
+    kind: ChartKind,
+    traces: &[Loaded],
+    options: &RenderOptions,
+) -> Result<Chart, RenderError> {
+    let first = traces.first().ok_or(RenderError::NoTraces)?;
+    if let Some(sm) = options.sm {
+        for t in traces {
+            let c = &t.model.header.config;
+            if sm >= c.num_sms {
+                return Err(RenderError::NoSuchSm {
+                    path: t.path.clone(),
+                    sm,
+                    gpu: c.name.clone(),
+                    num_sms: c.num_sms,
+                });
+            }
+        }
+    }
+    match kind {
+        ChartKind::Timeline => timeline::render(first, options),
+        ChartKind::Dispatch => dispatch::render(first, options),
+        ChartKind::Stalls => stalls::render(traces),
+        ChartKind::Occupancy => occupancy::render(first, options),
+        ChartKind::Slots => slots::render(first, options),
+        ChartKind::Source => source::render(first),
+    }
+}
+
+/// The cycle window `[from, to)` a time chart shows.
+pub(crate) fn window(t: &Loaded, options: &RenderOptions) -> Result<(u64, u64), RenderError> {
+    let from = options.from.unwrap_or(t.model.start);
+    let to = options.to.unwrap_or(t.model.end.max(from + 1));
+    if from >= to && options.from.is_none() {
+        return Err(RenderError::Empty {
+            path: t.path.clone(),
+            message: format!("--to {to} is not after the trace's first cycle {from}"),
+        });
+    }
+    if from >= to {
+        return Err(RenderError::BadRange { from, to });
+    }
+    Ok((from, to))
+}
+
+/// The largest SVG a chart aims for; time charts with many rows halve their columns until
+/// they fit (the benchmark bound is 2 MB).
+pub const MAX_SVG_BYTES: usize = 1_800_000;
+
+/// Renders with at most `columns` pixel columns, halving them while the SVG is over
+/// [`MAX_SVG_BYTES`] (many rows of busy warps), down to 32 columns.
+pub(crate) fn within_size(
+    mut draw: impl FnMut(i32) -> Result<Chart, RenderError>,
+) -> Result<Chart, RenderError> {
+    let mut columns = i32::MAX;
+    loop {
+        let c = draw(columns)?;
+        let wide = ((c.plot.x_to - c.plot.x_from) / c.bin_cycles as f64).ceil() as i32;
+        if c.svg.len() <= MAX_SVG_BYTES || wide <= 32 {
+            return Ok(c);
+        }
+        columns = (wide / 2).max(32);
+    }
+}
+
+/// Cycles per pixel column so that `cycles` fit in `pixels`.
+pub(crate) fn bin_cycles(cycles: u64, pixels: i32) -> u64 {
+    cycles.div_ceil(pixels.max(1) as u64).max(1)
+}
+
+/// Picks the dominant entry of a bin: most cycles, ties to the lower index.
+pub(crate) fn dominant(counts: &[u64]) -> Option<usize> {
+    let mut best: Option<(usize, u64)> = None;
+    for (i, &n) in counts.iter().enumerate() {
+        if n > 0 && best.map_or(true, |(_, b)| n > b) {
+            best = Some((i, n));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// A "nice" tick step (1, 2 or 5 × 10^k) giving at most `max_ticks` ticks over `span`.
+pub(crate) fn tick_step(span: f64, max_ticks: u32) -> f64 {
+    if span <= 0.0 {
+        return 1.0;
+    }
+    let raw = span / max_ticks.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if m * mag >= raw {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+/// Formats a tick value without trailing zeros.
+pub(crate) fn tick_label(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn draw_err<E: std::fmt::Debug>(e: E) -> RenderError {
+    RenderError::Draw(format!("{e:?}"))
+}
+
+/// Text alignment for [`Canvas::text`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Align {
+    Left,
+    Centre,
+    Right,
+}
+
+/// A thin layer over plotters' SVG drawing area in pixel coordinates.
+pub(crate) struct Canvas<'a> {
+    area: DrawingArea<SVGBackend<'a>, Shift>,
+}
+
+impl<'a> Canvas<'a> {
+    pub fn new(svg: &'a mut String, width: u32, height: u32) -> Result<Self, RenderError> {
+        let area = SVGBackend::with_string(svg, (width, height)).into_drawing_area();
+        area.fill(&palette::BACKGROUND.plotters())
+            .map_err(draw_err)?;
+        Ok(Canvas { area })
+    }
+
+    /// A filled rectangle covering pixels `[x0, x1) × [y0, y1)`.
+    pub fn rect(&self, x0: i32, y0: i32, x1: i32, y1: i32, c: Rgb) -> Result<(), RenderError> {
+        if x1 <= x0 || y1 <= y0 {
+            return Ok(());
+        }
+        // The SVG backend writes `width = x1 - x0`: the far corner is exclusive.
+        self.area
+            .draw(&Rectangle::new([(x0, y0), (x1, y1)], c.plotters().filled()))
+            .map_err(draw_err)
+    }
+
+    /// A rectangle outline.
+    pub fn frame(&self, x0: i32, y0: i32, x1: i32, y1: i32, c: Rgb) -> Result<(), RenderError> {
+        self.area
+            .draw(&Rectangle::new(
+                [(x0, y0), (x1, y1)],
+                c.plotters().stroke_width(1),
+            ))
+            .map_err(draw_err)
+    }
+
+    /// A filled polygon.
+    pub fn polygon(&self, points: Vec<(i32, i32)>, c: Rgb) -> Result<(), RenderError> {
+        self.area
+            .draw(&Polygon::new(points, c.plotters().filled()))
+            .map_err(draw_err)
+    }
+
+    pub fn line(&self, points: Vec<(i32, i32)>, c: Rgb, width: u32) -> Result<(), RenderError> {
+        self.area
+            .draw(&PathElement::new(points, c.plotters().stroke_width(width)))
+            .map_err(draw_err)
+    }
+
+    pub fn text(
+        &self,
+        s: &str,
+        (x, y): (i32, i32),
+        size: u32,
+        c: Rgb,
+        align: Align,
+        family: &str,
+    ) -> Result<(), RenderError> {
+        let h = match align {
+            Align::Left => HPos::Left,
+            Align::Centre => HPos::Center,
+            Align::Right => HPos::Right,
+        };
+        let colour = c.plotters();
+        let style = TextStyle::from((family, size).into_font())
+            .color(&colour)
+            .pos(Pos::new(h, VPos::Center));
+        self.area
+            .draw(&Text::new(s.to_string(), (x, y), style))
+            .map_err(draw_err)
+    }
+
+    pub fn title(&self, s: &str, width: u32) -> Result<(), RenderError> {
+        self.text(
+            s,
+            (width as i32 / 2, 18),
+            17,
+            palette::INK,
+            Align::Centre,
+            "sans-serif",
+        )
+    }
+
+    /// The x axis under `plot`: ticks, labels and the axis name.
+    pub fn x_axis(&self, plot: &PlotArea, name: &str) -> Result<(), RenderError> {
+        self.line(
+            vec![(plot.left, plot.bottom), (plot.right, plot.bottom)],
+            palette::INK,
+            1,
+        )?;
+        let px = (plot.right - plot.left).max(1) as f64;
+        let step = tick_step(plot.x_to - plot.x_from, (px / 90.0).max(2.0) as u32);
+        let mut v = (plot.x_from / step).ceil() * step;
+        while v <= plot.x_to + 1e-9 {
+            let x = plot.x(v);
+            self.line(
+                vec![(x, plot.bottom), (x, plot.bottom + 5)],
+                palette::INK,
+                1,
+            )?;
+            self.text(
+                &tick_label(v),
+                (x, plot.bottom + 15),
+                11,
+                palette::INK,
+                Align::Centre,
+                "sans-serif",
+            )?;
+            v += step;
+        }
+        self.text(
+            name,
+            ((plot.left + plot.right) / 2, plot.bottom + 34),
+            13,
+            palette::INK,
+            Align::Centre,
+            "sans-serif",
+        )
+    }
+
+    /// A vertical legend: a swatch and a name per entry, from `(x, y)` downwards.
+    pub fn legend(&self, (x, y): (i32, i32), entries: &[(Rgb, String)]) -> Result<(), RenderError> {
+        for (i, (c, name)) in entries.iter().enumerate() {
+            let top = y + i as i32 * 18;
+            self.rect(x, top, x + 12, top + 12, *c)?;
+            self.frame(x, top, x + 12, top + 12, palette::INK)?;
+            self.text(
+                name,
+                (x + 18, top + 6),
+                12,
+                palette::INK,
+                Align::Left,
+                "sans-serif",
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<(), RenderError> {
+        self.area.present().map_err(draw_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_numbers_within_the_budget() {
+        assert_eq!(tick_step(239.0, 10), 50.0);
+        assert_eq!(tick_step(10_000.0, 10), 1000.0);
+        assert_eq!(tick_step(3.0, 10), 0.5);
+        assert_eq!(tick_label(0.5), "0.5");
+        assert_eq!(tick_label(200.0), "200");
+    }
+
+    #[test]
+    fn dominant_takes_the_most_cycles_and_ties_go_first() {
+        assert_eq!(dominant(&[0, 3, 5, 5]), Some(2));
+        assert_eq!(dominant(&[0, 0]), None);
+        assert_eq!(bin_cycles(10_000, 1000), 10);
+        assert_eq!(bin_cycles(239, 1000), 1);
+    }
+
+    #[test]
+    fn oversized_charts_halve_their_columns_until_they_fit() {
+        let cycles = 100_000u64;
+        let mut asked = Vec::new();
+        let c = within_size(|columns| {
+            asked.push(columns);
+            let bin = bin_cycles(cycles, columns.min(880));
+            let wide = cycles.div_ceil(bin) as usize;
+            Ok(Chart {
+                kind: ChartKind::Timeline,
+                // 5 kB per column: 878 columns are far over the bound, 439 still over.
+                svg: "x".repeat(wide * 5000),
+                width: 1,
+                height: 1,
+                plot: PlotArea {
+                    left: 0,
+                    top: 0,
+                    right: 880,
+                    bottom: 1,
+                    x_from: 0.0,
+                    x_to: cycles as f64,
+                },
+                rows: Vec::new(),
+                regions: Vec::new(),
+                bin_cycles: bin,
+            })
+        })
+        .unwrap();
+        assert_eq!(asked, vec![i32::MAX, 439, 219]);
+        assert!(c.svg.len() <= MAX_SVG_BYTES);
+        assert_eq!(c.bin_cycles, bin_cycles(cycles, 219));
+    }
+
+    #[test]
+    fn chart_names_round_trip_and_unknown_names_are_errors() {
+        for k in ChartKind::ALL {
+            assert_eq!(ChartKind::from_name(k.name()).unwrap(), k);
+        }
+        let e = ChartKind::from_name("pie").unwrap_err().to_string();
+        assert!(e.contains("unknown chart `pie`"), "{e}");
+    }
+}

@@ -1,0 +1,182 @@
+//! The `stalls` chart: warp-cycles per issued instruction by Nsight state, as horizontal bars
+//! (the analyzer's `warp_states_per_issue`, summed over the trace's launches: a state's
+//! warp-cycles over all warp instructions issued). With several traces the bars are grouped:
+//! one group per trace, labelled by file name and policy, one colour per state; states that are
+//! zero in every trace are left out.
+
+use super::palette::{self, state_colour};
+use super::{
+    tick_step, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, Row,
+};
+use crate::analyze::{analyze_file, NsightState, Taxonomy};
+
+const WIDTH: u32 = 1000;
+const LEFT: i32 = 170;
+const RIGHT_MARGIN: i32 = 80;
+const TOP: i32 = 50;
+const BAR: i32 = 16;
+const GROUP_HEADER: i32 = 22;
+const GROUP_GAP: i32 = 10;
+const BOTTOM_MARGIN: i32 = 50;
+
+struct Group {
+    label: String,
+    instructions: u64,
+    /// Warp-cycles by state, in `NsightState::ALL` order.
+    cycles: Vec<u64>,
+}
+
+pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
+    let mut groups = Vec::new();
+    for t in traces {
+        let a = analyze_file(&t.path, Taxonomy::Nsight).map_err(|source| RenderError::Trace {
+            path: t.path.clone(),
+            source,
+        })?;
+        let instructions = a.launches.iter().map(|l| l.warp_instructions).sum();
+        let cycles = NsightState::ALL
+            .iter()
+            .map(|s| {
+                a.launches
+                    .iter()
+                    .map(|l| l.warp_states.get(s.name()).copied().unwrap_or(0))
+                    .sum()
+            })
+            .collect();
+        groups.push(Group {
+            label: format!(
+                "{} ({})",
+                t.file_name(),
+                t.model.header.config.scheduler.policy.name()
+            ),
+            instructions,
+            cycles,
+        });
+    }
+    let per_issue = |g: &Group, i: usize| {
+        if g.instructions == 0 {
+            0.0
+        } else {
+            g.cycles[i] as f64 / g.instructions as f64
+        }
+    };
+    let shown: Vec<usize> = (0..NsightState::ALL.len())
+        .filter(|&i| groups.iter().any(|g| g.cycles[i] > 0))
+        .collect();
+    let max = groups
+        .iter()
+        .flat_map(|g| shown.iter().map(move |&i| per_issue(g, i)))
+        .fold(0.0f64, f64::max);
+    let step = tick_step(max.max(1e-9), 8);
+    let x_to = ((max / step).ceil() * step).max(step);
+    let group_h = GROUP_HEADER + BAR * shown.len() as i32 + GROUP_GAP;
+    let plot_h = group_h * groups.len() as i32;
+    let height = (TOP + plot_h + BOTTOM_MARGIN) as u32;
+    let plot = PlotArea {
+        left: LEFT,
+        top: TOP,
+        right: WIDTH as i32 - RIGHT_MARGIN,
+        bottom: TOP + plot_h,
+        x_from: 0.0,
+        x_to,
+    };
+    let title = if traces.len() == 1 {
+        format!(
+            "Warp-cycles per issued instruction: {}",
+            traces[0].subject()
+        )
+    } else {
+        let mut subjects: Vec<String> = traces.iter().map(|t| t.subject()).collect();
+        subjects.dedup();
+        format!(
+            "Warp-cycles per issued instruction: {}",
+            subjects.join(" vs ")
+        )
+    };
+    let mut svg = String::new();
+    let mut rows = Vec::new();
+    let mut regions = Vec::new();
+    {
+        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        canvas.title(&title, WIDTH)?;
+        // Vertical grid lines at the ticks.
+        let mut v = step;
+        while v <= x_to + 1e-9 {
+            let x = plot.x(v);
+            canvas.line(vec![(x, plot.top), (x, plot.bottom)], palette::GRID, 1)?;
+            v += step;
+        }
+        for (gi, g) in groups.iter().enumerate() {
+            let top = TOP + gi as i32 * group_h;
+            canvas.text(
+                &format!("{}: {} warp instructions", g.label, g.instructions),
+                (8, top + GROUP_HEADER / 2 + 2),
+                13,
+                palette::INK,
+                Align::Left,
+                "sans-serif",
+            )?;
+            let bars_top = top + GROUP_HEADER;
+            canvas.line(
+                vec![
+                    (plot.left, bars_top),
+                    (plot.left, bars_top + BAR * shown.len() as i32),
+                ],
+                palette::INK,
+                1,
+            )?;
+            for (k, &i) in shown.iter().enumerate() {
+                let state = NsightState::ALL[i];
+                let y0 = top + GROUP_HEADER + k as i32 * BAR;
+                let value = per_issue(g, i);
+                let x1 = plot.x(value);
+                canvas.text(
+                    state.name(),
+                    (plot.left - 6, y0 + BAR / 2),
+                    11,
+                    palette::INK,
+                    Align::Right,
+                    "sans-serif",
+                )?;
+                canvas.rect(plot.left, y0 + 2, x1, y0 + BAR - 2, state_colour(state))?;
+                canvas.text(
+                    &format!("{value:.2}"),
+                    (x1 + 4, y0 + BAR / 2),
+                    11,
+                    palette::INK,
+                    Align::Left,
+                    "sans-serif",
+                )?;
+                rows.push(Row {
+                    label: format!("{} / {}", g.label, state.name()),
+                    top: y0,
+                    bottom: y0 + BAR,
+                });
+                regions.push(Region {
+                    x: plot.left,
+                    y: y0,
+                    width: (x1 - plot.left).max(1),
+                    height: BAR,
+                    text: format!(
+                        "{}: {} {value:.3} warp-cycles per issued instruction ({} warp-cycles)",
+                        g.label,
+                        state.name(),
+                        g.cycles[i]
+                    ),
+                });
+            }
+        }
+        canvas.x_axis(&plot, "warp-cycles per issued warp instruction")?;
+        canvas.finish()?;
+    }
+    Ok(Chart {
+        kind: ChartKind::Stalls,
+        svg,
+        width: WIDTH,
+        height,
+        plot,
+        rows,
+        regions,
+        bin_cycles: 1,
+    })
+}

@@ -1,0 +1,622 @@
+//! The charts: SVGs are parsed and rasterised with resvg, and pixel colours at positions
+//! computed from the trace's own events are checked — seed 000's dispatch picture (which block
+//! is on which core when), timeline states, issue slots, occupancy, stall bars. Every chart of
+//! every sample trace renders, within the size bound and deterministically; bad input is a
+//! clear error, never a panic.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use warpscope::analyze::{analyze_file, NsightState, Taxonomy};
+use warpscope::launchfile::LaunchFile;
+use warpscope::render::palette::{self, identity_colour, state_colour, Rgb};
+use warpscope::render::{chart, Chart, ChartKind, RenderError, RenderOptions};
+use warpscope::sim::gpu::SimOptions;
+use warpscope::sim::observer::WarpRef;
+use warpscope::trace::{record, Event, TraceFormat, TraceReader, TraceWriter, DEFAULT_VERBOSITY};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(name)
+}
+
+fn samples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("traces"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wstrace"))
+            .collect();
+    v.sort();
+    v
+}
+
+/// Records seed 000's vector add (six blocks of four threads on the two-core `tiny` GPU).
+fn tiny_trace() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let file = LaunchFile::load(&dir.join("vecadd_tiny.json")).unwrap();
+    let config = file.gpu_config().unwrap();
+    assert_eq!(config.name, "tiny");
+    let mut memory = file.initial_memory();
+    let path = tmp("vecadd_tiny.wstrace");
+    let out = record(
+        &config,
+        &file.kernel_launches(),
+        &mut memory,
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        DEFAULT_VERBOSITY,
+    )
+    .unwrap();
+    assert!(out.fault.is_none());
+    path
+}
+
+fn events(path: &Path) -> Vec<Event> {
+    TraceReader::open(path)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect()
+}
+
+struct Raster {
+    pixmap: resvg::tiny_skia::Pixmap,
+}
+
+impl Raster {
+    fn of(c: &Chart) -> Raster {
+        let tree = resvg::usvg::Tree::from_str(&c.svg, &resvg::usvg::Options::default())
+            .expect("the SVG parses");
+        assert_eq!(tree.size().width() as u32, c.width);
+        assert_eq!(tree.size().height() as u32, c.height);
+        let mut pixmap = resvg::tiny_skia::Pixmap::new(c.width, c.height).unwrap();
+        resvg::render(
+            &tree,
+            resvg::tiny_skia::Transform::default(),
+            &mut pixmap.as_mut(),
+        );
+        Raster { pixmap }
+    }
+
+    fn at(&self, x: i32, y: i32) -> Rgb {
+        let p = self
+            .pixmap
+            .pixel(x as u32, y as u32)
+            .unwrap_or_else(|| panic!("({x}, {y}) is outside the chart"));
+        assert_eq!(p.alpha(), 255, "pixel ({x}, {y}) is not opaque");
+        Rgb(p.red(), p.green(), p.blue())
+    }
+}
+
+fn row_centre(c: &Chart, label: &str) -> i32 {
+    let r = c
+        .rows
+        .iter()
+        .find(|r| r.label == label)
+        .unwrap_or_else(|| panic!("no row {label}: {:?}", c.rows));
+    (r.top + r.bottom) / 2
+}
+
+fn render(kind: ChartKind, path: &Path, options: &RenderOptions) -> Chart {
+    chart(kind, &[path.to_path_buf()], options).unwrap_or_else(|e| panic!("{kind:?}: {e}"))
+}
+
+#[test]
+fn dispatch_chart_is_seed_000s_picture() {
+    let path = tiny_trace();
+    let c = render(ChartKind::Dispatch, &path, &RenderOptions::default());
+    let r = Raster::of(&c);
+    // Seed 000: blocks granted at 0/1, 79/80, 158/159, one cycle apart, done by 238.
+    let schedule = [
+        ("SM0", 0, 0, 79),
+        ("SM1", 1, 1, 80),
+        ("SM0", 2, 79, 158),
+        ("SM1", 3, 80, 159),
+        ("SM0", 4, 158, 237),
+        ("SM1", 5, 159, 238),
+    ];
+    for (sm, block, from, to) in schedule {
+        let y = row_centre(&c, sm);
+        for cycle in [from as f64 + 5.0, (from + to) as f64 / 2.0, to as f64 - 5.0] {
+            assert_eq!(
+                r.at(c.plot.x(cycle), y),
+                identity_colour(block),
+                "block {block} on {sm} at cycle {cycle}"
+            );
+        }
+    }
+    // Both cores are idle once the last block is done.
+    assert_eq!(c.plot.x_to, 239.0);
+    assert_eq!(
+        r.at(c.plot.x(238.5), row_centre(&c, "SM0")),
+        palette::BACKGROUND
+    );
+    assert!(c
+        .regions
+        .iter()
+        .any(|g| g.text.contains("block 3 on SM1: cycles 80..159")));
+}
+
+/// The state intervals of every warp, straight from the events: a state holds from its event
+/// until the warp's next state event or its exit.
+fn intervals(path: &Path) -> Vec<(WarpRef, NsightState, u64, u64)> {
+    let mut open: HashMap<WarpRef, (NsightState, u64)> = HashMap::new();
+    let mut out = Vec::new();
+    for e in events(path) {
+        match e {
+            Event::WarpState { cycle, warp, state } => {
+                if let Some((s, from)) = open.insert(warp, (NsightState::of(state), cycle)) {
+                    out.push((warp, s, from, cycle));
+                }
+            }
+            Event::WarpExit { cycle, warp } => {
+                if let Some((s, from)) = open.remove(&warp) {
+                    out.push((warp, s, from, cycle));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn check_timeline(path: &Path, options: &RenderOptions, min_len: u64) -> usize {
+    let c = render(ChartKind::Timeline, path, options);
+    let r = Raster::of(&c);
+    let scheduler: HashMap<WarpRef, u32> = events(path)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::WarpLaunch { warp, info, .. } => Some((warp, info.scheduler)),
+            _ => None,
+        })
+        .collect();
+    let (from, to) = (c.plot.x_from as u64, c.plot.x_to as u64);
+    let mut checked = 0;
+    for (w, state, a, b) in intervals(path) {
+        let (a, b) = (a.max(from), b.min(to));
+        if b < a + min_len * c.bin_cycles || options.sm.is_some_and(|sm| sm != w.sm) {
+            continue;
+        }
+        let label = format!("SM{} S{} w{}", w.sm, scheduler[&w], w.slot);
+        let x = c.plot.x((a + b) as f64 / 2.0);
+        assert_eq!(
+            r.at(x, row_centre(&c, &label)),
+            state_colour(state),
+            "{label} in {state:?} over cycles {a}..{b} (x = {x})"
+        );
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn timeline_colour_is_the_state_the_trace_says() {
+    let path = tiny_trace();
+    // 3.7 px per cycle: every interval of 2+ cycles has a pixel of its own.
+    let n = check_timeline(&path, &RenderOptions::default(), 2);
+    assert!(n >= 12, "{n} intervals checked");
+    // Binned (3 cycles per column): an interval of 3+ columns shows its state in its middle.
+    let n = check_timeline(
+        &sample("reduce.small.lrr.wstrace"),
+        &RenderOptions::default(),
+        3,
+    );
+    assert!(n >= 16, "{n} intervals checked");
+    let zoom = RenderOptions {
+        from: Some(200),
+        to: Some(400),
+        sm: Some(1),
+    };
+    let c = render(
+        ChartKind::Timeline,
+        &sample("reduce.small.lrr.wstrace"),
+        &zoom,
+    );
+    assert_eq!(c.bin_cycles, 1);
+    assert!(c.rows.iter().all(|r| r.label.starts_with("SM1 ")));
+    assert!(check_timeline(&sample("reduce.small.lrr.wstrace"), &zoom, 1) > 0);
+    // Unbinned tooltips name the instruction.
+    assert!(c.regions.iter().any(|g| g.text.contains(", PC ")));
+}
+
+#[test]
+fn slot_grid_shows_each_issue_in_its_warps_colour_and_waste_elsewhere() {
+    let path = tiny_trace();
+    let c = render(ChartKind::Slots, &path, &RenderOptions::default());
+    let r = Raster::of(&c);
+    let mut issued: HashMap<(u32, u64), u32> = HashMap::new();
+    for e in events(&path) {
+        if let Event::Issue {
+            cycle, warp, slot, ..
+        } = e
+        {
+            assert_eq!(slot, 0, "tiny issues one per cycle");
+            issued.insert((warp.sm, cycle), warp.slot);
+        }
+    }
+    assert_eq!(issued.len(), 6 * 13);
+    for sm in 0..2u32 {
+        let y = row_centre(&c, &format!("SM{sm} S0 slot 0"));
+        for cycle in 0..239u64 {
+            let expected = match issued.get(&(sm, cycle)) {
+                Some(&w) => identity_colour(w),
+                None => palette::VERTICAL_WASTE,
+            };
+            assert_eq!(
+                r.at(c.plot.x(cycle as f64 + 0.5), y),
+                expected,
+                "SM{sm} cycle {cycle}"
+            );
+        }
+    }
+}
+
+#[test]
+fn occupancy_fills_active_warps_while_a_block_is_resident() {
+    let path = tiny_trace();
+    let c = render(ChartKind::Occupancy, &path, &RenderOptions::default());
+    let r = Raster::of(&c);
+    for sm in 0..2 {
+        let row = c
+            .rows
+            .iter()
+            .find(|r| r.label == format!("SM{sm} S0"))
+            .unwrap();
+        // One warp resident from the grant on: the fill reaches the one-warp line.
+        let x = c.plot.x(40.0);
+        assert_eq!(r.at(x, row.bottom - 3), palette::ACTIVE);
+        // SM0's last warp exits at 237.
+        if sm == 0 {
+            assert_eq!(r.at(c.plot.x(238.2), row.bottom - 20), palette::BACKGROUND);
+        }
+    }
+}
+
+#[test]
+fn stall_bars_end_at_the_analyzers_values() {
+    let paths = [
+        sample("reduce.small.gto.wstrace"),
+        sample("reduce.small.lrr.wstrace"),
+    ];
+    let c = chart(ChartKind::Stalls, &paths, &RenderOptions::default()).unwrap();
+    let r = Raster::of(&c);
+    for p in &paths {
+        let a = analyze_file(p, Taxonomy::Nsight).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let policy = TraceReader::open(p)
+            .unwrap()
+            .header()
+            .config
+            .scheduler
+            .policy;
+        let group = format!("{name} ({})", policy.name());
+        for (state, &v) in &a.launches[0].warp_states_per_issue {
+            let s = NsightState::from_name(state).unwrap();
+            let label = format!("{group} / {state}");
+            let Some(row) = c.rows.iter().find(|r| r.label == label) else {
+                assert_eq!(v, 0.0, "{label} has no bar");
+                continue;
+            };
+            let y = (row.top + row.bottom) / 2;
+            let end = c.plot.x(v);
+            if end - c.plot.left >= 4 {
+                assert_eq!(r.at(end - 2, y), state_colour(s), "{label} = {v}");
+            }
+            assert_ne!(
+                r.at(end + 1, y),
+                state_colour(s),
+                "{label} = {v} ends there"
+            );
+        }
+    }
+}
+
+#[test]
+fn source_heat_bar_starts_with_the_instructions_first_stall_state() {
+    let path = sample("reduce.small.gto.wstrace");
+    let c = render(ChartKind::Source, &path, &RenderOptions::default());
+    let r = Raster::of(&c);
+    let a = analyze_file(&path, Taxonomy::Nsight).unwrap();
+    let mut checked = 0;
+    for line in &a.launches[0].source {
+        let first = NsightState::ALL
+            .iter()
+            .copied()
+            .filter(|&s| s != NsightState::Selected)
+            .find(|s| line.warp_cycles.get(s.name()).is_some_and(|&n| n > 0));
+        let Some(first) = first else { continue };
+        let n = line.warp_cycles[first.name()];
+        if c.plot.x(n as f64) - c.plot.left < 4 {
+            continue;
+        }
+        let y = row_centre(&c, &format!("reduce PC {}", line.pc));
+        assert_eq!(
+            r.at(c.plot.left + 2, y),
+            state_colour(first),
+            "PC {}",
+            line.pc
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked}");
+}
+
+#[test]
+fn every_chart_of_every_sample_renders_small_and_deterministic() {
+    let all = samples();
+    assert!(all.len() >= 8);
+    for p in &all {
+        for kind in ChartKind::ALL {
+            let a = render(kind, p, &RenderOptions::default());
+            let b = render(kind, p, &RenderOptions::default());
+            assert!(
+                a.svg == b.svg,
+                "{kind:?} of {} is not deterministic",
+                p.display()
+            );
+            assert!(
+                a.svg.len() < 2 << 20,
+                "{kind:?} of {}: {} bytes",
+                p.display(),
+                a.svg.len()
+            );
+            Raster::of(&a);
+            assert!(a.svg.contains("<text"), "{kind:?} has a title");
+        }
+    }
+    let c = chart(ChartKind::Stalls, &all, &RenderOptions::default()).unwrap();
+    assert_eq!(c.rows.len() % all.len(), 0);
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let path = sample("vecadd_tiny.tiny.wstrace");
+    let missing = tmp("no-such.wstrace");
+    let e = chart(
+        ChartKind::Timeline,
+        std::slice::from_ref(&missing),
+        &RenderOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, RenderError::Trace { .. }));
+    assert!(e.to_string().contains("no-such.wstrace"), "{e}");
+
+    let backwards = RenderOptions {
+        from: Some(100),
+        to: Some(50),
+        sm: None,
+    };
+    let e = chart(ChartKind::Timeline, std::slice::from_ref(&path), &backwards).unwrap_err();
+    assert_eq!(e.to_string(), "--from 100 must be less than --to 50");
+
+    let e = chart(
+        ChartKind::Dispatch,
+        std::slice::from_ref(&path),
+        &RenderOptions {
+            sm: Some(7),
+            ..RenderOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no SM 7"), "{e}");
+
+    let e = chart(
+        ChartKind::Timeline,
+        &[path.clone(), path.clone()],
+        &RenderOptions::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("takes one trace"), "{e}");
+
+    let e = chart(
+        ChartKind::Timeline,
+        std::slice::from_ref(&path),
+        &RenderOptions {
+            from: Some(10_000),
+            to: Some(20_000),
+            sm: None,
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no warp was resident"), "{e}");
+
+    // A trace whose header has no launch.
+    let reader = TraceReader::open(&path).unwrap();
+    let mut header = reader.header().clone();
+    header.launches.clear();
+    let empty = tmp("no-launches.wstrace.jsonl");
+    let writer = TraceWriter::new(
+        std::fs::File::create(&empty).unwrap(),
+        TraceFormat::Jsonl,
+        &header,
+    )
+    .unwrap();
+    writer.finish(true).unwrap();
+    for kind in ChartKind::ALL {
+        let e = chart(
+            kind,
+            std::slice::from_ref(&empty),
+            &RenderOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("has no kernel launch"),
+            "{kind:?}: {e}"
+        );
+    }
+    assert!(ChartKind::from_name("pie").is_err());
+}
+
+fn warpscope(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_writes_the_chart_and_reports_errors_without_panicking() {
+    let out = tmp("cli-dispatch.svg");
+    let _ = std::fs::remove_file(&out);
+    let trace = sample("vecadd_tiny.tiny.wstrace");
+    let o = warpscope(&[
+        "render",
+        trace.to_str().unwrap(),
+        "--chart",
+        "dispatch",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    let lib = render(ChartKind::Dispatch, &trace, &RenderOptions::default());
+    assert_eq!(svg, lib.svg);
+
+    let cases: [(&[&str], &str); 4] = [
+        (&["--chart", "pie"], "invalid value 'pie'"),
+        (
+            &["--chart", "timeline", "--from", "9", "--to", "3"],
+            "--from 9 must be less than --to 3",
+        ),
+        (&["--chart", "timeline", "--sm", "2"], "no SM 2"),
+        (
+            &["--chart", "slots", "--from", "0", "--to", "1", "--sm", "x"],
+            "invalid value 'x'",
+        ),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec![
+            "render",
+            trace.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = warpscope(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let o = warpscope(&[
+        "render",
+        "missing.wstrace",
+        "--chart",
+        "stalls",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(stderr.starts_with("error: missing.wstrace"), "{stderr}");
+    // The earlier chart is still there: failed renders write nothing.
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), svg);
+
+    let help = warpscope(&["render", "--help"]);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.contains("Examples:") && text.contains("dominant"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_busy_trace_with_hundreds_of_warp_slots_stays_under_the_size_bound() {
+    // 256 blocks of 256 threads on `volta`: every warp slot of every SM busy for 20k+ cycles.
+    let config = warpscope::sim::config::GpuConfig::preset("volta").unwrap();
+    let mut memory = warpscope::sim::memory::GlobalMemory::new(4 << 20);
+    let path = tmp("busy.wstrace");
+    record(
+        &config,
+        &[warpscope::bench::vecadd_launch(1 << 16)],
+        &mut memory,
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        DEFAULT_VERBOSITY,
+    )
+    .unwrap();
+    for kind in ChartKind::ALL {
+        let c = render(kind, &path, &RenderOptions::default());
+        assert!(
+            c.svg.len() <= warpscope::render::MAX_SVG_BYTES,
+            "{kind:?}: {} bytes",
+            c.svg.len()
+        );
+        Raster::of(&c);
+    }
+    let c = render(ChartKind::Timeline, &path, &RenderOptions::default());
+    assert_eq!(
+        c.rows.len(),
+        (config.num_sms * config.sm.max_warps) as usize
+    );
+    assert!(c.bin_cycles > 1);
+    let n = check_timeline(&path, &RenderOptions::default(), 4);
+    assert!(n > 100, "{n} intervals checked");
+}
+
+#[test]
+fn a_json_lines_trace_draws_the_same_charts_as_its_binary_original() {
+    let binary = sample("reduce.small.gto.wstrace");
+    let jsonl = tmp("reduce.small.gto.jsonl");
+    warpscope::trace::convert_file(&binary, &jsonl).unwrap();
+    for kind in ChartKind::ALL {
+        let a = render(kind, &binary, &RenderOptions::default());
+        let b = render(kind, &jsonl, &RenderOptions::default());
+        let rename = |s: String| s.replace("reduce.small.gto.jsonl", "reduce.small.gto.wstrace");
+        assert_eq!(
+            format!("{:?}{:?}", a.rows, a.regions),
+            rename(format!("{:?}{:?}", b.rows, b.regions)),
+            "{kind:?}"
+        );
+        let same_name = rename(b.svg);
+        assert!(a.svg == same_name, "{kind:?} differs between the encodings");
+    }
+}
+
+#[test]
+fn state_intervals_are_charged_to_the_instruction_waited_for() {
+    let path = tiny_trace();
+    let m = warpscope::render::model::load(&path).unwrap();
+    assert_eq!(m.warps.len(), 6);
+    assert_eq!(m.blocks.len(), 6);
+    assert_eq!(m.issues.len(), 6 * 13);
+    for w in &m.warps {
+        let issues: Vec<(u64, u32)> = m
+            .issues
+            .iter()
+            .filter(|i| i.sm == w.sm && i.cycle >= w.from && i.cycle < w.to)
+            .map(|i| (i.cycle, i.pc))
+            .collect();
+        assert_eq!(issues.len(), 13);
+        // The intervals tile the warp's residency.
+        assert_eq!(w.intervals.first().unwrap().from, w.from);
+        assert_eq!(w.intervals.last().unwrap().to, w.to);
+        for pair in w.intervals.windows(2) {
+            assert_eq!(pair[0].to, pair[1].from);
+        }
+        for iv in &w.intervals {
+            let expected = match iv.state {
+                // Issued at the interval's first cycle.
+                warpscope::sim::observer::WarpState::Selected => {
+                    issues.iter().find(|i| i.0 == iv.from).map(|i| i.1)
+                }
+                // Waiting for the next issue (or, after the last, charged to the last).
+                _ => issues
+                    .iter()
+                    .find(|i| i.0 >= iv.to)
+                    .or(issues.last())
+                    .map(|i| i.1),
+            };
+            assert_eq!(iv.pc, expected, "{iv:?}");
+        }
+    }
+}
