@@ -1,0 +1,3 @@
+//! Support code shared by the integration tests (each test file that needs it says `mod common;`).
+
+pub mod chromium;
