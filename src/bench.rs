@@ -185,6 +185,8 @@ pub struct TraceBench {
     pub read_passes: u32,
     /// Total time of all decode passes.
     pub read_elapsed: Duration,
+    /// Total time of as many full analyses ([`crate::analyze::analyze`]) as decode passes.
+    pub analyze_elapsed: Duration,
 }
 
 impl TraceBench {
@@ -215,6 +217,21 @@ impl TraceBench {
     /// Decoded events per second.
     pub fn read_events_per_second(&self) -> f64 {
         self.events as f64 * self.read_passes as f64 / self.read_seconds()
+    }
+
+    /// One analysis's time.
+    pub fn analyze_seconds(&self) -> f64 {
+        self.analyze_elapsed.as_secs_f64() / self.read_passes.max(1) as f64
+    }
+
+    /// Events analysed per second (decoding included).
+    pub fn analyze_events_per_second(&self) -> f64 {
+        self.events as f64 / self.analyze_seconds().max(1e-9)
+    }
+
+    /// One analysis's time over the recording time.
+    pub fn analyze_over_record(&self) -> f64 {
+        self.analyze_seconds() / self.record_elapsed.as_secs_f64().max(1e-9)
     }
 }
 
@@ -289,6 +306,20 @@ pub fn run_trace(
     }
     let read_elapsed = start.elapsed();
 
+    let start = Instant::now();
+    for _ in 0..read_passes {
+        let reader = TraceReader::new(std::io::Cursor::new(&trace[..]))?;
+        let analysis = crate::analyze::analyze(reader, crate::analyze::Taxonomy::Nsight)?;
+        let issued: u64 = analysis.launches.iter().map(|l| l.warp_instructions).sum();
+        if issued != report.warp_instructions {
+            return Err(TraceBenchError::Mismatch(format!(
+                "{issued} warp instructions analysed, {} simulated",
+                report.warp_instructions
+            )));
+        }
+    }
+    let analyze_elapsed = start.elapsed();
+
     Ok(TraceBench {
         name: "vecadd_1m",
         gpu: config.name.clone(),
@@ -302,6 +333,7 @@ pub fn run_trace(
         header_bytes,
         read_passes,
         read_elapsed,
+        analyze_elapsed,
     })
 }
 

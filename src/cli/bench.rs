@@ -17,7 +17,7 @@ pub const EXAMPLES: &str = "\
 Examples:
   cargo run --release -- bench                  # volta, documented size
   cargo run --release -- bench --gpu small --scale 4 --json
-  cargo run --release -- bench --trace          # tracing cost on vecadd_1m
+  cargo run --release -- bench --trace          # tracing and analysis cost on vecadd_1m
   cargo run --release -- bench --charts         # every chart of every trace in traces/
 
 Runs ffma_loop (64·scale blocks of 256 threads, 1000 FFMA-loop trips: compute-bound) and
@@ -27,10 +27,11 @@ warp instructions per host second (M/s). Build with --release; the numbers go in
 BENCHMARKS.md.
 
 With --trace, runs vecadd_1m instead with the null observer and then with a recorder writing
-the binary trace (default verbosity) into memory, decodes that trace --read-passes times, and
-prints: recording time over null time (target <= 1.5x), trace bytes and bytes per warp
-instruction (target <= 4), and decode speed in MB/s of trace (target >= 200) and events/s.
---scale does not apply.
+the binary trace (default verbosity) into memory, decodes and then analyzes that trace
+--read-passes times each, and prints: recording time over null time (target <= 1.5x), trace
+bytes and bytes per warp instruction (target <= 4), decode speed in MB/s of trace (target >=
+200) and events/s, analysis speed in events/s (target >= 50 M) and one analysis's time over
+the recording time (target <= 0.25). --scale does not apply.
 
 With --charts, renders every chart of every .wstrace file in --traces DIR (default traces/)
 and prints per chart: trace, chart, host seconds (reading the trace and drawing) and SVG size;
@@ -87,6 +88,8 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
     let overhead_ok = r.overhead() <= 1.5;
     let size_ok = r.bytes_per_warp_instruction() <= 4.0;
     let read_ok = r.read_mb_per_second() >= 200.0;
+    let analyze_ok = r.analyze_events_per_second() >= 50e6;
+    let analyze_ratio_ok = r.analyze_over_record() <= 0.25;
     let text = if args.json {
         serde_json::to_string_pretty(&json!({
             "name": r.name,
@@ -106,7 +109,12 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
             "read_seconds": r.read_elapsed.as_secs_f64(),
             "read_mb_per_second": r.read_mb_per_second(),
             "read_events_per_second": r.read_events_per_second(),
+            "analyze_seconds": r.analyze_seconds(),
+            "analyze_events_per_second": r.analyze_events_per_second(),
+            "analyze_over_record": r.analyze_over_record(),
             "targets": {
+                "analyze_events_per_second_at_least_50m": analyze_ok,
+                "analyze_at_most_quarter_of_record": analyze_ratio_ok,
                 "overhead_at_most_1_5": overhead_ok,
                 "bytes_per_warp_instruction_at_most_4": size_ok,
                 "read_mb_per_second_at_least_200": read_ok,
@@ -164,12 +172,29 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
             format!("{:.2}", r.read_events_per_second() / 1e6),
             "",
         );
+        row(
+            "analyze, s (one pass)",
+            format!("{:.3}", r.analyze_seconds()),
+            "",
+        );
+        row(
+            "analyze, M events/s",
+            format!("{:.2}", r.analyze_events_per_second() / 1e6),
+            ">= 50",
+        );
+        row(
+            "analyze / recording",
+            format!("{:.2}", r.analyze_over_record()),
+            "<= 0.25",
+        );
         let _ = writeln!(
             out,
-            "targets: overhead {}, size {}, read speed {}",
+            "targets: overhead {}, size {}, read speed {}, analysis speed {}, analysis time {}",
             target(overhead_ok),
             target(size_ok),
-            target(read_ok)
+            target(read_ok),
+            target(analyze_ok),
+            target(analyze_ratio_ok)
         );
         out
     };
