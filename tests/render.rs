@@ -260,6 +260,31 @@ fn slot_grid_shows_each_issue_in_its_warps_colour_and_waste_elsewhere() {
 }
 
 #[test]
+fn slot_grid_has_thread_state_strips_in_state_colours() {
+    let path = tiny_trace();
+    let c = render(ChartKind::Slots, &path, &RenderOptions::default());
+    assert_eq!(c.bin_cycles, 1);
+    let r = Raster::of(&c);
+    let mut checked = 0;
+    for (w, state, a, b) in intervals(&path) {
+        if b < a + 2 {
+            continue;
+        }
+        let y = row_centre(&c, &format!("SM{} S0 w{} state", w.sm, w.slot));
+        let x = c.plot.x((a + b) as f64 / 2.0);
+        assert_eq!(
+            r.at(x, y),
+            state_colour(state),
+            "SM{} w{} {state:?} over {a}..{b}",
+            w.sm,
+            w.slot
+        );
+        checked += 1;
+    }
+    assert!(checked >= 12, "{checked} intervals checked");
+}
+
+#[test]
 fn occupancy_fills_active_warps_while_a_block_is_resident() {
     let path = tiny_trace();
     let c = render(ChartKind::Occupancy, &path, &RenderOptions::default());

@@ -4,12 +4,18 @@
 //! scheduler issued nothing (vertical waste) and light grey for an unused slot of a cycle that
 //! issued something (horizontal waste). Binned, a column shows the dominant use of its cycles.
 //! Warp colours repeat every nine warp slots; the tooltip names the warp.
+//!
+//! Under the grid, thread-state strips (seed 004's run/miss/dep/wait rows, for warps): one thin
+//! strip per warp slot of the schedulers shown, coloured by its Nsight state (binned like the
+//! grid, dominant state), so a waste column lines up with why every warp could not issue. With
+//! more than [`MAX_STRIPS`] warp slots the strips are left out (the timeline shows them).
 
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
     bin_cycles, dominant, window, within_size, Align, Canvas, Chart, ChartKind, Loaded, PlotArea,
     Region, RenderError, RenderOptions, Row,
 };
+use crate::analyze::NsightState;
 use std::collections::BTreeMap;
 
 /// Per cycle, the (issue slot, index in `issues`) of each instruction issued.
@@ -20,6 +26,10 @@ const LEFT: i32 = 120;
 const RIGHT_MARGIN: i32 = 230;
 const TOP: i32 = 50;
 const BOTTOM_MARGIN: i32 = 50;
+/// Warp-slot strips drawn at most under the grid.
+pub const MAX_STRIPS: usize = 64;
+const STRIP_H: i32 = 6;
+const STRIP_GAP: i32 = 14;
 
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
     within_size(|columns| render_columns(t, options, columns))
@@ -69,14 +79,44 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
     }
     let n = schedulers.len() as i32 * width as i32;
     let row_h = if n <= 40 { 16 } else { (900 / n).clamp(2, 16) };
-    let plot_h = row_h * n;
+    let grid_h = row_h * n;
+    // Thread-state strips: the warp slots of the schedulers shown, in (sm, scheduler, slot) order.
+    let mut strips: BTreeMap<(u32, u32, u32), Vec<&super::model::WarpLife>> = BTreeMap::new();
+    for w in &m.warps {
+        if schedulers.contains(&(w.sm, w.scheduler)) && w.to > from && w.from < to {
+            strips
+                .entry((w.sm, w.scheduler, w.slot))
+                .or_default()
+                .push(w);
+        }
+    }
+    if strips.len() > MAX_STRIPS {
+        strips.clear();
+    }
+    let strips_h = if strips.is_empty() {
+        0
+    } else {
+        STRIP_GAP + STRIP_H * strips.len() as i32
+    };
+    let plot_h = grid_h + strips_h;
+    let strip_states: std::collections::BTreeSet<usize> = strips
+        .values()
+        .flatten()
+        .flat_map(|w| &w.intervals)
+        .filter(|iv| iv.to.min(to) > iv.from.max(from))
+        .filter_map(|iv| {
+            NsightState::ALL
+                .iter()
+                .position(|&x| x == NsightState::of(iv.state))
+        })
+        .collect();
     let warps_seen = issued
         .values()
         .flat_map(|c| c.values().flatten())
         .map(|&(_, i)| m.issues[i].warp_slot)
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    let legend_entries = 3 + warps_seen.min(9) + usize::from(warps_seen > 9);
+    let legend_entries = 3 + warps_seen.min(9) + usize::from(warps_seen > 9) + strip_states.len();
     let height = (TOP + plot_h.max(18 * legend_entries as i32 + 10) + BOTTOM_MARGIN) as u32;
     let plot = PlotArea {
         left: LEFT,
@@ -242,6 +282,73 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                 row += 1;
             }
         }
+        let strips_top = TOP + grid_h + STRIP_GAP;
+        if !strips.is_empty() {
+            canvas.text(
+                "warp states",
+                (plot.left - 6, strips_top - 7),
+                9,
+                palette::INK,
+                Align::Right,
+                "sans-serif",
+            )?;
+        }
+        let states = NsightState::ALL.len();
+        for (i, (&(sm, sched, slot), lives)) in strips.iter().enumerate() {
+            let top = strips_top + i as i32 * STRIP_H;
+            let bottom = top + STRIP_H;
+            let mut counts = vec![vec![0u64; states]; bins];
+            for w in lives {
+                for iv in &w.intervals {
+                    let (a, b) = (iv.from.max(from), iv.to.min(to));
+                    if a >= b {
+                        continue;
+                    }
+                    let s = NsightState::ALL
+                        .iter()
+                        .position(|&x| x == NsightState::of(iv.state))
+                        .unwrap_or(0);
+                    let mut c = a;
+                    while c < b {
+                        let k = ((c - from) / bin) as usize;
+                        let end = (from + (k as u64 + 1) * bin).min(b);
+                        counts[k][s] += end - c;
+                        c = end;
+                    }
+                }
+            }
+            let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
+            let mut k = 0;
+            while k < bins {
+                let mut j = k + 1;
+                while j < bins && winners[j] == winners[k] {
+                    j += 1;
+                }
+                if let Some(u) = winners[k] {
+                    let state = NsightState::ALL[u];
+                    let a = from + k as u64 * bin;
+                    let b = (from + j as u64 * bin).min(to);
+                    let (x0, x1) = (plot.x(a as f64), plot.x(b as f64));
+                    canvas.rect(x0, top, x1, bottom - 1, palette::state_colour(state))?;
+                    regions.push(Region {
+                        x: x0,
+                        y: top,
+                        width: (x1 - x0).max(1),
+                        height: STRIP_H,
+                        text: format!(
+                            "SM{sm} S{sched} warp slot {slot}, cycles {a}..{b}: {}",
+                            state.name()
+                        ),
+                    });
+                }
+                k = j;
+            }
+            rows.push(Row {
+                label: format!("SM{sm} S{sched} w{slot} state"),
+                top,
+                bottom,
+            });
+        }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle")?;
         let mut entries = vec![
@@ -256,6 +363,13 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             entries.push((
                 palette::BACKGROUND,
                 "(warp colours repeat every 9 slots)".to_string(),
+            ));
+        }
+        for &u in &strip_states {
+            let state = NsightState::ALL[u];
+            entries.push((
+                palette::state_colour(state),
+                format!("warp state: {}", state.name()),
             ));
         }
         canvas.legend((plot.right + 20, TOP + 4), &entries)?;
