@@ -8,6 +8,7 @@ pub mod isa;
 pub mod launchfile;
 pub mod report;
 pub mod render;
+pub mod replay;
 pub mod sim;
 pub mod study;
 pub mod sweep;

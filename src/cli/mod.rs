@@ -11,6 +11,7 @@ pub mod export;
 pub mod profile;
 pub mod record;
 pub mod render;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod sweep;
@@ -93,6 +94,9 @@ pub enum Command {
     /// Record one launch under several policies/scoreboards/warp counts and compare them.
     #[command(after_help = sweep::EXAMPLES)]
     Sweep(Box<sweep::SweepArgs>),
+    /// Replay an Accel-Sim SASS trace on the timing simulator into a warpscope trace.
+    #[command(after_help = replay::EXAMPLES)]
+    Replay(Box<replay::ReplayArgs>),
     /// Export a trace for other tools: Chrome Trace Event JSON for ui.perfetto.dev.
     #[command(after_help = export::EXAMPLES)]
     Export(export::ExportArgs),
@@ -140,6 +144,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Sweep(args) => sweep::run(*args),
+        Command::Replay(args) => replay::run(*args),
         Command::Export(args) => export::run(args),
         Command::Render(args) => render::run(args),
         Command::Report(args) => report::run(args),

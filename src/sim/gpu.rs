@@ -10,6 +10,7 @@ use super::observer::Observer;
 use super::scoreboard::DepOperands;
 use super::simt_stack::Reconvergence;
 use super::sm::{CycleContext, FinishedBlock, PreparedLaunch, SchedulerStats, Sm};
+use super::stream::{InstructionSource, NoReplay};
 use super::{KernelLaunch, LaunchError};
 use crate::asm::control_pass;
 use serde::Serialize;
@@ -110,6 +111,7 @@ pub fn prepare(
                 program,
                 footprint,
                 launch: launch.clone(),
+                replay: None,
             })
         })
         .collect()
@@ -123,7 +125,23 @@ pub fn simulate<O: Observer>(
     options: SimOptions,
     observer: &mut O,
 ) -> Result<SimReport, SimError> {
-    let prepared = prepare(config, launches)?;
+    simulate_with_source(config, launches, memory, options, &mut NoReplay, observer)
+}
+
+/// [`simulate`], with the launches that `source` replays taking their instructions from its
+/// recorded streams (see [`super::stream`]) instead of executing their programs.
+pub fn simulate_with_source<O: Observer>(
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    memory: &mut GlobalMemory,
+    options: SimOptions,
+    source: &mut dyn InstructionSource,
+    observer: &mut O,
+) -> Result<SimReport, SimError> {
+    let mut prepared = prepare(config, launches)?;
+    for (i, p) in prepared.iter_mut().enumerate() {
+        p.replay = source.replay_ops(i);
+    }
     let mut dispatcher = Dispatcher::new(launches, prepared.iter().map(|p| p.footprint).collect());
     let mut sms: Vec<Sm> = (0..config.num_sms).map(|i| Sm::new(i, config)).collect();
     let mut timing = MemoryTiming::new(config);
@@ -241,6 +259,9 @@ pub fn simulate<O: Observer>(
         }
         for g in &grants {
             observer.block_assign(cycle, g.launch as u32, g.block as u32, g.sm);
+            let streams = prepared[g.launch].replay.is_some().then(|| {
+                source.block_streams(g.launch, g.block, prepared[g.launch].footprint.warps)
+            });
             sms[g.sm as usize].assign_block(
                 cycle,
                 config,
@@ -248,6 +269,7 @@ pub fn simulate<O: Observer>(
                 &prepared[g.launch],
                 g.block,
                 g.ctaid,
+                streams,
                 observer,
             );
         }

@@ -14,6 +14,7 @@ pub mod observer;
 pub mod scoreboard;
 pub mod simt_stack;
 pub mod sm;
+pub mod stream;
 pub mod warp;
 
 pub use fault::{Fault, FaultKind};

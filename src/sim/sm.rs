@@ -20,6 +20,7 @@ use super::memory::{GlobalMemory, MemoryTiming};
 use super::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use super::scoreboard::{Blocked, DepOperands, DepPath, Hazard, Scoreboard, Ticket};
 use super::simt_stack::Reconvergence;
+use super::stream::{ReplayFlow, ReplayOp, WarpStream};
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch};
 use crate::isa::{Pipe, Program};
@@ -37,6 +38,9 @@ pub struct PreparedLaunch {
     pub footprint: BlockFootprint,
     /// Each PC's dependency operands, decoded once.
     pub deps: Vec<DepOperands>,
+    /// For a replayed launch, each PC's control flow and memory access; its warps take their
+    /// instructions from recorded streams instead of executing the program.
+    pub replay: Option<Arc<[ReplayOp]>>,
 }
 
 #[derive(Debug, Clone)]
@@ -70,11 +74,24 @@ struct ResidentWarp {
     /// Set once the next instruction has passed every check but its pipe and queue: until an
     /// event of this warp, only those two can change its state.
     ready_pipe: Option<Pipe>,
+    /// A replayed warp's recorded instructions (`None`: the warp executes its program).
+    replay: Option<WarpStream>,
 }
 
 impl ResidentWarp {
     fn finished(&self) -> bool {
-        self.ctx.is_done()
+        match &self.replay {
+            Some(stream) => stream.is_done(),
+            None => self.ctx.is_done(),
+        }
+    }
+
+    /// The PC of the next instruction to issue.
+    fn next_pc(&self) -> Option<u32> {
+        match &self.replay {
+            Some(stream) => stream.peek_pc(),
+            None => self.ctx.simt.pc(),
+        }
     }
 }
 
@@ -287,9 +304,11 @@ impl Sm {
         prepared: &PreparedLaunch,
         block: u64,
         ctaid: Dim3,
+        streams: Option<Vec<WarpStream>>,
         observer: &mut O,
     ) {
         let fp = prepared.footprint;
+        let mut streams = streams.map(Vec::into_iter);
         self.room.free_blocks -= 1;
         self.room.free_warps -= fp.warps;
         self.room.free_registers -= fp.registers;
@@ -305,12 +324,14 @@ impl Sm {
         }
         let mut warp_ids = Vec::with_capacity(slots.len());
         for (w, slot) in slots {
-            let ctx = WarpContext::new(
-                config.warp_size,
-                w,
-                prepared.launch.block,
-                prepared.program.regs as u32,
-            );
+            // A replayed warp has no register values to hold.
+            let regs = if streams.is_some() {
+                0
+            } else {
+                prepared.program.regs as u32
+            };
+            let ctx = WarpContext::new(config.warp_size, w, prepared.launch.block, regs);
+            let replay = streams.as_mut().map(|s| s.next().unwrap_or_default());
             let scheduler = slot % config.sm.schedulers;
             let info = WarpInfo {
                 launch: launch_index,
@@ -340,6 +361,7 @@ impl Sm {
                 cache_until: 0,
                 deps: None,
                 ready_pipe: None,
+                replay,
             });
             self.schedulers[scheduler as usize].warps.push(slot);
             self.schedulers[scheduler as usize].dirty = true;
@@ -543,9 +565,7 @@ impl Sm {
         }
         let program = &prepared.program;
         let Some((pc, inst)) = w
-            .ctx
-            .simt
-            .pc()
+            .next_pc()
             .and_then(|pc| Some((pc, program.instructions.get(pc as usize)?)))
         else {
             // Off the end of the program: let issue report the fault.
@@ -956,7 +976,7 @@ impl Sm {
         let warp = self.warps[slot as usize]
             .as_mut()
             .expect("issuing warp is resident");
-        let pc = warp.ctx.simt.pc().unwrap_or(0);
+        let pc = warp.next_pc().unwrap_or(0);
         if config.scheduler.scoreboard == ScoreboardKind::Barriers {
             if let Some(inst) = program.instructions.get(pc as usize) {
                 self.hazards.clear();
@@ -974,14 +994,17 @@ impl Sm {
             smid: self.id,
             clock: cycle,
         };
-        let done = exec::execute(
-            program,
-            &prepared.reconvergence,
-            &mut warp.ctx,
-            &env,
-            cx.memory,
-            &mut block.shared,
-        )
+        let done = match (warp.replay.as_mut(), prepared.replay.as_deref()) {
+            (Some(stream), Some(ops)) => Ok(replay_step(stream, ops, &mut warp.ctx)),
+            _ => exec::execute(
+                program,
+                &prepared.reconvergence,
+                &mut warp.ctx,
+                &env,
+                cx.memory,
+                &mut block.shared,
+            ),
+        }
         .map_err(|e| {
             Box::new(Fault {
                 kernel: program.name.clone(),
@@ -1223,7 +1246,7 @@ impl Sm {
                 continue;
             };
             let program = &launches[w.launch as usize].program;
-            let pc = w.ctx.simt.pc();
+            let pc = w.next_pc();
             let text = pc
                 .map(|pc| program.instruction_text(pc))
                 .unwrap_or_default();
@@ -1257,5 +1280,63 @@ impl Sm {
 
     pub fn has_resident_warps(&self) -> bool {
         self.warps.iter().any(Option::is_some)
+    }
+}
+
+/// Consumes a replayed warp's next recorded instruction and describes it as `exec` would have:
+/// the recorded mask executes, the recorded addresses are accessed, no register is written.
+fn replay_step(stream: &mut WarpStream, ops: &[ReplayOp], ctx: &mut WarpContext) -> exec::Executed {
+    let Some(step) = stream.advance() else {
+        // Unreachable for a resident warp (a finished warp never issues); a no-op keeps the
+        // accounting consistent rather than panicking.
+        return exec::Executed {
+            pc: 0,
+            active: 0,
+            executed: 0,
+            writeback: None,
+            mem: None,
+            flow: Flow::Exit { warp_done: true },
+        };
+    };
+    let pc = step.pc;
+    let op = ops.get(pc as usize).copied().unwrap_or(ReplayOp::PLAIN);
+    let mask = step.mask & ctx.valid;
+    let mem = match (op.mem, step.addrs) {
+        (Some((space, kind)), Some(list)) if mask != 0 => {
+            let mut addrs = [0u64; super::MAX_WARP_SIZE];
+            let mut next = list.iter();
+            for (lane, slot) in addrs.iter_mut().enumerate() {
+                if step.mask & (1 << lane) != 0 {
+                    *slot = next.next().copied().unwrap_or(0);
+                }
+            }
+            Some(exec::MemAccess {
+                space,
+                kind,
+                mask,
+                addrs,
+            })
+        }
+        _ => None,
+    };
+    let flow = match op.flow {
+        ReplayFlow::Next => Flow::Next,
+        ReplayFlow::Branch => Flow::Branch { diverged: false },
+        ReplayFlow::Barrier => Flow::Barrier,
+        ReplayFlow::Membar => Flow::Membar,
+        ReplayFlow::Exit => {
+            ctx.exited |= mask;
+            Flow::Exit {
+                warp_done: stream.is_done(),
+            }
+        }
+    };
+    exec::Executed {
+        pc,
+        active: mask,
+        executed: mask,
+        writeback: None,
+        mem,
+        flow,
     }
 }

@@ -5,10 +5,11 @@ use super::event::{Event, EventKind};
 use super::{TraceError, TraceFormat, TraceHeader, TraceWriter};
 use crate::isa::Pipe;
 use crate::sim::config::GpuConfig;
-use crate::sim::gpu::{prepare, simulate, SimError, SimOptions, SimReport};
+use crate::sim::gpu::{prepare, simulate_with_source, SimError, SimOptions, SimReport};
 use crate::sim::memory::GlobalMemory;
 use crate::sim::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use crate::sim::scoreboard::Hazard;
+use crate::sim::stream::{InstructionSource, NoReplay};
 use crate::sim::{Fault, KernelLaunch, LaneMask};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -206,11 +207,37 @@ pub fn record(
 ) -> Result<RecordOutcome, TraceError> {
     let prepared = prepare(config, launches)?;
     let header = TraceHeader::new(config, &prepared, 0, verbosity);
+    record_with_source(
+        config,
+        launches,
+        memory,
+        options,
+        path,
+        format,
+        &header,
+        &mut NoReplay,
+    )
+}
+
+/// [`record`] with a given header and an instruction source (for replayed launches, whose
+/// header listing shows the recorded instructions rather than the stand-in program's text).
+#[allow(clippy::too_many_arguments)]
+pub fn record_with_source(
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    memory: &mut GlobalMemory,
+    options: SimOptions,
+    path: &Path,
+    format: TraceFormat,
+    header: &TraceHeader,
+    source: &mut dyn InstructionSource,
+) -> Result<RecordOutcome, TraceError> {
     let tmp = tmp_path(path);
     let result = (|| {
         let file = File::create(&tmp).map_err(TraceError::io("creating the trace file"))?;
-        let mut rec = Recorder::new(BufWriter::with_capacity(1 << 16, file), format, &header)?;
-        let (report, fault) = match simulate(config, launches, memory, options, &mut rec) {
+        let mut rec = Recorder::new(BufWriter::with_capacity(1 << 16, file), format, header)?;
+        let run = simulate_with_source(config, launches, memory, options, source, &mut rec);
+        let (report, fault) = match run {
             Ok(r) => (r, None),
             Err(SimError::Fault { fault, partial }) => (*partial, Some(fault)),
             Err(SimError::Launch(e)) => return Err(TraceError::Launch(e)),

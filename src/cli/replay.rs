@@ -1,0 +1,157 @@
+//! `warpscope replay`: replay an Accel-Sim SASS trace on the timing simulator and write a
+//! warpscope trace (see `warpscope::replay`).
+
+use super::config::{load_gpu, validated, GpuArgs};
+use super::emit;
+use super::record::FormatArg;
+use anyhow::{Context, Result};
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+use warpscope::sim::gpu::SimOptions;
+use warpscope::sim::FaultKind;
+use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  warpscope replay ../shared/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
+  warpscope replay traces/app/kernelslist.g --gpu hopper --policy lrr -o app.jsonl
+  warpscope replay traces/app/kernel-3.traceg --gpu volta --memory fixed:300 --sms 8 -o k3.wstrace
+  warpscope analyze vecadd.wstrace
+
+TRACE is an Accel-Sim trace directory (holding kernelslist.g), a kernelslist.g, or one
+kernel-N.traceg (NVBit tracer versions 3-5; binary versions 50-90). Replay is timing-only: the
+instruction stream, active masks, registers and addresses come from the trace; warpscope's
+dispatcher, schedulers, scoreboards and memory model decide the timing. Opcodes the table does
+not know run as a generic ALU (or, with addresses, global memory) instruction and are listed
+in a warning. The summary goes to stdout, the host speed to stderr. --format defaults from the
+extension of -o (.jsonl → JSON Lines, else binary).";
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// An Accel-Sim trace directory, a kernelslist.g or a kernel-N.traceg.
+    #[arg(value_name = "TRACE")]
+    pub input: PathBuf,
+    /// The warpscope trace to write (through OUTPUT.tmp and a rename).
+    #[arg(short = 'o', long = "output", value_name = "OUT.wstrace")]
+    pub output: PathBuf,
+    /// Trace encoding; by default from the extension of -o (.jsonl → jsonl, else bin).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// 0: lifecycle, issue, hazard, fault; 1: + warp states, completions, refills, barriers;
+    /// 2: + memory events.
+    #[arg(long, value_name = "0|1|2", default_value_t = DEFAULT_VERBOSITY,
+          value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub verbosity: u8,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
+    #[arg(long, value_name = "N")]
+    pub max_cycles: Option<u64>,
+}
+
+pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    let mut config = load_gpu(args.gpu.gpu.as_deref().unwrap_or("small"))?;
+    args.gpu.apply(&mut config);
+    let config = validated(config)?;
+    let format = args
+        .format
+        .map_or_else(|| TraceFormat::from_path(&args.output), Into::into);
+    let options = SimOptions {
+        max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
+        skip_idle: true,
+    };
+    let started = Instant::now();
+    let input = warpscope::replay::open(&args.input)?;
+    let scanned = started.elapsed();
+    let outcome = warpscope::replay::replay(
+        &config,
+        &input,
+        options,
+        &args.output,
+        format,
+        args.verbosity,
+    )
+    .with_context(|| format!("replaying {}", args.input.display()))?;
+    let elapsed = started.elapsed();
+
+    let r = &outcome.record.report;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "replayed {} kernel(s) from {} on {}: {} warp instructions ({} thread instructions), {} cycles",
+        input.kernels.len(),
+        args.input.display(),
+        config.name,
+        r.warp_instructions,
+        r.thread_instructions,
+        r.cycles
+    );
+    for (k, l) in input.kernels.iter().zip(&r.launches) {
+        let _ = writeln!(
+            out,
+            "  {} (sm_{}, tracer v{}): grid {} block {}, {} warp instructions, cycles {}..{}",
+            k.header.name,
+            k.header.binary_version,
+            k.header.tracer_version,
+            k.header.grid,
+            k.header.block,
+            k.warp_instructions,
+            l.start_cycle,
+            l.end_cycle
+        );
+    }
+    if input.memcpys > 0 {
+        let _ = writeln!(
+            out,
+            "  {} host-to-device copies ({} bytes) listed; replay is timing-only and moves no data",
+            input.memcpys, input.memcpy_bytes
+        );
+    }
+    let unknown = input.unknown_opcodes();
+    let unknown_total: u64 = unknown.iter().map(|(_, n)| n).sum();
+    let _ = writeln!(
+        out,
+        "unknown opcodes: {} ({} warp instructions)",
+        unknown.len(),
+        unknown_total
+    );
+    let _ = writeln!(
+        out,
+        "trace {}: {} events, {} bytes",
+        outcome.record.path.display(),
+        outcome.record.events,
+        outcome.record.bytes
+    );
+    emit(&out)?;
+    if !unknown.is_empty() {
+        let list: Vec<String> = unknown.iter().map(|(op, n)| format!("{op} ×{n}")).collect();
+        eprintln!(
+            "warning: {} opcode(s) not in the table replayed as generic instructions: {}",
+            unknown.len(),
+            list.join(", ")
+        );
+    }
+    let seconds = elapsed.as_secs_f64().max(1e-9);
+    eprintln!(
+        "host: {:.3} s ({:.3} s scanning), {:.2} M warp instructions/s",
+        seconds,
+        scanned.as_secs_f64(),
+        r.warp_instructions as f64 / seconds / 1e6
+    );
+    if let Some(fault) = &outcome.record.fault {
+        let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
+            "\nhint: `warpscope replay` takes --max-cycles N"
+        } else {
+            ""
+        };
+        eprintln!(
+            "error: fault at cycle {} on {}: {fault}{hint}\nthe trace is written but incomplete",
+            r.cycles, config.name
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,393 @@
+//! Replay of Accel-Sim SASS traces (recorded on real NVIDIA GPUs by the NVBit tracer) on
+//! warpscope's own timing model, into a standard warpscope trace.
+//!
+//! The front end: [`open`] reads a trace directory, a `kernelslist.g` or a single
+//! `kernel-N.traceg`; each kernel file is scanned once ([`traceg::scan`]: validated, its static
+//! instructions tabled, its thread blocks indexed by byte offset). Each kernel becomes a
+//! `KernelLaunch` whose stand-in `Program` has one instruction per distinct trace PC (in PC
+//! order) with the pipe of its opcode ([`opcodes`]) and its register operands, so the
+//! scoreboards track the real dependencies. [`TraceSource`] implements the simulator's
+//! [`InstructionSource`]: when the dispatcher grants a block it reads that block from the file
+//! and hands each warp its recorded PCs, masks and addresses. The trace header's listing shows
+//! the real SASS PC and text (`/*0098*/ LDG.E.CG R4, [R4]`).
+//!
+//! Simplifications: timing-only (no register values, no memory contents; copies in the kernel
+//! list move nothing); the first destination register of an instruction is tracked (as
+//! Accel-Sim does), uniform registers are not, and at most six distinct sources are; warps must
+//! have 32 lanes. The stand-in program is a timing vehicle: its operand lists follow the trace,
+//! not the native signatures, so its native disassembly (used in deadlock and watchdog
+//! messages) need not re-assemble; the trace header's listing carries the SASS text.
+
+pub mod kernelslist;
+pub mod opcodes;
+pub mod traceg;
+
+use crate::isa::{Instruction, Opcode, Operand, Pipe, Pred, Program, Reg};
+use crate::sim::config::GpuConfig;
+use crate::sim::exec::AccessKind;
+use crate::sim::gpu::{prepare, SimOptions};
+use crate::sim::memory::GlobalMemory;
+use crate::sim::scoreboard::MAX_SOURCES;
+use crate::sim::stream::{InstructionSource, ReplayFlow, ReplayOp, WarpStream};
+use crate::sim::{KernelLaunch, LaunchError};
+use crate::trace::recorder::{record_with_source, RecordOutcome};
+use crate::trace::{TraceError, TraceFormat, TraceHeader};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use traceg::{BlockReader, KernelTrace, RegKind, StaticInst};
+
+/// Why a trace could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{path}: {context}: {source}")]
+    Io {
+        path: String,
+        context: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        path: String,
+        line: u64,
+        message: String,
+    },
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+impl ReplayError {
+    pub(crate) fn parse(path: &Path, line: u64, message: impl Into<String>) -> ReplayError {
+        ReplayError::Parse {
+            path: path.display().to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn io(path: &Path, context: &'static str, source: std::io::Error) -> ReplayError {
+        ReplayError::Io {
+            path: path.display().to_string(),
+            context,
+            source,
+        }
+    }
+}
+
+/// A traced application: its kernels (scanned) and the copies of its kernel list.
+#[derive(Debug, Clone)]
+pub struct ReplayInput {
+    /// The kernel list read, if any (a single `.traceg` has none).
+    pub kernelslist: Option<PathBuf>,
+    pub kernels: Vec<KernelTrace>,
+    /// Host-to-device copies: count and bytes (listed, not performed).
+    pub memcpys: u64,
+    pub memcpy_bytes: u64,
+}
+
+/// Opens `path`: a directory holding `kernelslist.g`, a kernel list, or one `.traceg` file.
+pub fn open(path: &Path) -> Result<ReplayInput, ReplayError> {
+    let list = if path.is_dir() {
+        let list = path.join("kernelslist.g");
+        if !list.is_file() {
+            return Err(ReplayError::Unsupported(format!(
+                "{}: a trace directory must hold kernelslist.g",
+                path.display()
+            )));
+        }
+        list
+    } else {
+        path.to_path_buf()
+    };
+    if list
+        .extension()
+        .is_some_and(|e| e == "traceg" || e == "xz" || e == "gz" || e == "zst")
+    {
+        let kernel = traceg::scan(&list)?;
+        return Ok(ReplayInput {
+            kernelslist: None,
+            kernels: vec![kernel],
+            memcpys: 0,
+            memcpy_bytes: 0,
+        });
+    }
+    let text = std::fs::read_to_string(&list).map_err(|e| ReplayError::io(&list, "reading", e))?;
+    let mut input = ReplayInput {
+        kernelslist: Some(list.clone()),
+        kernels: Vec::new(),
+        memcpys: 0,
+        memcpy_bytes: 0,
+    };
+    for command in kernelslist::parse(&list, &text)? {
+        match command {
+            kernelslist::Command::Memcpy {
+                to_device, bytes, ..
+            } => {
+                if to_device {
+                    input.memcpys += 1;
+                    input.memcpy_bytes += bytes;
+                }
+            }
+            kernelslist::Command::Kernel { path: k, line } => {
+                if !k.is_file() {
+                    return Err(ReplayError::parse(
+                        &list,
+                        line,
+                        format!("kernel trace {} does not exist", k.display()),
+                    ));
+                }
+                input.kernels.push(traceg::scan(&k)?);
+            }
+        }
+    }
+    if input.kernels.is_empty() {
+        return Err(ReplayError::Unsupported(format!(
+            "{}: the kernel list names no kernel trace",
+            list.display()
+        )));
+    }
+    Ok(input)
+}
+
+/// The stand-in native instruction for a static trace instruction: an opcode of the right
+/// pipe, memory kind and control flow, with the trace's registers as operands.
+fn stand_in(s: &StaticInst) -> Instruction {
+    let dst = s.dsts.iter().find_map(|r| match r.kind {
+        RegKind::Reg => Some(Operand::Reg(Reg(r.num as u8))),
+        RegKind::Pred => Some(Operand::Pred {
+            pred: Pred(r.num as u8),
+            negated: false,
+        }),
+        _ => None,
+    });
+    let mut srcs: Vec<Operand> = Vec::new();
+    for r in &s.srcs {
+        let op = match r.kind {
+            RegKind::Reg if r.num != 255 => Operand::Reg(Reg(r.num as u8)),
+            RegKind::Pred if r.num != 7 => Operand::Pred {
+                pred: Pred(r.num as u8),
+                negated: false,
+            },
+            _ => continue,
+        };
+        if !srcs.contains(&op) && srcs.len() < MAX_SOURCES {
+            srcs.push(op);
+        }
+    }
+    let info = s.info;
+    let op = match (info.flow, info.mem, info.pipe) {
+        (ReplayFlow::Exit, _, _) => Opcode::Exit,
+        (ReplayFlow::Barrier, _, _) => Opcode::BarSync,
+        (ReplayFlow::Membar, _, _) => Opcode::Membar,
+        (ReplayFlow::Branch, _, _) => Opcode::Bra(crate::isa::BranchCond::Always),
+        (_, Some((_, AccessKind::Load)), Pipe::Global) => Opcode::Ldg,
+        (_, Some((_, AccessKind::Store)), Pipe::Global) => Opcode::Stg,
+        (_, Some((_, AccessKind::Atomic)), Pipe::Global) => Opcode::AtomgAdd,
+        (_, Some((_, AccessKind::Store)), Pipe::Shared) => Opcode::Sts,
+        (_, Some(_), Pipe::Shared) => Opcode::Lds,
+        (_, _, Pipe::Global) if dst.is_some() => Opcode::Ldg,
+        (_, _, Pipe::Global) => Opcode::Stg,
+        (_, _, Pipe::Shared) if dst.is_some() => Opcode::Lds,
+        (_, _, Pipe::Shared) => Opcode::Sts,
+        (_, _, Pipe::Mufu) => Opcode::Mufu(crate::isa::MufuFn::Rcp),
+        (_, _, Pipe::Fma) => Opcode::Ffma,
+        (_, _, Pipe::Branch) => Opcode::Bra(crate::isa::BranchCond::Always),
+        (_, _, Pipe::Alu) => Opcode::Iadd,
+    };
+    let mut operands = Vec::with_capacity(srcs.len() + 1);
+    if op.writes_first_operand() {
+        operands.push(dst.unwrap_or(Operand::Reg(Reg::RZ)));
+    }
+    operands.extend(srcs);
+    Instruction::new(op, operands)
+}
+
+impl KernelTrace {
+    /// The stand-in program: one instruction per static PC, in PC order.
+    pub fn program(&self) -> Program {
+        let instructions: Vec<Instruction> = self.statics.iter().map(stand_in).collect();
+        let regs = (self.header.nregs as u16).max(Program::regs_used(&instructions));
+        Program {
+            name: self.header.name.clone(),
+            instructions,
+            labels: Vec::new(),
+            regs,
+            shared_bytes: self.header.shmem,
+            params: Vec::new(),
+            addressing: Default::default(),
+        }
+    }
+
+    /// PC → text, with the real SASS PC: `/*0098*/ LDG.E.CG R4, [R4]`.
+    pub fn listing(&self) -> Vec<String> {
+        self.statics
+            .iter()
+            .map(|s| format!("/*{:04x}*/ {}", s.pc, s.text()))
+            .collect()
+    }
+
+    /// Per-PC control flow and memory access, for the simulator's stream hook.
+    pub fn replay_ops(&self) -> Arc<[ReplayOp]> {
+        self.statics.iter().map(|s| s.info.replay_op()).collect()
+    }
+}
+
+impl ReplayInput {
+    /// One launch per kernel, in list order; CUDA stream ids become dense stream numbers in
+    /// order of first use.
+    pub fn launches(&self) -> Vec<KernelLaunch> {
+        let mut streams: HashMap<u64, u32> = HashMap::new();
+        self.kernels
+            .iter()
+            .map(|k| {
+                let next = streams.len() as u32;
+                let stream = *streams.entry(k.header.stream_id).or_insert(next);
+                KernelLaunch {
+                    program: Arc::new(k.program()),
+                    grid: k.header.grid,
+                    block: k.header.block,
+                    params: Vec::new(),
+                    stream,
+                }
+            })
+            .collect()
+    }
+
+    pub fn warp_instructions(&self) -> u64 {
+        self.kernels.iter().map(|k| k.warp_instructions).sum()
+    }
+
+    pub fn thread_instructions(&self) -> u64 {
+        self.kernels.iter().map(|k| k.thread_instructions).sum()
+    }
+
+    /// Opcodes the table does not know (over all kernels), with dynamic counts.
+    pub fn unknown_opcodes(&self) -> Vec<(String, u64)> {
+        let mut map: HashMap<String, u64> = HashMap::new();
+        for k in &self.kernels {
+            for (op, n) in k.unknown_opcodes() {
+                *map.entry(op).or_default() += n;
+            }
+        }
+        let mut v: Vec<(String, u64)> = map.into_iter().collect();
+        v.sort();
+        v
+    }
+
+    /// The simulator's view of the files: reads thread blocks as they are granted.
+    pub fn source(&self) -> Result<TraceSource<'_>, ReplayError> {
+        let readers = self
+            .kernels
+            .iter()
+            .map(BlockReader::open)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TraceSource {
+            input: self,
+            ops: self.kernels.iter().map(KernelTrace::replay_ops).collect(),
+            readers,
+            error: None,
+            blocks_read: 0,
+        })
+    }
+}
+
+/// [`InstructionSource`] over scanned trace files. A read error (the file changed or vanished
+/// since it was scanned) is kept in [`TraceSource::error`] and the block replays empty.
+pub struct TraceSource<'a> {
+    input: &'a ReplayInput,
+    ops: Vec<Arc<[ReplayOp]>>,
+    readers: Vec<BlockReader>,
+    error: Option<ReplayError>,
+    pub blocks_read: u64,
+}
+
+impl TraceSource<'_> {
+    /// The first read error, if any.
+    pub fn take_error(&mut self) -> Option<ReplayError> {
+        self.error.take()
+    }
+}
+
+impl InstructionSource for TraceSource<'_> {
+    fn replay_ops(&self, launch: usize) -> Option<Arc<[ReplayOp]>> {
+        self.ops.get(launch).cloned()
+    }
+
+    fn block_streams(&mut self, launch: usize, block: u64, warps: u32) -> Vec<WarpStream> {
+        let empty = || vec![WarpStream::new(); warps as usize];
+        if self.error.is_some() {
+            return empty();
+        }
+        let (Some(kernel), Some(reader)) =
+            (self.input.kernels.get(launch), self.readers.get_mut(launch))
+        else {
+            return empty();
+        };
+        match reader.read(kernel, block) {
+            Ok(streams) => {
+                self.blocks_read += 1;
+                streams
+            }
+            Err(e) => {
+                self.error = Some(e);
+                empty()
+            }
+        }
+    }
+}
+
+/// What [`replay`] produced.
+#[derive(Debug)]
+pub struct ReplayOutcome {
+    pub record: RecordOutcome,
+    /// Thread blocks read back from the trace files during the run.
+    pub blocks_read: u64,
+}
+
+/// Replays `input` on `config` and records a warpscope trace to `path` (temp file, rename).
+pub fn replay(
+    config: &GpuConfig,
+    input: &ReplayInput,
+    options: SimOptions,
+    path: &Path,
+    format: TraceFormat,
+    verbosity: u8,
+) -> Result<ReplayOutcome, ReplayError> {
+    if config.warp_size != 32 {
+        return Err(ReplayError::Unsupported(format!(
+            "GPU `{}` has {}-lane warps; Accel-Sim traces are recorded with 32-lane warps",
+            config.name, config.warp_size
+        )));
+    }
+    let launches = input.launches();
+    let prepared = prepare(config, &launches)?;
+    let mut header = TraceHeader::new(config, &prepared, 0, verbosity);
+    for (h, k) in header.launches.iter_mut().zip(&input.kernels) {
+        h.listing = k.listing();
+    }
+    let mut source = input.source()?;
+    let mut memory = GlobalMemory::default();
+    let record = record_with_source(
+        config,
+        &launches,
+        &mut memory,
+        options,
+        path,
+        format,
+        &header,
+        &mut source,
+    )?;
+    if let Some(e) = source.take_error() {
+        // The output would describe a different run than the files; do not leave it behind.
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(ReplayOutcome {
+        record,
+        blocks_read: source.blocks_read,
+    })
+}

@@ -1,0 +1,1089 @@
+//! Streaming parser for Accel-Sim `kernel-N.traceg` files (NVBit tracer versions 3–5).
+//!
+//! A file is a header of `-key = value` lines, then thread blocks: `#BEGIN_TB`,
+//! `thread block = x,y,z`, and per warp `warp = N`, `insts = K` and K instruction lines
+//! `[line_num] PC mask dest_num [dests] opcode src_num [srcs] mem_width [address mode and
+//! addresses] [immediate]`, then `#END_TB`. Address modes: 0 lists one hex address per executing
+//! lane, 1 gives a base and a stride, 2 a base and one signed delta per further executing lane.
+//!
+//! [`scan`] reads the file once: it validates every line, builds the static instruction table
+//! (one entry per PC) and records where each thread block starts. [`BlockReader`] later seeks
+//! to one block and turns it into per-warp instruction streams, so memory stays proportional
+//! to the blocks being simulated, not to the file. Every error names the file and line.
+//!
+//! Simplifications: for base+stride addresses the k-th executing lane gets `base + k·stride`
+//! (the tracer only uses the mode for contiguous masks); Hopper TMA instructions
+//! (`UTMALDG`, `UBLKCP`, ...) keep their mode-specific fields unparsed and replay without
+//! addresses; register values (tracer version 6) are not supported.
+
+use super::opcodes::{self, Generation, OpInfo};
+use super::ReplayError;
+use crate::sim::stream::WarpStream;
+use crate::sim::Dim3;
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// The tracer versions whose line format replay reads.
+pub const TRACER_VERSIONS: [u32; 3] = [3, 4, 5];
+
+/// The `-key = value` header of a kernel trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelHeader {
+    pub name: String,
+    pub kernel_id: u64,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shmem: u32,
+    pub nregs: u32,
+    pub binary_version: u32,
+    pub stream_id: u64,
+    pub tracer_version: u32,
+    pub lineinfo: bool,
+    /// Line of `-grid dim`, for errors about the grid.
+    pub grid_line: u64,
+}
+
+/// The kind of a register operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegKind {
+    /// `R0`–`R255` (`R255` is `RZ`).
+    Reg,
+    /// `P0`–`P7` (`P7` is `PT`).
+    Pred,
+    /// Turing's uniform registers `UR0`–`UR63`.
+    UniformReg,
+    /// Uniform predicates `UP0`–`UP7`.
+    UniformPred,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TraceReg {
+    pub kind: RegKind,
+    pub num: u16,
+}
+
+impl fmt::Display for TraceReg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.kind, self.num) {
+            (RegKind::Reg, 255) => write!(f, "RZ"),
+            (RegKind::Pred, 7) => write!(f, "PT"),
+            (RegKind::UniformReg, 63) => write!(f, "URZ"),
+            (RegKind::UniformPred, 7) => write!(f, "UPT"),
+            (RegKind::Reg, n) => write!(f, "R{n}"),
+            (RegKind::Pred, n) => write!(f, "P{n}"),
+            (RegKind::UniformReg, n) => write!(f, "UR{n}"),
+            (RegKind::UniformPred, n) => write!(f, "UP{n}"),
+        }
+    }
+}
+
+fn parse_reg(token: &str) -> Result<TraceReg, String> {
+    let named = match token {
+        "RZ" => Some(TraceReg {
+            kind: RegKind::Reg,
+            num: 255,
+        }),
+        "PT" => Some(TraceReg {
+            kind: RegKind::Pred,
+            num: 7,
+        }),
+        "URZ" => Some(TraceReg {
+            kind: RegKind::UniformReg,
+            num: 63,
+        }),
+        "UPT" => Some(TraceReg {
+            kind: RegKind::UniformPred,
+            num: 7,
+        }),
+        _ => None,
+    };
+    if let Some(r) = named {
+        return Ok(r);
+    }
+    let (kind, digits, max) = if let Some(d) = token.strip_prefix("UR") {
+        (RegKind::UniformReg, d, 63)
+    } else if let Some(d) = token.strip_prefix("UP") {
+        (RegKind::UniformPred, d, 7)
+    } else if let Some(d) = token.strip_prefix('R') {
+        (RegKind::Reg, d, 255)
+    } else if let Some(d) = token.strip_prefix('P') {
+        (RegKind::Pred, d, 7)
+    } else {
+        return Err(format!(
+            "`{token}` is not a register (expected R<n>, P<n>, UR<n> or UP<n>)"
+        ));
+    };
+    match digits.parse::<u16>() {
+        Ok(num) if num <= max && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(TraceReg { kind, num })
+        }
+        _ => Err(format!("`{token}` is not a register number (0..={max})")),
+    }
+}
+
+/// One parsed instruction line. The buffers are reused from line to line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstLine {
+    pub pc: u64,
+    /// Active and predicate-true lanes.
+    pub mask: u32,
+    pub dsts: Vec<TraceReg>,
+    pub opcode: String,
+    pub srcs: Vec<TraceReg>,
+    pub mem_width: u32,
+    /// Whether the line carries per-lane addresses (a memory instruction, not TMA).
+    pub has_addrs: bool,
+    /// One address per set bit of `mask`, lowest lane first.
+    pub addrs: Vec<u64>,
+}
+
+fn parse_hex(token: &str, what: &str) -> Result<u64, String> {
+    let digits = token
+        .strip_prefix("0x")
+        .or_else(|| token.strip_prefix("0X"))
+        .unwrap_or(token);
+    u64::from_str_radix(digits, 16)
+        .map_err(|_| format!("bad number `{token}` for {what} (expected hexadecimal)"))
+}
+
+fn parse_dec<T: std::str::FromStr>(token: &str, what: &str) -> Result<T, String> {
+    token
+        .parse::<T>()
+        .map_err(|_| format!("bad number `{token}` for {what} (expected decimal)"))
+}
+
+const TMA_OPCODES: [&str; 7] = [
+    "UTMALDG", "UTMASTG", "UTMAPF", "UTMAREDG", "UBLKCP", "UBLKPF", "UBLKRED",
+];
+
+/// Parses one instruction line into `out`. The error says what is wrong, without position.
+pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result<(), String> {
+    let mut tokens = text.split_ascii_whitespace();
+    let mut next = |what: &str| {
+        tokens
+            .next()
+            .ok_or_else(|| format!("wrong field count: the line ends before its {what}"))
+    };
+    if lineinfo {
+        parse_dec::<u64>(next("source line number")?, "the source line number")?;
+    }
+    out.pc = parse_hex(next("PC")?, "the PC")?;
+    let mask_text = next("active mask")?;
+    let mask_digits = mask_text.strip_prefix("0x").unwrap_or(mask_text);
+    if mask_digits.len() > 8 {
+        return Err(format!(
+            "mask `{mask_text}` is wider than 32 lanes (at most 8 hex digits)"
+        ));
+    }
+    out.mask = parse_hex(mask_text, "the active mask")? as u32;
+    let dst_count: usize = parse_dec(next("destination count")?, "the destination count")?;
+    if dst_count > 8 {
+        return Err(format!(
+            "destination count {dst_count} is implausible (at most 8)"
+        ));
+    }
+    out.dsts.clear();
+    for _ in 0..dst_count {
+        out.dsts.push(parse_reg(next("destination registers")?)?);
+    }
+    let opcode = next("opcode")?;
+    if !opcode
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
+    {
+        return Err(format!("`{opcode}` is not an opcode"));
+    }
+    out.opcode.clear();
+    out.opcode.push_str(opcode);
+    let src_count: usize = parse_dec(next("source count")?, "the source count")?;
+    if src_count > 16 {
+        return Err(format!(
+            "source count {src_count} is implausible (at most 16)"
+        ));
+    }
+    out.srcs.clear();
+    for _ in 0..src_count {
+        out.srcs.push(parse_reg(next("source registers")?)?);
+    }
+    // Warpgroup MMAs (`HGMMA`, `IGMMA`, ...) carry a commit-group flag.
+    if out.opcode.get(1..5) == Some("GMMA") {
+        parse_dec::<u32>(
+            next("GMMA commit-group flag")?,
+            "the GMMA commit-group flag",
+        )?;
+    }
+    out.mem_width = parse_dec(next("memory width")?, "the memory width")?;
+    out.has_addrs = false;
+    out.addrs.clear();
+    if out.opcode.starts_with('U') && TMA_OPCODES.iter().any(|t| out.opcode.starts_with(t)) {
+        // TMA transfers are not per-lane accesses; their fields are not modelled.
+        return Ok(());
+    }
+    if out.mem_width > 0 {
+        out.has_addrs = true;
+        let lanes = out.mask.count_ones() as usize;
+        let mode: u32 = parse_dec(next("address mode")?, "the address mode")?;
+        match mode {
+            0 => {
+                for _ in 0..lanes {
+                    out.addrs.push(parse_hex(
+                        next("addresses (one per active lane)")?,
+                        "an address",
+                    )?);
+                }
+            }
+            1 => {
+                let base = parse_hex(next("base address")?, "the base address")?;
+                let stride: i64 = parse_dec(next("address stride")?, "the address stride")?;
+                for k in 0..lanes as i64 {
+                    out.addrs.push(base.wrapping_add_signed(k * stride));
+                }
+            }
+            2 => {
+                let mut addr = parse_hex(next("base address")?, "the base address")?;
+                if lanes > 0 {
+                    out.addrs.push(addr);
+                }
+                for _ in 1..lanes {
+                    let delta: i64 = parse_dec(
+                        next("address deltas (one per further active lane)")?,
+                        "an address delta",
+                    )?;
+                    addr = addr.wrapping_add_signed(delta);
+                    out.addrs.push(addr);
+                }
+            }
+            m => {
+                return Err(format!(
+                    "unknown address mode {m} (0: list, 1: base+stride, 2: base+deltas)"
+                ))
+            }
+        }
+    }
+    // An optional immediate closes the line.
+    if let Some(imm) = tokens.next() {
+        let ok = imm.parse::<i64>().is_ok() || parse_hex(imm, "").is_ok();
+        if !ok {
+            return Err(format!("bad number `{imm}` for the immediate"));
+        }
+    }
+    let extra = tokens.count();
+    if extra > 0 {
+        return Err(format!(
+            "wrong field count: {extra} field(s) after the end of the instruction"
+        ));
+    }
+    Ok(())
+}
+
+/// One static instruction: what every line with this PC says about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaticInst {
+    pub pc: u64,
+    pub opcode: String,
+    pub dsts: Vec<TraceReg>,
+    pub srcs: Vec<TraceReg>,
+    pub info: OpInfo,
+    /// Whether the opcode table knows the opcode (else `info` is the generic class).
+    pub known: bool,
+    /// Bytes per lane, for memory instructions.
+    pub width: u32,
+    /// Where the PC first appears.
+    pub first_line: u64,
+    /// Dynamic warp instructions at this PC.
+    pub count: u64,
+}
+
+impl StaticInst {
+    /// SASS-like text: `LDG.E.CG R4, [R4]`, `STG.E [R6], R0`, `FADD R0, R2, R4`.
+    pub fn text(&self) -> String {
+        let mut ops: Vec<String> = self.dsts.iter().map(|r| r.to_string()).collect();
+        let mut srcs: Vec<String> = self.srcs.iter().map(|r| r.to_string()).collect();
+        // The first source of a memory instruction is its address (stores name it first,
+        // after no destination, as SASS does).
+        if self.info.mem.is_some() && !srcs.is_empty() {
+            srcs[0] = format!("[{}]", srcs[0]);
+        }
+        ops.append(&mut srcs);
+        if ops.is_empty() {
+            self.opcode.clone()
+        } else {
+            format!("{} {}", self.opcode, ops.join(", "))
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BlockEntry {
+    /// Byte offset of the block's `#BEGIN_TB` line.
+    offset: u64,
+    /// Its line number.
+    line: u64,
+}
+
+/// A scanned kernel trace: header, static instruction table and block index.
+#[derive(Debug, Clone)]
+pub struct KernelTrace {
+    pub path: PathBuf,
+    pub header: KernelHeader,
+    pub generation: Generation,
+    /// Sorted by PC; the index is the PC of the replayed `Program`.
+    pub statics: Vec<StaticInst>,
+    pc_index: HashMap<u64, u32>,
+    /// By linear block index (x fastest).
+    blocks: Vec<BlockEntry>,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+}
+
+impl KernelTrace {
+    pub fn warps_per_block(&self) -> u32 {
+        self.header.block.count().div_ceil(32) as u32
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.blocks.len() as u64
+    }
+
+    /// The program index of a trace PC.
+    pub fn index_of(&self, pc: u64) -> Option<u32> {
+        self.pc_index.get(&pc).copied()
+    }
+
+    /// Opcodes the table does not know, with their dynamic warp-instruction counts.
+    pub fn unknown_opcodes(&self) -> Vec<(String, u64)> {
+        let mut map: HashMap<&str, u64> = HashMap::new();
+        for s in self.statics.iter().filter(|s| !s.known) {
+            *map.entry(s.opcode.as_str()).or_default() += s.count;
+        }
+        let mut v: Vec<(String, u64)> = map.into_iter().map(|(k, c)| (k.to_string(), c)).collect();
+        v.sort();
+        v
+    }
+}
+
+/// Reads lines with their byte offsets and numbers.
+struct LineReader<R> {
+    reader: R,
+    /// Byte offset of the next line.
+    offset: u64,
+    /// Number of the last line read (1-based).
+    line: u64,
+    path: PathBuf,
+}
+
+impl<R: BufRead> LineReader<R> {
+    fn err(&self, message: impl Into<String>) -> ReplayError {
+        ReplayError::parse(&self.path, self.line, message)
+    }
+
+    /// The next line without its line break (read into `buf`), or `None` at end of file.
+    fn next_line<'b>(&mut self, buf: &'b mut Vec<u8>) -> Result<Option<&'b str>, ReplayError> {
+        buf.clear();
+        let n = self
+            .reader
+            .read_until(b'\n', buf)
+            .map_err(|e| ReplayError::io(&self.path, "reading", e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.offset += n as u64;
+        self.line += 1;
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        match std::str::from_utf8(buf) {
+            Ok(s) => Ok(Some(s)),
+            Err(_) => Err(ReplayError::parse(
+                &self.path,
+                self.line,
+                "the line is not valid UTF-8 text",
+            )),
+        }
+    }
+}
+
+/// What a block's parse needs to know about its kernel.
+struct BlockShape {
+    grid: Dim3,
+    threads_per_block: u64,
+    warps_per_block: u32,
+    lineinfo: bool,
+}
+
+impl BlockShape {
+    fn valid_lanes(&self, warp: u32) -> u32 {
+        let first = warp as u64 * 32;
+        let lanes = self.threads_per_block.saturating_sub(first).min(32);
+        if lanes >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << lanes) - 1
+        }
+    }
+}
+
+fn parse_key_dim(text: &str) -> Option<Dim3> {
+    let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
+    parse_triple(inner)
+}
+
+fn parse_triple(text: &str) -> Option<Dim3> {
+    let mut it = text.split(',').map(|p| p.trim().parse::<u32>());
+    let x = it.next()?.ok()?;
+    let y = it.next()?.ok()?;
+    let z = it.next()?.ok()?;
+    if it.next().is_some() {
+        return None;
+    }
+    Some(Dim3::new(x, y, z))
+}
+
+/// The warp whose instruction lines are being read.
+struct OpenWarp {
+    warp: u32,
+    /// `insts = K` and the line it is on.
+    declared: Option<(u64, u64)>,
+    /// Instruction lines seen so far.
+    seen: u64,
+}
+
+/// Parses one block after its `#BEGIN_TB` line, calling `on_inst(warp, line, line_number)` for
+/// every instruction line. Returns the block's coordinates.
+fn parse_block<R: BufRead>(
+    lines: &mut LineReader<R>,
+    buf: &mut Vec<u8>,
+    shape: &BlockShape,
+    begin_line: u64,
+    inst: &mut InstLine,
+    mut on_inst: impl FnMut(u32, &InstLine, u64) -> Result<(), ReplayError>,
+) -> Result<Dim3, ReplayError> {
+    let mut ctaid: Option<Dim3> = None;
+    let mut warp: Option<OpenWarp> = None;
+    let mut seen_warps = vec![false; shape.warps_per_block as usize];
+    let close_warp = |lines: &LineReader<R>, warp: &Option<OpenWarp>| -> Result<(), ReplayError> {
+        if let Some(OpenWarp {
+            warp: w,
+            declared,
+            seen,
+        }) = warp
+        {
+            match declared {
+                Some((count, at)) if count != seen => Err(ReplayError::parse(
+                    &lines.path,
+                    *at,
+                    format!("warp {w}: `insts = {count}` but {seen} instruction line(s) follow"),
+                )),
+                None => Err(lines.err(format!("warp {w} has no `insts =` line"))),
+                _ => Ok(()),
+            }
+        } else {
+            Ok(())
+        }
+    };
+    loop {
+        let Some(text) = lines.next_line(buf)? else {
+            return Err(ReplayError::parse(
+                &lines.path,
+                begin_line,
+                "missing #END_TB: the thread block started here is not closed at the end of the file",
+            ));
+        };
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        // Directive words (`thread`, `warp`, `insts`, `#...`) never start with a hex digit;
+        // instruction lines always do (PC, or line number with lineinfo).
+        if !text.as_bytes()[0].is_ascii_hexdigit() {
+            if text.starts_with('#') {
+                if text.starts_with("#END_TB") {
+                    close_warp(lines, &warp)?;
+                    return ctaid.ok_or_else(|| {
+                        lines.err("the thread block ends without a `thread block = x,y,z` line")
+                    });
+                }
+                if text.starts_with("#BEGIN_TB") {
+                    return Err(ReplayError::parse(
+                        &lines.path,
+                        begin_line,
+                        format!(
+                            "missing #END_TB: the thread block started here is still open at line {}",
+                            lines.line
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if let Some(rest) = text.strip_prefix("thread block") {
+                let value = rest.trim_start().strip_prefix('=').unwrap_or("");
+                let id = parse_triple(value).ok_or_else(|| {
+                    lines.err(format!("bad `thread block =` value `{}`", value.trim()))
+                })?;
+                if id.x >= shape.grid.x || id.y >= shape.grid.y || id.z >= shape.grid.z {
+                    return Err(lines.err(format!(
+                        "thread block {id} is outside the grid {}",
+                        shape.grid
+                    )));
+                }
+                ctaid = Some(id);
+                continue;
+            }
+            if let Some(rest) = text.strip_prefix("warp") {
+                let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
+                let w: u32 = parse_dec(value, "the warp").map_err(|m| lines.err(m))?;
+                if w >= shape.warps_per_block {
+                    return Err(lines.err(format!(
+                        "warp {w} does not exist: a block of {} threads has {} warp(s)",
+                        shape.threads_per_block, shape.warps_per_block
+                    )));
+                }
+                if std::mem::replace(&mut seen_warps[w as usize], true) {
+                    return Err(lines.err(format!("warp {w} appears twice in this thread block")));
+                }
+                close_warp(lines, &warp)?;
+                warp = Some(OpenWarp {
+                    warp: w,
+                    declared: None,
+                    seen: 0,
+                });
+                continue;
+            }
+            if let Some(rest) = text.strip_prefix("insts") {
+                let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
+                let count: u64 =
+                    parse_dec(value, "the instruction count").map_err(|m| lines.err(m))?;
+                match warp.as_mut() {
+                    Some(OpenWarp {
+                        declared: declared @ None,
+                        ..
+                    }) => *declared = Some((count, lines.line)),
+                    Some(OpenWarp {
+                        warp: w,
+                        declared: Some(_),
+                        ..
+                    }) => return Err(lines.err(format!("warp {w} has a second `insts =` line"))),
+                    None => return Err(lines.err("`insts =` before any `warp =` line")),
+                }
+                continue;
+            }
+            if text.starts_with("cluster") {
+                // Hopper cluster coordinates: not modelled.
+                continue;
+            }
+            return Err(lines.err(format!(
+                "unexpected line `{}` in a thread block",
+                shorten(text)
+            )));
+        }
+        if ctaid.is_none() {
+            return Err(lines.err(format!(
+                "expected `thread block = x,y,z`, found `{}`",
+                shorten(text)
+            )));
+        }
+        let Some(OpenWarp {
+            warp: w,
+            declared,
+            seen,
+        }) = warp.as_mut()
+        else {
+            return Err(lines.err("instruction line before any `warp =` line"));
+        };
+        let Some((count, _)) = *declared else {
+            return Err(lines.err(format!("warp {w}: instruction line before `insts =`")));
+        };
+        if *seen >= count {
+            return Err(lines.err(format!(
+                "warp {w}: more instruction lines than `insts = {count}`"
+            )));
+        }
+        *seen += 1;
+        parse_inst_line(text, shape.lineinfo, inst).map_err(|m| lines.err(m))?;
+        let valid = shape.valid_lanes(*w);
+        if inst.mask & !valid != 0 {
+            return Err(lines.err(format!(
+                "mask {:08x} names lanes beyond warp {w}'s {} thread(s) (valid lanes {valid:08x})",
+                inst.mask,
+                valid.count_ones()
+            )));
+        }
+        let w = *w;
+        on_inst(w, inst, lines.line)?;
+    }
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() > 40 {
+        format!("{}...", text.chars().take(40).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
+fn open(path: &Path) -> Result<LineReader<BufReader<File>>, ReplayError> {
+    if path
+        .extension()
+        .is_some_and(|e| e == "xz" || e == "gz" || e == "zst")
+    {
+        return Err(ReplayError::Unsupported(format!(
+            "{}: compressed traces are not read directly; decompress it first (e.g. `xz -dk`) \
+             and point the kernel list at the .traceg",
+            path.display()
+        )));
+    }
+    let file = File::open(path).map_err(|e| ReplayError::io(path, "opening", e))?;
+    Ok(LineReader {
+        reader: BufReader::with_capacity(1 << 16, file),
+        offset: 0,
+        line: 0,
+        path: path.to_path_buf(),
+    })
+}
+
+fn parse_header<R: BufRead>(
+    lines: &mut LineReader<R>,
+    buf: &mut Vec<u8>,
+) -> Result<(KernelHeader, Option<u64>), ReplayError> {
+    let mut h = KernelHeader {
+        name: String::new(),
+        kernel_id: 0,
+        grid: Dim3::new(0, 0, 0),
+        block: Dim3::new(0, 0, 0),
+        shmem: 0,
+        nregs: 0,
+        binary_version: 0,
+        stream_id: 0,
+        tracer_version: 0,
+        lineinfo: false,
+        grid_line: 0,
+    };
+    let mut seen = [false; 4]; // name, grid, block, binary version
+    let mut version_line = 0;
+    let mut block_line = 0;
+    let mut first_block = None;
+    loop {
+        let offset = lines.offset;
+        let Some(text) = lines.next_line(buf)? else {
+            break;
+        };
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if text.starts_with("#BEGIN_TB") {
+            first_block = Some(offset);
+            break;
+        }
+        if text.starts_with('#') {
+            continue;
+        }
+        let Some(body) = text.strip_prefix('-') else {
+            return Err(lines.err(format!(
+                "expected a `-key = value` header line or #BEGIN_TB, found `{}`",
+                shorten(text)
+            )));
+        };
+        let Some((key, value)) = body.split_once('=') else {
+            return Err(lines.err(format!("header line `{}` has no `=`", shorten(text))));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let line = lines.line;
+        let err = |m: String| ReplayError::parse(&lines.path, line, m);
+        match key {
+            "kernel name" => {
+                h.name = value.to_string();
+                seen[0] = true;
+            }
+            "kernel id" => h.kernel_id = parse_dec(value, "the kernel id").map_err(err)?,
+            "grid dim" | "block dim" => {
+                let d = parse_key_dim(value)
+                    .filter(|d| d.x > 0 && d.y > 0 && d.z > 0)
+                    .ok_or_else(|| {
+                        err(format!(
+                            "bad {key} `{value}` (expected (x,y,z), each at least 1)"
+                        ))
+                    })?;
+                if key == "grid dim" {
+                    h.grid = d;
+                    h.grid_line = line;
+                    seen[1] = true;
+                } else {
+                    h.block = d;
+                    block_line = line;
+                    seen[2] = true;
+                }
+            }
+            "shmem" => h.shmem = parse_dec(value, "the shared memory size").map_err(err)?,
+            "nregs" => h.nregs = parse_dec(value, "the register count").map_err(err)?,
+            "binary version" => {
+                h.binary_version = parse_dec(value, "the binary version").map_err(err)?;
+                seen[3] = true;
+                version_line = line;
+            }
+            "cuda stream id" => h.stream_id = parse_dec(value, "the stream id").map_err(err)?,
+            "accelsim tracer version" => {
+                h.tracer_version = parse_dec(value, "the tracer version").map_err(err)?;
+                if !TRACER_VERSIONS.contains(&h.tracer_version) {
+                    return Err(err(format!(
+                        "tracer version {} is not supported (supported: 3, 4, 5)",
+                        h.tracer_version
+                    )));
+                }
+            }
+            "enable lineinfo" => {
+                h.lineinfo = parse_dec::<u32>(value, "enable lineinfo").map_err(err)? != 0
+            }
+            // nvbit version, shared/local memory bases, cluster shape: not needed for timing.
+            _ => {}
+        }
+    }
+    for (i, what) in ["-kernel name", "-grid dim", "-block dim", "-binary version"]
+        .iter()
+        .enumerate()
+    {
+        if !seen[i] {
+            return Err(ReplayError::parse(
+                &lines.path,
+                lines.line.max(1),
+                format!("the kernel header has no `{what}` line"),
+            ));
+        }
+    }
+    if h.block.count() > 1024 {
+        return Err(ReplayError::parse(
+            &lines.path,
+            block_line,
+            format!(
+                "a block of {} threads exceeds CUDA's limit of 1024",
+                h.block.count()
+            ),
+        ));
+    }
+    if Generation::from_binary_version(h.binary_version).is_none() {
+        return Err(ReplayError::parse(
+            &lines.path,
+            version_line,
+            format!(
+                "binary version {} is not supported (supported: {})",
+                h.binary_version,
+                opcodes::SUPPORTED_VERSIONS
+            ),
+        ));
+    }
+    if h.tracer_version == 0 {
+        // Traces before the version line existed use the version-3 layout.
+        h.tracer_version = 3;
+    }
+    Ok((h, first_block))
+}
+
+/// Reads a whole kernel trace once: validates it and builds its static table and block index.
+pub fn scan(path: &Path) -> Result<KernelTrace, ReplayError> {
+    let mut lines = open(path)?;
+    let mut buf = Vec::with_capacity(256);
+    let (header, first_block) = parse_header(&mut lines, &mut buf)?;
+    let generation =
+        Generation::from_binary_version(header.binary_version).expect("checked by parse_header");
+    let shape = BlockShape {
+        grid: header.grid,
+        threads_per_block: header.block.count(),
+        warps_per_block: header.block.count().div_ceil(32) as u32,
+        lineinfo: header.lineinfo,
+    };
+    let total_blocks = header.grid.count();
+    // (linear index, entry), in file order; the grid's size is not trusted for allocation.
+    let mut blocks: Vec<(u64, BlockEntry)> = Vec::new();
+    let mut statics: Vec<StaticInst> = Vec::new();
+    let mut pc_index: HashMap<u64, u32> = HashMap::new();
+    let mut warp_instructions = 0u64;
+    let mut thread_instructions = 0u64;
+    let mut inst = InstLine::default();
+    let mut pending = first_block;
+    loop {
+        let (offset, begin_line) = match pending.take() {
+            Some(offset) => (offset, lines.line),
+            None => {
+                let offset = lines.offset;
+                let Some(text) = lines.next_line(&mut buf)? else {
+                    break;
+                };
+                let text = text.trim();
+                if text.is_empty() || (text.starts_with('#') && !text.starts_with("#BEGIN_TB")) {
+                    continue;
+                }
+                if !text.starts_with("#BEGIN_TB") {
+                    return Err(lines.err(format!("expected #BEGIN_TB, found `{}`", shorten(text))));
+                }
+                (offset, lines.line)
+            }
+        };
+        let ctaid = parse_block(
+            &mut lines,
+            &mut buf,
+            &shape,
+            begin_line,
+            &mut inst,
+            |_, i, line| {
+                warp_instructions += 1;
+                thread_instructions += i.mask.count_ones() as u64;
+                match pc_index.get(&i.pc) {
+                    Some(&k) => {
+                        let s = &mut statics[k as usize];
+                        if s.opcode != i.opcode || s.dsts != i.dsts || s.srcs != i.srcs {
+                            return Err(ReplayError::parse(
+                                path,
+                                line,
+                                format!(
+                                    "PC {:04x} is `{}` here but was `{}` at line {}",
+                                    i.pc, i.opcode, s.opcode, s.first_line
+                                ),
+                            ));
+                        }
+                        s.count += 1;
+                    }
+                    None => {
+                        let known = opcodes::classify(&i.opcode, generation);
+                        let info = known
+                            .unwrap_or_else(|| OpInfo::generic(i.has_addrs, !i.dsts.is_empty()));
+                        pc_index.insert(i.pc, statics.len() as u32);
+                        statics.push(StaticInst {
+                            pc: i.pc,
+                            opcode: i.opcode.clone(),
+                            dsts: i.dsts.clone(),
+                            srcs: i.srcs.clone(),
+                            info,
+                            known: known.is_some(),
+                            width: opcodes::access_width(&i.opcode),
+                            first_line: line,
+                            count: 1,
+                        });
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        let linear = ctaid.x as u64
+            + ctaid.y as u64 * header.grid.x as u64
+            + ctaid.z as u64 * header.grid.x as u64 * header.grid.y as u64;
+        blocks.push((
+            linear,
+            BlockEntry {
+                offset,
+                line: begin_line,
+            },
+        ));
+    }
+    blocks.sort_by_key(|&(linear, _)| linear);
+    if let Some(pair) = blocks.windows(2).find(|p| p[0].0 == p[1].0) {
+        return Err(ReplayError::parse(
+            path,
+            pair[1].1.line,
+            format!(
+                "thread block {} appears twice in the trace (first at line {})",
+                header.grid.unlinear(pair[1].0),
+                pair[0].1.line
+            ),
+        ));
+    }
+    // Distinct and inside the grid: as many as the grid has means every block is there, and
+    // position i holds block i.
+    let present = blocks.len() as u64;
+    if present != total_blocks {
+        return Err(ReplayError::parse(
+            path,
+            header.grid_line,
+            format!(
+                "the grid {} has {total_blocks} thread block(s) but the trace holds {present}",
+                header.grid
+            ),
+        ));
+    }
+    let blocks: Vec<BlockEntry> = blocks.into_iter().map(|(_, entry)| entry).collect();
+    statics.sort_by_key(|s| s.pc);
+    let pc_index = statics
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.pc, i as u32))
+        .collect();
+    Ok(KernelTrace {
+        path: path.to_path_buf(),
+        header,
+        generation,
+        statics,
+        pc_index,
+        blocks,
+        warp_instructions,
+        thread_instructions,
+    })
+}
+
+/// Reads single thread blocks of a scanned kernel trace on demand.
+pub struct BlockReader {
+    lines: LineReader<BufReader<File>>,
+    buf: Vec<u8>,
+    inst: InstLine,
+}
+
+impl BlockReader {
+    pub fn open(trace: &KernelTrace) -> Result<BlockReader, ReplayError> {
+        Ok(BlockReader {
+            lines: open(&trace.path)?,
+            buf: Vec::with_capacity(256),
+            inst: InstLine::default(),
+        })
+    }
+
+    /// The instruction streams of block `block` (linear index), one per warp of the block.
+    pub fn read(
+        &mut self,
+        trace: &KernelTrace,
+        block: u64,
+    ) -> Result<Vec<WarpStream>, ReplayError> {
+        let entry = *trace.blocks.get(block as usize).ok_or_else(|| {
+            ReplayError::parse(
+                &trace.path,
+                trace.header.grid_line,
+                format!("thread block {block} is not in the trace"),
+            )
+        })?;
+        self.lines
+            .reader
+            .seek(SeekFrom::Start(entry.offset))
+            .map_err(|e| ReplayError::io(&trace.path, "seeking", e))?;
+        self.lines.offset = entry.offset;
+        self.lines.line = entry.line - 1;
+        // The `#BEGIN_TB` line itself.
+        self.lines.next_line(&mut self.buf)?;
+        let shape = BlockShape {
+            grid: trace.header.grid,
+            threads_per_block: trace.header.block.count(),
+            warps_per_block: trace.warps_per_block(),
+            lineinfo: trace.header.lineinfo,
+        };
+        let mut streams = vec![WarpStream::new(); shape.warps_per_block as usize];
+        let path = &trace.path;
+        parse_block(
+            &mut self.lines,
+            &mut self.buf,
+            &shape,
+            entry.line,
+            &mut self.inst,
+            |w, i, line| {
+                let Some(pc) = trace.index_of(i.pc) else {
+                    return Err(ReplayError::parse(
+                        path,
+                        line,
+                        format!("PC {:04x} was not in the trace when it was scanned", i.pc),
+                    ));
+                };
+                let addrs = i.has_addrs.then_some(i.addrs.as_slice());
+                streams[w as usize].push(pc, i.mask, addrs);
+                Ok(())
+            },
+        )?;
+        Ok(streams)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> Result<InstLine, String> {
+        let mut out = InstLine::default();
+        parse_inst_line(text, false, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn parses_alu_and_memory_lines() {
+        let l = line("0030 ffffffff 1 R2 XMAD 2 R0 R2 0 ").unwrap();
+        assert_eq!((l.pc, l.mask, l.opcode.as_str()), (0x30, u32::MAX, "XMAD"));
+        assert_eq!(l.dsts.len(), 1);
+        assert_eq!(l.srcs.iter().map(|r| r.num).collect::<Vec<_>>(), [0, 2]);
+        assert!(!l.has_addrs);
+
+        let l = line("0098 0000000f 1 R4 LDG.E.CG 1 R4 4 1 0x7f2b2d500180 4 ").unwrap();
+        assert_eq!(
+            l.addrs,
+            [
+                0x7f2b2d500180,
+                0x7f2b2d500184,
+                0x7f2b2d500188,
+                0x7f2b2d50018c
+            ]
+        );
+
+        let l = line("00d8 00000005 0 STG.E 2 R6 R0 4 0 0x100 0x200").unwrap();
+        assert_eq!(l.addrs, [0x100, 0x200]);
+
+        let l = line("00d8 00000007 0 STG.E 2 R6 R0 4 2 0x100 8 -4").unwrap();
+        assert_eq!(l.addrs, [0x100, 0x108, 0x104]);
+    }
+
+    #[test]
+    fn parses_version_5_registers_and_immediates() {
+        let l = line("0010 ffffffff 1 P0 ISETP.GE.AND 2 R0 UR4 0 0x1f").unwrap();
+        assert_eq!(l.dsts[0].kind, RegKind::Pred);
+        assert_eq!(l.srcs[1].kind, RegKind::UniformReg);
+        let mut out = InstLine::default();
+        parse_inst_line("17 0020 ffffffff 0 EXIT 0 0", true, &mut out).unwrap();
+        assert_eq!(out.pc, 0x20);
+        let l = line("0040 ffffffff 2 R4 R5 HGMMA.64x8x16.F32 2 R2 R3 1 0").unwrap();
+        assert_eq!(l.opcode, "HGMMA.64x8x16.F32");
+    }
+
+    #[test]
+    fn bad_lines_say_what_is_wrong() {
+        let cases = [
+            ("0008 ffffffff 1 R1 MOV 0", "wrong field count"),
+            ("0008 fffffffff 1 R1 MOV 0 0", "wider than 32 lanes"),
+            ("zz08 ffffffff 1 R1 MOV 0 0", "bad number `zz08` for the PC"),
+            ("0008 ffffffff 1 X1 MOV 0 0", "not a register"),
+            (
+                "0098 00000003 1 R4 LDG.E 1 R4 4 7 0x100",
+                "unknown address mode 7",
+            ),
+            (
+                "0098 00000003 1 R4 LDG.E 1 R4 4 0 0x100",
+                "wrong field count",
+            ),
+            ("0008 ffffffff 1 R1 MOV 0 0 5 6", "wrong field count"),
+            (
+                "0008 ffffffff 1 R1 MOV 0 0 zz",
+                "bad number `zz` for the immediate",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = line(text).unwrap_err();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn static_text_reads_like_sass() {
+        let mut l = line("0098 ffffffff 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap();
+        let mk = |l: &InstLine| StaticInst {
+            pc: l.pc,
+            opcode: l.opcode.clone(),
+            dsts: l.dsts.clone(),
+            srcs: l.srcs.clone(),
+            info: opcodes::classify(&l.opcode, Generation::Pascal).unwrap(),
+            known: true,
+            width: 4,
+            first_line: 1,
+            count: 1,
+        };
+        assert_eq!(mk(&l).text(), "LDG.E.CG R4, [R4]");
+        l = line("00d8 ffffffff 0 STG.E 2 R6 R0 4 1 0x100 4").unwrap();
+        assert_eq!(mk(&l).text(), "STG.E [R6], R0");
+        l = line("00d0 ffffffff 1 R0 FADD 2 R2 R4 0").unwrap();
+        assert_eq!(mk(&l).text(), "FADD R0, R2, R4");
+        l = line("00f0 ffffffff 0 EXIT 0 0").unwrap();
+        assert_eq!(mk(&l).text(), "EXIT");
+    }
+}

@@ -1,0 +1,549 @@
+//! Replay of Accel-Sim SASS traces: the shared real Pascal trace, small tracer-v4 and v5
+//! fixtures, malformed inputs, and the `warpscope replay` command.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use warpscope::analyze::{analyze_file, Taxonomy};
+use warpscope::replay::{self, ReplayError};
+use warpscope::sim::config::GpuConfig;
+use warpscope::sim::gpu::SimOptions;
+use warpscope::sim::observer::WarpRef;
+use warpscope::trace::{Event, TraceFormat, TraceReader};
+
+const BIN: &str = env!("CARGO_BIN_EXE_warpscope");
+
+fn shared_vectoradd() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/accelsim/vectoradd-100-32")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/accelsim")
+        .join(name)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpscope-replay-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn volta() -> GpuConfig {
+    GpuConfig::preset("volta").unwrap()
+}
+
+/// What the trace file itself says, counted independently of the replay parser: per
+/// (block line, warp) the masks of its instruction lines, in order.
+fn masks_in_file(path: &Path, lineinfo: bool) -> BTreeMap<(String, u32), Vec<u32>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out: BTreeMap<(String, u32), Vec<u32>> = BTreeMap::new();
+    let (mut block, mut warp) = (String::new(), 0u32);
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(b) = line.strip_prefix("thread block = ") {
+            block = b.to_string();
+        } else if let Some(w) = line.strip_prefix("warp = ") {
+            warp = w.parse().unwrap();
+        } else if line.starts_with(|c: char| c.is_ascii_hexdigit()) && !line.starts_with("insts") {
+            let mask = line.split_whitespace().nth(1 + lineinfo as usize).unwrap();
+            out.entry((block.clone(), warp))
+                .or_default()
+                .push(u32::from_str_radix(mask, 16).unwrap());
+        }
+    }
+    out
+}
+
+struct Replayed {
+    events: Vec<Event>,
+    report: warpscope::sim::gpu::SimReport,
+    path: PathBuf,
+}
+
+fn replay_to(input: &Path, config: &GpuConfig, name: &str, verbosity: u8) -> Replayed {
+    let trace_input = replay::open(input).unwrap();
+    let path = tmp(name);
+    let outcome = replay::replay(
+        config,
+        &trace_input,
+        SimOptions::default(),
+        &path,
+        TraceFormat::from_path(&path),
+        verbosity,
+    )
+    .unwrap();
+    assert!(outcome.record.fault.is_none(), "{:?}", outcome.record.fault);
+    let mut reader = TraceReader::open(&path).unwrap();
+    let events: Vec<Event> = reader.by_ref().map(Result::unwrap).collect();
+    assert_eq!(reader.complete(), Some(true));
+    Replayed {
+        events,
+        report: outcome.record.report,
+        path,
+    }
+}
+
+/// Per warp (warp in block), the active masks of its issued instructions in issue order.
+fn issued_masks(events: &[Event]) -> BTreeMap<(u32, u32, u32), Vec<u32>> {
+    let mut who: HashMap<WarpRef, (u32, u32, u32)> = HashMap::new();
+    let mut out: BTreeMap<(u32, u32, u32), Vec<u32>> = BTreeMap::new();
+    for e in events {
+        match e {
+            Event::WarpLaunch { warp, info, .. } => {
+                who.insert(*warp, (info.launch, info.block, info.warp_in_block));
+            }
+            Event::Issue { warp, active, .. } => {
+                out.entry(who[warp]).or_default().push(*active);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn shared_vectoradd_replays_with_the_shape_of_the_real_trace() {
+    let file = shared_vectoradd().join("kernel-1.traceg");
+    let in_file = masks_in_file(&file, false);
+    // The file itself: one block of 32 warps; 4 do the work, warp 3 with 4 lanes after the
+    // bounds check (its EXIT takes the other 28).
+    assert_eq!(in_file.len(), 32);
+    let working: Vec<u32> = in_file
+        .iter()
+        .filter(|(_, m)| m.len() > 9)
+        .map(|((_, w), _)| *w)
+        .collect();
+    assert_eq!(working, [0, 1, 2, 3]);
+    assert_eq!(in_file[&("0,0,0".into(), 3)][8], 0xffff_fff0);
+    assert_eq!(in_file[&("0,0,0".into(), 3)][9], 0x0000_000f);
+    let file_threads: u64 = in_file
+        .values()
+        .flatten()
+        .map(|m| m.count_ones() as u64)
+        .sum();
+
+    let r = replay_to(&shared_vectoradd(), &volta(), "vectoradd.wstrace", 1);
+    let issued = issued_masks(&r.events);
+    assert_eq!(issued.len(), 32, "32 warps launched and issued");
+    for ((_, _, w), masks) in &issued {
+        assert_eq!(
+            masks,
+            &in_file[&("0,0,0".into(), *w)],
+            "warp {w} issues exactly the file's instructions and masks"
+        );
+    }
+    let working: Vec<u32> = issued
+        .iter()
+        .filter(|(_, m)| m.len() > 9)
+        .map(|((_, _, w), _)| *w)
+        .collect();
+    assert_eq!(working, [0, 1, 2, 3]);
+    let warp3 = &issued[&(0, 0, 3)];
+    assert!(warp3[9..].iter().all(|m| m.count_ones() == 4));
+    assert_eq!(r.report.thread_instructions, file_threads);
+    // Accel-Sim's own simulator counts the same thread instructions for this trace.
+    assert_eq!(r.report.thread_instructions, 10516);
+    assert_eq!(r.report.warp_instructions, 32 * 9 + 4 * 14);
+}
+
+#[test]
+fn shared_vectoradd_analysis_charges_long_scoreboard_to_the_fadd() {
+    let r = replay_to(
+        &shared_vectoradd(),
+        &volta(),
+        "vectoradd-analysis.wstrace",
+        1,
+    );
+    let analysis = analyze_file(&r.path, Taxonomy::Nsight).unwrap();
+    let launch = &analysis.launches[0];
+    assert_eq!(launch.name, "_Z6vecAddIfEvPT_S1_S1_i");
+    assert_eq!(launch.thread_instructions, 10516);
+    let line = |needle: &str| {
+        launch
+            .source
+            .iter()
+            .find(|s| s.text.contains(needle))
+            .unwrap_or_else(|| panic!("no listing line with {needle}"))
+    };
+    // The listing shows the real PCs and SASS.
+    assert_eq!(line("FADD").text, "/*00d0*/ FADD R0, R2, R4");
+    assert_eq!(line("/*0098*/").text, "/*0098*/ LDG.E.CG R4, [R4]");
+    let fadd = line("FADD");
+    assert_eq!(fadd.executions, 4);
+    assert_eq!(fadd.top_state.as_deref(), Some("long_scoreboard"));
+    assert!(fadd.warp_cycles["long_scoreboard"] > 100);
+    // The wait is attributed to the loads that produce the FADD's sources.
+    let loads: u64 = launch
+        .source
+        .iter()
+        .filter(|s| s.text.contains("LDG"))
+        .map(|s| {
+            s.attributed_warp_cycles
+                .get("long_scoreboard")
+                .copied()
+                .unwrap_or(0)
+        })
+        .sum();
+    assert_eq!(loads, fadd.warp_cycles["long_scoreboard"]);
+}
+
+#[test]
+fn replay_is_deterministic() {
+    let a = replay_to(&shared_vectoradd(), &volta(), "det-a.wstrace", 2);
+    let b = replay_to(&shared_vectoradd(), &volta(), "det-b.wstrace", 2);
+    assert_eq!(
+        std::fs::read(&a.path).unwrap(),
+        std::fs::read(&b.path).unwrap()
+    );
+    // Memory events (verbosity 2) come from the trace's addresses: the three copies' lines.
+    let sectors: u64 = a
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Memory { mem, .. } => Some(mem.sectors as u64),
+            _ => None,
+        })
+        .sum();
+    // 3 accesses × 3 full warps × 4 sectors + 3 × 1 sector for warp 3's 16 bytes.
+    assert_eq!(sectors, 3 * 3 * 4 + 3);
+}
+
+#[test]
+fn tracer_v5_fixture_replays_barriers_shared_memory_and_all_address_modes() {
+    let dir = fixture("v5-ampere-reduce");
+    let input = replay::open(&dir).unwrap();
+    let k = &input.kernels[0];
+    assert_eq!((k.header.tracer_version, k.header.binary_version), (5, 80));
+    assert!(k.header.lineinfo);
+    assert!(input.unknown_opcodes().is_empty());
+    let r = replay_to(&dir, &volta(), "v5.wstrace", 2);
+    let in_file = masks_in_file(&dir.join("kernel-1.traceg"), true);
+    let threads: u64 = in_file
+        .values()
+        .flatten()
+        .map(|m| m.count_ones() as u64)
+        .sum();
+    assert_eq!(r.report.thread_instructions, threads);
+    assert_eq!(issued_masks(&r.events).len(), 4, "2 blocks × 2 warps");
+    let releases = r
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::BarrierRelease { .. }))
+        .count();
+    assert_eq!(releases, 2, "one BAR.SYNC release per block");
+    let shared_accesses = r
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(e, Event::Memory { mem, .. }
+                if mem.space == warpscope::sim::observer::MemSpace::Shared)
+        })
+        .count();
+    assert_eq!(shared_accesses, 8, "STS and LDS of 4 warps");
+    let analysis = analyze_file(&r.path, Taxonomy::Nsight).unwrap();
+    let listing: Vec<&str> = analysis.launches[0]
+        .source
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect();
+    assert!(
+        listing.contains(&"/*0030*/ IMAD R3, R0, UR4"),
+        "{listing:?}"
+    );
+    assert!(
+        listing.contains(&"/*0040*/ ISETP.GE.AND P0, R3, UR4"),
+        "{listing:?}"
+    );
+    assert!(listing.contains(&"/*0070*/ STS [R0], R4"), "{listing:?}");
+}
+
+#[test]
+fn tracer_v4_fixture_replays_two_streams_a_2d_grid_and_lists_unknown_opcodes() {
+    let dir = fixture("v4-volta-2d");
+    let input = replay::open(&dir).unwrap();
+    assert_eq!(input.kernels.len(), 2);
+    assert_eq!(input.memcpys, 1);
+    assert_eq!(input.unknown_opcodes(), [("FROB.X".to_string(), 8)]);
+    let launches = input.launches();
+    assert_eq!((launches[0].stream, launches[1].stream), (0, 1));
+    let r = replay_to(&dir, &volta(), "v4.jsonl", 1);
+    assert_eq!(r.report.launches.len(), 2);
+    // The second kernel is on another stream: it starts before the first one ends.
+    assert!(r.report.launches[1].start_cycle < r.report.launches[0].end_cycle);
+    let issued = issued_masks(&r.events);
+    // Blocks of 1 or 2 loop trips by linear index (the file lists them y-major).
+    let per_block: Vec<usize> = (0..4).map(|b| issued[&(0, b, 0)].len()).collect();
+    assert_eq!(per_block, [10, 15, 10, 15]);
+    let in_file = masks_in_file(&dir.join("kernel-1.traceg"), false);
+    assert_eq!(in_file[&("1,0,0".into(), 0)], issued[&(0, 1, 0)]);
+    assert_eq!(in_file[&("0,1,0".into(), 0)], issued[&(0, 2, 0)]);
+}
+
+/// A tiny v4 trace with `body` as the only warp's instruction lines (and `insts` their count).
+fn tiny_trace(name: &str, header_extra: &str, block: &str) -> PathBuf {
+    let path = tmp(name);
+    let text = format!(
+        "-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-nregs = 8\n\
+         -binary version = 70\n-accelsim tracer version = 4\n{header_extra}\n\
+         #traces format = PC mask ...\n\n{block}"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn error_of(name: &str, header_extra: &str, block: &str) -> String {
+    let path = tiny_trace(name, header_extra, block);
+    match replay::open(&path) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{name}: accepted"),
+    }
+}
+
+#[test]
+fn malformed_traces_are_rejected_with_file_and_line() {
+    let ok_block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n\
+                    0000 ffffffff 1 R1 MOV 0 0\n0010 ffffffff 0 EXIT 0 0\n#END_TB\n";
+    assert!(replay::open(&tiny_trace("ok.traceg", "", ok_block)).is_ok());
+    let twice = format!("{ok_block}{ok_block}");
+    let cases: Vec<(&str, &str, &str, &str)> = vec![
+        (
+            "twice.traceg",
+            "-grid dim = (2,1,1)",
+            &twice,
+            "twice.traceg:17: thread block (0,0,0) appears twice in the trace (first at line 10)",
+        ),
+        (
+            "huge-grid.traceg",
+            "-grid dim = (2147483647,65535,65535)",
+            ok_block,
+            "huge-grid.traceg:7: the grid (2147483647,65535,65535) has 9223090559730712575 thread block(s) but the trace holds 1",
+        ),
+        (
+            "sm.traceg",
+            "-binary version = 35",
+            ok_block,
+            "sm.traceg:7: binary version 35 is not supported",
+        ),
+        (
+            "warp.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 1\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n#END_TB\n",
+            "warp.traceg:12: warp 1 does not exist: a block of 32 threads has 1 warp(s)",
+        ),
+        (
+            "bad-number.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n00zz ffffffff 0 EXIT 0 0\n#END_TB\n",
+            "bad-number.traceg:14: bad number `00zz` for the PC",
+        ),
+        (
+            "fields.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 1 R1 MOV 0\n#END_TB\n",
+            "fields.traceg:14: wrong field count",
+        ),
+        (
+            "mask.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 1ffffffff 0 EXIT 0 0\n#END_TB\n",
+            "mask.traceg:14: mask `1ffffffff` is wider than 32 lanes",
+        ),
+        (
+            "end.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n",
+            "end.traceg:10: missing #END_TB",
+        ),
+        (
+            "mode.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 1 R2 LDG.E 1 R2 4 3 0x100 4\n#END_TB\n",
+            "mode.traceg:14: unknown address mode 3",
+        ),
+        (
+            "count.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 3\n0000 ffffffff 0 EXIT 0 0\n#END_TB\n",
+            "count.traceg:13: warp 0: `insts = 3` but 1 instruction line(s) follow",
+        ),
+        (
+            "version.traceg",
+            "-accelsim tracer version = 6",
+            ok_block,
+            "version.traceg:7: tracer version 6 is not supported",
+        ),
+        (
+            "blocks.traceg",
+            "-grid dim = (2,1,1)",
+            ok_block,
+            "blocks.traceg:7: the grid (2,1,1) has 2 thread block(s) but the trace holds 1",
+        ),
+        (
+            "lanes.traceg",
+            "-block dim = (20,1,1)",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n#END_TB\n",
+            "lanes.traceg:14: mask ffffffff names lanes beyond warp 0's 20 thread(s)",
+        ),
+        (
+            "pc.traceg",
+            "",
+            "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n0000 ffffffff 0 EXIT 0 0\n0000 ffffffff 0 NOP 0 0\n#END_TB\n",
+            "pc.traceg:15: PC 0000 is `NOP` here but was `EXIT` at line 14",
+        ),
+    ];
+    for (name, header, block, want) in cases {
+        let e = error_of(name, header, block);
+        assert!(e.contains(want), "{name}: got `{e}`, want `{want}`");
+    }
+}
+
+#[test]
+fn unsupported_gpus_and_missing_files_are_errors() {
+    let input = replay::open(&shared_vectoradd()).unwrap();
+    let tiny = GpuConfig::preset("tiny").unwrap();
+    let e = replay::replay(
+        &tiny,
+        &input,
+        SimOptions::default(),
+        &tmp("tiny.wstrace"),
+        TraceFormat::Binary,
+        1,
+    )
+    .unwrap_err();
+    assert!(matches!(e, ReplayError::Unsupported(_)), "{e}");
+    assert!(e.to_string().contains("32-lane warps"), "{e}");
+    assert!(!tmp("tiny.wstrace").exists());
+
+    let xz = tmp("kernel-1.traceg.xz");
+    std::fs::write(&xz, [0xfd, b'7', b'z', b'X', b'Z', 0]).unwrap();
+    let e = replay::open(&xz).unwrap_err().to_string();
+    assert!(e.contains("compressed traces are not read directly"), "{e}");
+
+    let list = tmp("kernelslist.g");
+    std::fs::write(&list, "MemcpyHtoD,0x10,4\nkernel-9.traceg\n").unwrap();
+    let e = replay::open(&list).unwrap_err().to_string();
+    assert!(e.contains("kernelslist.g:2: kernel trace"), "{e}");
+    assert!(e.contains("kernel-9.traceg does not exist"), "{e}");
+}
+
+#[test]
+fn cli_replays_and_reports_on_stdout_and_stderr() {
+    let out = tmp("cli.wstrace");
+    let o = Command::new(BIN)
+        .args(["replay"])
+        .arg(fixture("v4-volta-2d"))
+        .args(["--gpu", "volta", "--policy", "lrr", "--sms", "2", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("replayed 2 kernel(s)"), "{stdout}");
+    assert!(
+        stdout.contains("100 warp instructions (3072 thread instructions)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("unknown opcodes: 1 (8 warp instructions)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("warning: 1 opcode(s) not in the table"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("FROB.X ×8"), "{stderr}");
+    assert!(stderr.contains("M warp instructions/s"), "{stderr}");
+    let header = TraceReader::open(&out).unwrap().header().clone();
+    assert_eq!(header.config.num_sms, 2);
+    assert_eq!(
+        header.launches[0].listing[2],
+        "/*0020*/ LDG.E.64.SYS R4, [R2]"
+    );
+
+    let bad = tiny_trace(
+        "cli-bad.traceg",
+        "",
+        "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n",
+    );
+    let o = Command::new(BIN)
+        .args(["replay"])
+        .arg(&bad)
+        .args(["--gpu", "volta", "-o"])
+        .arg(tmp("cli-bad.wstrace"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("cli-bad.traceg:10: missing #END_TB"),
+        "{stderr}"
+    );
+    assert!(!tmp("cli-bad.wstrace").exists());
+
+    let help = Command::new(BIN)
+        .args(["replay", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("Examples:") && help.contains("warpscope replay"),
+        "{help}"
+    );
+}
+
+#[test]
+fn skipping_idle_cycles_is_invisible_in_replay() {
+    let input = replay::open(&fixture("v5-ampere-reduce")).unwrap();
+    let run = |skip_idle: bool, name: &str| {
+        let path = tmp(name);
+        let options = SimOptions {
+            skip_idle,
+            ..SimOptions::default()
+        };
+        let out = replay::replay(&volta(), &input, options, &path, TraceFormat::Binary, 2).unwrap();
+        let events: Vec<Event> = TraceReader::open(&path)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        (out.record.report, events)
+    };
+    let (skipped, a) = run(true, "skip.wstrace");
+    let (stepped, b) = run(false, "step.wstrace");
+    assert_eq!(skipped, stepped);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn generator_script_writes_a_deterministic_trace_that_replays() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
+    let gen = |dir: &Path| {
+        let o = Command::new("python3")
+            .arg(&script)
+            .args(["--elements", "1000", "--block", "128", "--out"])
+            .arg(dir)
+            .output()
+            .expect("python3 runs scripts/gen-accelsim-trace.py");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let (a, b) = (tmp("gen-a"), tmp("gen-b"));
+    gen(&a);
+    gen(&b);
+    let text = std::fs::read(a.join("kernel-1.traceg")).unwrap();
+    assert_eq!(text, std::fs::read(b.join("kernel-1.traceg")).unwrap());
+    let input = replay::open(&a).unwrap();
+    assert_eq!(input.memcpys, 3);
+    assert!(input.unknown_opcodes().is_empty());
+    // 1000 elements in 8 blocks of 4 warps: 31 full warps, one with 8 lanes, none idle.
+    assert_eq!(input.warp_instructions(), 32 * 15);
+    // Full warps: 5 full-mask prologue lines, an EXIT with no lanes, 9 full-mask body lines;
+    // the last warp's EXIT takes its 24 lanes past the end.
+    let full = 5 * 32 + 9 * 32;
+    assert_eq!(
+        input.thread_instructions(),
+        31 * full + (5 * 32 + 24 + 9 * 8)
+    );
+    let r = replay_to(&a, &volta(), "gen.wstrace", 0);
+    assert_eq!(r.report.thread_instructions, input.thread_instructions());
+}
