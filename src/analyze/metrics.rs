@@ -15,8 +15,8 @@ use crate::sim::memory::HitLevel;
 use crate::sim::observer::{MemSpace, WarpRef, WarpState};
 use crate::sim::Dim3;
 use crate::trace::{Event, EventKind, TraceHeader};
-use serde::Serialize;
 use rustc_hash::FxHashMap as HashMap;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Launch configuration as Nsight's "Launch Statistics" shows it.
@@ -363,12 +363,10 @@ impl Accumulator {
             // Counted from issue events.
             Some(WarpState::Selected) | None => {}
             // Charged to the launch, the PC and the producer when flushed.
-            Some(state) => {
-                match warp.pending.iter_mut().find(|(s, _)| *s == state) {
-                    Some((_, c)) => *c += n,
-                    None => warp.pending.push((state, n)),
-                }
-            }
+            Some(state) => match warp.pending.iter_mut().find(|(s, _)| *s == state) {
+                Some((_, c)) => *c += n,
+                None => warp.pending.push((state, n)),
+            },
         }
     }
 
@@ -477,16 +475,15 @@ impl Accumulator {
                     self.warps.resize_with(i + 1, || None);
                 }
                 self.warps[i] = Some(WarpTrack {
-                        launch: info.launch as usize,
-                        sched,
-                        launched: cycle,
-                        state: None,
-                        since: cycle,
-                        last_pc: None,
-                        last_issue_cycle: None,
-                        pending: Vec::new(),
-                    },
-                );
+                    launch: info.launch as usize,
+                    sched,
+                    launched: cycle,
+                    state: None,
+                    since: cycle,
+                    last_pc: None,
+                    last_issue_cycle: None,
+                    pending: Vec::new(),
+                });
             }
             Event::WarpState { warp, state, .. } => {
                 let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
