@@ -25,30 +25,34 @@ use warpscope::launchfile::{KernelFileError, LaunchFileError};
 
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    "\ncycle-level GPU simulator (timing model and functional runner; profiler to come)",
+    "\ncycle-level GPU simulator (timing model and functional runner) with an Nsight-style profiler",
     "\nGPU presets: tiny, small, volta, hopper (see `warpscope config list`)",
-    "\nkernel dialects: native (.sasm), tinygpu (.tgpu), tinygpu-hex (.hex)",
-    "\nlaunch files: JSON (see README.md)"
+    "\nkernel dialects: native (.sasm), tinygpu (.tgpu), tinygpu-hex (.hex); Accel-Sim traces (replay)",
+    "\nlaunch files: JSON (see README.md); traces: docs/trace-format.md; analysis keys: docs/analysis.md"
 );
 
 const TOP_EXAMPLES: &str = "\
 Examples:
-  warpscope run kernels/vecadd_tiny.json
+  warpscope profile                                  # the bundled example, report in profile-reduce/
+  warpscope profile kernels/matmul.json --gpu volta --policy lrr
   warpscope run kernels/reduce.json --gpu volta --policy lrr --json
-  warpscope run kernels/vecadd.sasm --grid 8 --block 128 \\
-      --param a=0x10000 --param b=0x20000 --param c=0x30000 --param n=1000 \\
-      --mem kernels/mem/vecadd_inputs.json --dump 0x30000:8:f32
+  warpscope record kernels/reduce.json --verbosity 2 -o reduce.wstrace
+  warpscope analyze reduce.wstrace --format csv
+  warpscope render reduce.wstrace --chart timeline -o timeline.svg
+  warpscope report reduce.wstrace -o report-reduce
+  warpscope compare gto.wstrace lrr.wstrace
+  warpscope sweep kernels/reduce.json --policy lrr,gto,barrel -o sweep-reduce
+  warpscope export reduce.wstrace --perfetto reduce.json
+  warpscope replay ../shared/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
   warpscope asm kernels/vecadd_tiny.tgpu
-  warpscope config list
-  warpscope bench --gpu volta
-  warpscope record kernels/vecadd_tiny.json -o vecadd.wstrace
-  warpscope trace info vecadd.wstrace";
+  warpscope config list";
 
 /// warpscope: a cycle-level GPU simulator with an Nsight-style profiler on top.
 ///
-/// Assemble kernels written in native SASS-like assembly or tiny-gpu assembly/hex, and run them
-/// on the cycle-level timing simulator (or the functional one) from a JSON launch file or
-/// straight from the command line, on a GPU preset or a JSON GPU config.
+/// Run kernels (native SASS-like assembly, tiny-gpu assembly/hex, or Accel-Sim SASS traces
+/// from real GPUs) on a cycle-level GPU model, record every event, and get what Nsight Compute
+/// would show — with every warp-cycle attributed: text, JSON, CSV, SVG charts, an HTML report,
+/// Perfetto, comparisons and sweeps. Start with `warpscope profile`.
 #[derive(Debug, Parser)]
 #[command(
     name = "warpscope",
@@ -67,48 +71,48 @@ pub struct Cli {
 /// One variant per subcommand; each has its own file in `cli/`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Assemble a kernel and print its disassembly or its JSON form.
-    #[command(after_help = asm::EXAMPLES)]
-    Asm(asm::AsmArgs),
+    /// Record, analyze and report in one step; without arguments, the bundled example.
+    #[command(after_help = profile::EXAMPLES)]
+    Profile(Box<profile::ProfileArgs>),
     /// Run a launch file, or a kernel with --grid/--block/--param, on the timing simulator.
     #[command(after_help = run::EXAMPLES)]
     Run(Box<run::RunArgs>),
-    /// List the GPU presets or print one as JSON.
-    #[command(after_help = config::EXAMPLES)]
-    Config(config::ConfigArgs),
-    /// Measure the simulator's speed (simulated warp instructions per host second).
-    #[command(after_help = bench::EXAMPLES)]
-    Bench(bench::BenchArgs),
     /// Run like `run` on the timing simulator and write every event to a trace file.
     #[command(after_help = record::EXAMPLES)]
     Record(Box<record::RecordArgs>),
-    /// Read a trace back: dump it as JSON Lines, convert it, or summarize it.
-    #[command(after_help = trace::EXAMPLES)]
-    Trace(trace::TraceArgs),
-    /// Analyze a trace: Nsight-style warp-state, scheduler and issue-slot statistics.
+    /// Analyze a trace: Nsight-style sections (occupancy, scheduler, warp states, memory, source...).
     #[command(after_help = analyze::EXAMPLES)]
     Analyze(analyze::AnalyzeArgs),
-    /// Compare traces: every metric beside the baseline(s), with differences and z-scores.
-    #[command(after_help = compare::EXAMPLES)]
-    Compare(compare::CompareArgs),
-    /// Record one launch under several policies/scoreboards/warp counts and compare them.
-    #[command(after_help = sweep::EXAMPLES)]
-    Sweep(Box<sweep::SweepArgs>),
-    /// Replay an Accel-Sim SASS trace on the timing simulator into a warpscope trace.
-    #[command(after_help = replay::EXAMPLES)]
-    Replay(Box<replay::ReplayArgs>),
-    /// Export a trace for other tools: Chrome Trace Event JSON for ui.perfetto.dev.
-    #[command(after_help = export::EXAMPLES)]
-    Export(export::ExportArgs),
     /// Draw one chart of a trace as SVG: timeline, dispatch, stalls, occupancy, slots, source.
     #[command(after_help = render::EXAMPLES)]
     Render(render::RenderArgs),
     /// Write the HTML report (with charts), report.txt and report.json for one or more traces.
     #[command(after_help = report::EXAMPLES)]
     Report(report::ReportArgs),
-    /// Record, analyze and report in one step; without arguments, the bundled example.
-    #[command(after_help = profile::EXAMPLES)]
-    Profile(Box<profile::ProfileArgs>),
+    /// Compare traces: every metric beside the baseline(s), with differences and z-scores.
+    #[command(after_help = compare::EXAMPLES)]
+    Compare(compare::CompareArgs),
+    /// Record one launch under several policies/scoreboards/warp counts and compare them.
+    #[command(after_help = sweep::EXAMPLES)]
+    Sweep(Box<sweep::SweepArgs>),
+    /// Export a trace for other tools: Chrome Trace Event JSON for ui.perfetto.dev.
+    #[command(after_help = export::EXAMPLES)]
+    Export(export::ExportArgs),
+    /// Replay an Accel-Sim SASS trace on the timing simulator into a warpscope trace.
+    #[command(after_help = replay::EXAMPLES)]
+    Replay(Box<replay::ReplayArgs>),
+    /// Read a trace back: dump it as JSON Lines, convert it, or summarize it.
+    #[command(after_help = trace::EXAMPLES)]
+    Trace(trace::TraceArgs),
+    /// Assemble a kernel and print its disassembly or its JSON form.
+    #[command(after_help = asm::EXAMPLES)]
+    Asm(asm::AsmArgs),
+    /// List the GPU presets or print one as JSON.
+    #[command(after_help = config::EXAMPLES)]
+    Config(config::ConfigArgs),
+    /// Measure the simulator's speed (simulated warp instructions per host second).
+    #[command(after_help = bench::EXAMPLES)]
+    Bench(bench::BenchArgs),
 }
 
 /// `--dialect` values, mirroring [`Dialect`].
