@@ -13,8 +13,24 @@ use warpscope::trace::{Event, TraceFormat, TraceReader};
 
 const BIN: &str = env!("CARGO_BIN_EXE_warpscope");
 
+/// The real Pascal trace, from the in-repo copy of `../shared/data/accelsim/vectoradd-100-32`.
 fn shared_vectoradd() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/accelsim/vectoradd-100-32")
+    fixture("vectoradd-100-32")
+}
+
+#[test]
+fn the_in_repo_copy_of_the_shared_trace_is_unaltered() {
+    let shared =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/accelsim/vectoradd-100-32");
+    let copy = shared_vectoradd();
+    for f in ["kernelslist.g", "kernel-1.traceg"] {
+        let ours = std::fs::read(copy.join(f)).unwrap();
+        assert!(ours.len() > 100, "{f}");
+        // Outside this workspace (a bare clone) only the copy exists.
+        if let Ok(theirs) = std::fs::read(shared.join(f)) {
+            assert_eq!(ours, theirs, "{f} differs from the shared original");
+        }
+    }
 }
 
 fn fixture(name: &str) -> PathBuf {

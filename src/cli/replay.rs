@@ -16,7 +16,7 @@ use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 
 pub const EXAMPLES: &str = "\
 Examples:
-  warpscope replay ../shared/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
+  warpscope replay tests/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
   warpscope replay traces/app/kernelslist.g --gpu hopper --policy lrr -o app.jsonl
   warpscope replay traces/app/kernel-3.traceg --gpu volta --memory fixed:300 --sms 8 -o k3.wstrace
   warpscope analyze vecadd.wstrace
