@@ -354,3 +354,481 @@ fn render_text_lists_every_scheme() {
     let json = serde_json::to_string(&results).unwrap();
     assert!(json.contains("\"scheme\":\"smt\""));
 }
+
+#[test]
+fn a_thread_is_in_run_exactly_in_the_cycles_it_issues() {
+    for_all(|_, _, r| {
+        for rec in &r.grid {
+            let issuers = rec.issuers();
+            for t in 0..2 {
+                assert_eq!(
+                    rec.threads[t] == ThreadState::Run,
+                    issuers.contains(&t),
+                    "{:?} cycle {}: thread {t} state {:?}, issuers {issuers:?}",
+                    r.scheme,
+                    rec.cycle,
+                    rec.threads[t]
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn smt_first_picker_alternates_and_fills_first() {
+    for_all(|cfg, _, r| {
+        if r.scheme != Scheme::Smt {
+            return;
+        }
+        for rec in &r.grid {
+            let first = rec.cycle % 2;
+            let second = 1 - first;
+            // The first picker is never passed over while it is ready.
+            assert_ne!(rec.threads[first], ThreadState::Wait, "cycle {}", rec.cycle);
+            if rec.threads[first] == ThreadState::Run {
+                assert!(
+                    matches!(rec.slots[0], SlotUse::Instruction { thread, .. } if thread == first),
+                    "cycle {}: slot 0 is not the first picker's",
+                    rec.cycle
+                );
+            }
+            // The second only waits when the first took every slot.
+            if rec.threads[second] == ThreadState::Wait {
+                assert_eq!(rec.instructions(), cfg.width, "cycle {}", rec.cycle);
+            }
+        }
+    });
+}
+
+#[test]
+fn coarse_switches_only_on_a_miss_or_a_finished_thread_to_a_ready_one() {
+    for_all(|_, _, r| {
+        if r.scheme != Scheme::Coarse {
+            return;
+        }
+        let mut prev_refill = false;
+        for rec in &r.grid {
+            if let Some(SlotUse::Refill { from, to }) = rec.slots.first().copied() {
+                assert_ne!(from, to);
+                if !prev_refill {
+                    assert!(
+                        matches!(rec.threads[from], ThreadState::Miss | ThreadState::Done),
+                        "cycle {}: switch away from a thread in {:?}",
+                        rec.cycle,
+                        rec.threads[from]
+                    );
+                    assert_ne!(rec.threads[to], ThreadState::Done, "cycle {}", rec.cycle);
+                }
+            }
+            prev_refill = rec.is_refill();
+        }
+    });
+}
+
+mod outputs {
+    use warpscope::analyze::{analyze_file, Taxonomy};
+    use warpscope::study::{self, generate_streams, run, Cause, SlotUse, StudyConfig, StudyError};
+    use warpscope::trace::TraceFormat;
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("study");
+        std::fs::create_dir_all(&d).unwrap();
+        d.join(name)
+    }
+
+    fn trace_bytes(cfg: &StudyConfig, format: TraceFormat) -> Vec<u8> {
+        let results = run(cfg);
+        study::trace::write_trace(Vec::new(), format, cfg, &generate_streams(cfg), &results)
+            .unwrap()
+    }
+
+    #[test]
+    fn analyze_of_the_trace_reports_the_engines_numbers_for_every_scheme() {
+        let configs = [
+            StudyConfig::default(),
+            StudyConfig {
+                width: 2,
+                stalls: study::StallPreset::Heavy,
+                lat: 9,
+                switch_cost: 3,
+                seed: 5,
+                ..StudyConfig::default()
+            },
+            StudyConfig {
+                width: 1,
+                ilp: 1,
+                switch_cost: 0,
+                seed: 3,
+                ..StudyConfig::default()
+            },
+        ];
+        for (i, cfg) in configs.iter().enumerate() {
+            for (format, ext) in [
+                (TraceFormat::Binary, "wstrace"),
+                (TraceFormat::Jsonl, "jsonl"),
+            ] {
+                let path = tmp(&format!("analyze-{i}.{ext}"));
+                std::fs::write(&path, trace_bytes(cfg, format)).unwrap();
+                let analysis = analyze_file(&path, Taxonomy::Nsight).unwrap();
+                assert!(analysis.complete);
+                let results = run(cfg);
+                assert_eq!(analysis.launches.len(), results.len());
+                let mut start = 0;
+                for (l, r) in analysis.launches.iter().zip(&results) {
+                    let what = format!("config {i} {ext} {}", r.scheme.name());
+                    assert_eq!(l.name, format!("study_{}", r.scheme.name()), "{what}");
+                    assert_eq!(l.start_cycle, start, "{what}");
+                    assert_eq!(l.cycles, r.cycles as u64, "{what}");
+                    assert_eq!(l.warp_instructions, r.instructions as u64, "{what}");
+                    let s = l.issue_slots;
+                    assert_eq!(s.width as usize, cfg.width, "{what}");
+                    assert_eq!(s.issued, r.slots.instruction as u64, "{what}");
+                    assert_eq!(s.refill, r.slots.refill as u64, "{what}");
+                    assert_eq!(s.vertical_waste, r.slots.vertical_waste as u64, "{what}");
+                    assert_eq!(
+                        s.horizontal_waste, r.slots.horizontal_waste as u64,
+                        "{what}"
+                    );
+                    // States: selected = issuing warp-cycles; stalls map to the scoreboards.
+                    let state = |n: &str| l.warp_states.get(n).copied().unwrap_or(0);
+                    let count = |f: &dyn Fn(study::ThreadState) -> bool| -> u64 {
+                        r.grid
+                            .iter()
+                            .flat_map(|c| c.threads)
+                            .filter(|&t| f(t))
+                            .count() as u64
+                    };
+                    use study::ThreadState as T;
+                    assert_eq!(state("selected"), count(&|t| t == T::Run), "{what}");
+                    assert_eq!(state("not_selected"), count(&|t| t == T::Wait), "{what}");
+                    assert_eq!(state("long_scoreboard"), count(&|t| t == T::Miss), "{what}");
+                    assert_eq!(state("short_scoreboard"), count(&|t| t == T::Dep), "{what}");
+                    start += r.cycles as u64;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_readme_picture_is_the_default_study() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/images/study.svg");
+        let cfg = StudyConfig::default();
+        let expected = study::svg::render(&cfg, &run(&cfg));
+        let committed = std::fs::read_to_string(path).unwrap();
+        assert!(
+            committed == expected,
+            "docs/images/study.svg is stale: regenerate it with \
+             `warpscope study --svg docs/images/study.svg`"
+        );
+    }
+
+    #[test]
+    fn outputs_are_deterministic() {
+        let cfg = StudyConfig::default();
+        let results = run(&cfg);
+        assert_eq!(
+            trace_bytes(&cfg, TraceFormat::Binary),
+            trace_bytes(&cfg, TraceFormat::Binary)
+        );
+        assert_eq!(
+            study::svg::render(&cfg, &results),
+            study::svg::render(&cfg, &run(&cfg))
+        );
+        assert_eq!(
+            study::html::render(&cfg, &results),
+            study::html::render(&cfg, &run(&cfg))
+        );
+        assert_eq!(
+            study::render_json(&cfg, &results),
+            study::render_json(&cfg, &run(&cfg))
+        );
+    }
+
+    #[test]
+    fn json_has_settings_and_every_schemes_slots() {
+        let cfg = StudyConfig::default();
+        let results = run(&cfg);
+        let v: serde_json::Value =
+            serde_json::from_str(&study::render_json(&cfg, &results)).unwrap();
+        assert_eq!(v["settings"]["width"], 4);
+        assert_eq!(v["settings"]["stalls"], "mixed");
+        assert_eq!(v["settings"]["seed"], cfg.seed);
+        let schemes = v["schemes"].as_array().unwrap();
+        let names: Vec<_> = schemes
+            .iter()
+            .map(|s| s["scheme"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["none", "coarse", "barrel", "fine", "smt"]);
+        for (s, r) in schemes.iter().zip(&results) {
+            assert_eq!(s["cycles"], r.cycles);
+            assert_eq!(s["instructions"], r.instructions);
+            assert_eq!(s["slots"]["issued"], r.slots.instruction);
+            assert_eq!(s["slots"]["refill"], r.slots.refill);
+            assert_eq!(s["slots"]["vertical_waste"], r.slots.vertical_waste);
+            assert_eq!(s["slots"]["horizontal_waste"], r.slots.horizontal_waste);
+        }
+    }
+
+    #[test]
+    fn svg_has_one_cell_per_slot_cycle_badges_and_refill_targets() {
+        let cfg = StudyConfig::default();
+        let results = run(&cfg);
+        let svg = study::svg::render(&cfg, &results);
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        let count = |needle: &str| svg.matches(needle).count();
+        let total: usize = results.iter().map(|r| r.slots.total()).sum();
+        assert_eq!(count("class=\"slot "), total);
+        let sum =
+            |f: fn(&study::SlotCounts) -> usize| results.iter().map(|r| f(&r.slots)).sum::<usize>();
+        assert_eq!(count("class=\"slot issue"), sum(|s| s.instruction));
+        assert_eq!(count("class=\"slot refill\""), sum(|s| s.refill));
+        assert_eq!(count("class=\"slot vertical\""), sum(|s| s.vertical_waste));
+        assert_eq!(
+            count("class=\"slot horizontal\""),
+            sum(|s| s.horizontal_waste)
+        );
+        let causes = |c: Cause| {
+            results
+                .iter()
+                .flat_map(|r| &r.grid)
+                .flat_map(|rec| &rec.slots)
+                .filter(|s| matches!(s, SlotUse::Instruction { cause: Some(x), .. } if *x == c))
+                .count()
+        };
+        assert!(causes(Cause::Miss) > 0 && causes(Cause::Dep) > 0);
+        assert_eq!(count("class=\"badge badge-m\""), causes(Cause::Miss));
+        assert_eq!(count("class=\"badge badge-d\""), causes(Cause::Dep));
+        // Refill cells name the thread switched to.
+        let coarse = &results[1];
+        let first_refill = coarse
+            .grid
+            .iter()
+            .find_map(|c| match c.slots[0] {
+                SlotUse::Refill { from, to } => Some((c.cycle, from, to)),
+                _ => None,
+            })
+            .expect("the default seed's coarse schedule switches");
+        assert!(svg.contains(&format!(
+            "cycle {} slot 0: refill, switching from thread {} to thread {}</title></rect><text",
+            first_refill.0, first_refill.1, first_refill.2
+        )));
+        assert!(svg.contains(&format!(">T{}</text>", first_refill.2)));
+        // Two thread-state strips per cycle per scheme.
+        let cycles: usize = results.iter().map(|r| r.cycles).sum();
+        assert_eq!(count("class=\"state state-"), 2 * cycles);
+        // Parses as XML and renders.
+        let tree = resvg::usvg::Tree::from_str(&svg, &resvg::usvg::Options::default()).unwrap();
+        assert!(tree.size().width() > 600.0);
+    }
+
+    #[test]
+    fn narration_says_who_issues_what_and_who_waits() {
+        let cfg = StudyConfig::default();
+        let results = run(&cfg);
+        let none = &results[0];
+        let n0 = study::html::narrate(none, 0);
+        assert!(n0.starts_with("cycle 0: T0 issues group 0"), "{n0}");
+        assert!(n0.contains("T1 ready, not picked"), "{n0}");
+        let miss_cycle = none
+            .grid
+            .iter()
+            .position(|c| c.threads[0] == study::ThreadState::Miss)
+            .unwrap();
+        let n = study::html::narrate(none, miss_cycle);
+        assert!(n.contains("T0 stalled on a miss"), "{n}");
+        assert!(n.contains("vertical waste"), "{n}");
+        let coarse = &results[1];
+        let refill = coarse.grid.iter().position(|c| c.is_refill()).unwrap();
+        let n = study::html::narrate(coarse, refill);
+        assert!(n.contains("refill: switching from T"), "{n}");
+        assert_eq!(
+            study::html::narrate(none, none.cycles),
+            format!("finished after {} cycles", none.cycles)
+        );
+    }
+
+    #[test]
+    fn html_is_self_contained_with_five_cards_and_controls() {
+        let cfg = StudyConfig::default();
+        let html = study::html::render(&cfg, &run(&cfg));
+        for id in [
+            "play",
+            "pause",
+            "back",
+            "fwd",
+            "scrub",
+            "settings",
+            "study-data",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "no #{id}");
+        }
+        assert_eq!(html.matches("<section class=\"card\"").count(), 5);
+        assert!(html.contains("prefers-color-scheme: dark"));
+        assert!(html.contains("position: sticky"));
+        for outside in ["<link", "src=\"http", "@import", "url(http", "@font-face"] {
+            assert!(!html.contains(outside), "page loads something: {outside}");
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_errors_naming_the_setting() {
+        let bad = [
+            (
+                StudyConfig {
+                    width: 0,
+                    ..StudyConfig::default()
+                },
+                "--width",
+            ),
+            (
+                StudyConfig {
+                    width: 9,
+                    ..StudyConfig::default()
+                },
+                "--width",
+            ),
+            (
+                StudyConfig {
+                    ilp: 0,
+                    ..StudyConfig::default()
+                },
+                "--ilp",
+            ),
+            (
+                StudyConfig {
+                    groups: 0,
+                    ..StudyConfig::default()
+                },
+                "--groups",
+            ),
+            (
+                StudyConfig {
+                    groups: 1_000_000,
+                    ..StudyConfig::default()
+                },
+                "--groups",
+            ),
+            (
+                StudyConfig {
+                    lat: 100_000,
+                    ..StudyConfig::default()
+                },
+                "--lat",
+            ),
+            (
+                StudyConfig {
+                    switch_cost: 100_000,
+                    ..StudyConfig::default()
+                },
+                "--switch-cost",
+            ),
+        ];
+        for (cfg, field) in bad {
+            let e = cfg.validate().unwrap_err();
+            assert!(matches!(e, StudyError::Invalid { .. }));
+            assert!(e.to_string().contains(field), "{e}");
+        }
+        assert!(StudyConfig::default().validate().is_ok());
+    }
+}
+
+mod cli {
+    use std::process::Command;
+    const BIN: &str = env!("CARGO_BIN_EXE_warpscope");
+
+    #[test]
+    fn study_prints_the_table_json_and_writes_every_output() {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("study-cli");
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new(BIN).arg("study").output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.lines().next().unwrap().starts_with("scheme"));
+        assert!(text.contains("smt"));
+        let (trace, svg, html, json) = (
+            dir.join("s.wstrace"),
+            dir.join("s.svg"),
+            dir.join("s.html"),
+            dir.join("s.json"),
+        );
+        let out = Command::new(BIN)
+            .args([
+                "study", "--scheme", "coarse", "--scheme", "smt", "--format", "json", "-o",
+            ])
+            .arg(&json)
+            .arg("--trace")
+            .arg(&trace)
+            .arg("--svg")
+            .arg(&svg)
+            .arg("--html")
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.is_empty());
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let names: Vec<_> = v["schemes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["scheme"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["coarse", "smt"]);
+        for p in [&svg, &html] {
+            assert!(std::fs::metadata(p).unwrap().len() > 1000);
+        }
+        let out = Command::new(BIN)
+            .arg("analyze")
+            .arg(&trace)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let report = String::from_utf8(out.stdout).unwrap();
+        assert!(report.contains("study_coarse (launch 0)"), "{report}");
+        assert!(report.contains("study_smt (launch 1)"), "{report}");
+        assert!(!dir.join("s.wstrace.tmp").exists());
+    }
+
+    #[test]
+    fn bad_arguments_fail_with_a_message_and_help_has_examples() {
+        let out = Command::new(BIN)
+            .args(["study", "--width", "0"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("--width: must be 1..=8, got 0"), "{err}");
+        let out = Command::new(BIN)
+            .args([
+                "study", "--groups", "1000", "--lat", "1000", "--stalls", "heavy", "--svg",
+            ])
+            .arg(std::env::temp_dir().join("warpscope-never-written.svg"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("too many to draw (at most 2000)"), "{err}");
+        assert!(!std::env::temp_dir()
+            .join("warpscope-never-written.svg")
+            .exists());
+        let out = Command::new(BIN)
+            .args(["study", "--stalls", "sometimes"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let out = Command::new(BIN)
+            .args(["study", "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            help.contains("Examples:") && help.contains("--switch-cost"),
+            "{help}"
+        );
+    }
+}

@@ -14,6 +14,7 @@ pub mod render;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod study;
 pub mod sweep;
 pub mod trace;
 
@@ -43,7 +44,7 @@ Examples:
   warpscope compare gto.wstrace lrr.wstrace
   warpscope sweep kernels/reduce.json --policy lrr,gto,barrel -o sweep-reduce
   warpscope export reduce.wstrace --perfetto reduce.json
-  warpscope replay ../shared/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
+  warpscope replay tests/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
   warpscope asm kernels/vecadd_tiny.tgpu
   warpscope config list";
 
@@ -101,6 +102,9 @@ pub enum Command {
     /// Replay an Accel-Sim SASS trace on the timing simulator into a warpscope trace.
     #[command(after_help = replay::EXAMPLES)]
     Replay(Box<replay::ReplayArgs>),
+    /// The multithreading issue-slot study of seed 004: five schemes on two seeded streams.
+    #[command(after_help = study::EXAMPLES)]
+    Study(Box<study::StudyArgs>),
     /// Read a trace back: dump it as JSON Lines, convert it, or summarize it.
     #[command(after_help = trace::EXAMPLES)]
     Trace(trace::TraceArgs),
@@ -153,6 +157,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Render(args) => render::run(args),
         Command::Report(args) => report::run(args),
         Command::Profile(args) => profile::run(*args),
+        Command::Study(args) => study::run(*args),
     };
     match result {
         Ok(code) => code,

@@ -2,7 +2,13 @@
 //! five schemes (no multithreading, coarse-grained, barrel, skipping fine-grained and SMT).
 //!
 //! DOM-free library code: [`run`] generates two instruction streams from a seed and simulates
-//! every scheme over the same streams, recording every slot of every cycle.
+//! every scheme over the same streams, recording every slot of every cycle. The outputs live
+//! beside it: `trace.rs` (a standard warpscope trace), `svg.rs` (the grids), `html.rs` (the
+//! animated page); [`render_text`] and [`render_json`] are the tables.
+
+pub mod html;
+pub mod svg;
+pub mod trace;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -82,6 +88,62 @@ impl Default for StudyConfig {
     }
 }
 
+/// Largest accepted `groups`, `lat` and `switch_cost`: keeps grids and pages a sane size.
+pub const MAX_GROUPS: usize = 1000;
+pub const MAX_LATENCY: usize = 1000;
+
+/// A study that cannot be run or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    #[error("study: --{field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    #[error("study: {cycles} cycles are too many to draw (at most {max}): use fewer --groups, a smaller --lat or fewer --scheme")]
+    TooLongToDraw { cycles: usize, max: usize },
+    #[error(transparent)]
+    Config(#[from] crate::sim::config::ConfigError),
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+}
+
+impl StallPreset {
+    pub fn from_name(s: &str) -> Option<StallPreset> {
+        StallPreset::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+impl StudyConfig {
+    /// Checks every setting; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), StudyError> {
+        let bad =
+            |field: &'static str, message: String| Err(StudyError::Invalid { field, message });
+        if !(1..=8).contains(&self.width) {
+            return bad("width", format!("must be 1..=8, got {}", self.width));
+        }
+        if !(1..=16).contains(&self.ilp) {
+            return bad("ilp", format!("must be 1..=16, got {}", self.ilp));
+        }
+        if !(1..=MAX_GROUPS).contains(&self.groups) {
+            return bad(
+                "groups",
+                format!("must be 1..={MAX_GROUPS}, got {}", self.groups),
+            );
+        }
+        if self.lat > MAX_LATENCY {
+            return bad("lat", format!("at most {MAX_LATENCY}, got {}", self.lat));
+        }
+        if self.switch_cost > MAX_LATENCY {
+            return bad(
+                "switch-cost",
+                format!("at most {MAX_LATENCY}, got {}", self.switch_cost),
+            );
+        }
+        Ok(())
+    }
+}
+
 /// The stall after a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -131,6 +193,10 @@ pub enum Scheme {
 }
 
 impl Scheme {
+    pub fn from_name(s: &str) -> Option<Scheme> {
+        Scheme::ALL.into_iter().find(|p| p.name() == s)
+    }
+
     pub const ALL: [Scheme; 5] = [
         Scheme::None,
         Scheme::Coarse,
@@ -497,4 +563,44 @@ pub fn render_text(results: &[SchemeResult]) -> String {
         );
     }
     out
+}
+
+/// Longest schedule the SVG and the page draw: beyond it the files run to tens of megabytes.
+pub const MAX_DRAWN_CYCLES: usize = 2000;
+
+/// Whether `results` are short enough for [`svg::render`] and [`html::render`].
+pub fn check_drawable(results: &[SchemeResult]) -> Result<(), StudyError> {
+    let cycles = results.iter().map(|r| r.cycles).max().unwrap_or(0);
+    if cycles > MAX_DRAWN_CYCLES {
+        return Err(StudyError::TooLongToDraw {
+            cycles,
+            max: MAX_DRAWN_CYCLES,
+        });
+    }
+    Ok(())
+}
+
+/// The JSON form: `{"settings":{...},"schemes":[{"scheme","cycles","instructions","ipc","slots"}]}`.
+pub fn render_json(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
+    let schemes: Vec<serde_json::Value> = results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "scheme": r.scheme.name(),
+                "cycles": r.cycles,
+                "instructions": r.instructions,
+                "ipc": (r.ipc() * 1000.0).round() / 1000.0,
+                "slots": {
+                    "issued": r.slots.instruction,
+                    "refill": r.slots.refill,
+                    "vertical_waste": r.slots.vertical_waste,
+                    "horizontal_waste": r.slots.horizontal_waste,
+                },
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({ "settings": cfg, "schemes": schemes });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
 }
