@@ -87,7 +87,11 @@ pub fn load_gpu(spec: &str) -> Result<GpuConfig> {
 }
 
 pub(super) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
-    PossibleValuesParser::new(Policy::ALL.map(Policy::name))
+    let names = Policy::ALL
+        .map(Policy::name)
+        .into_iter()
+        .chain(Policy::STUDY_ALIASES.map(|(alias, _)| alias));
+    PossibleValuesParser::new(names)
         .try_map(|s| Policy::from_name(&s).ok_or(format!("unknown policy `{s}`")))
 }
 

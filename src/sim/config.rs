@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
-    /// Loose round robin: next eligible warp after the last issuer.
+    /// Loose round robin: next eligible warp after the last issuer (seed 004's fine-grained
+    /// skipping scheme, hence the alias `fine`).
+    #[serde(alias = "fine")]
     Lrr,
     /// Greedy then oldest: keep issuing the same warp until it stalls, then the oldest.
     Gto,
@@ -34,7 +36,8 @@ pub enum Policy {
     Barrel,
     /// Run one warp until it stalls on a long operation, then switch, paying `switch_cost`.
     Coarse,
-    /// One warp to completion, then the next.
+    /// One warp to completion, then the next (seed 004's `none`, its alias).
+    #[serde(alias = "none")]
     Sequential,
     /// Several warps share the issue slots of one cycle (needs `issue_width > 1` to differ).
     Smt,
@@ -65,8 +68,18 @@ impl Policy {
         }
     }
 
+    /// Seed 004's scheme names for the policies that implement them (the others — barrel,
+    /// coarse, smt — have the same names).
+    pub const STUDY_ALIASES: [(&'static str, Policy); 2] =
+        [("fine", Policy::Lrr), ("none", Policy::Sequential)];
+
     pub fn from_name(s: &str) -> Option<Policy> {
-        Policy::ALL.into_iter().find(|p| p.name() == s)
+        Policy::ALL.into_iter().find(|p| p.name() == s).or_else(|| {
+            Policy::STUDY_ALIASES
+                .iter()
+                .find(|(alias, _)| *alias == s)
+                .map(|(_, p)| *p)
+        })
     }
 }
 
@@ -628,6 +641,20 @@ impl GpuConfig {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_004_scheme_names_are_policy_aliases() {
+        assert_eq!(Policy::from_name("fine"), Some(Policy::Lrr));
+        assert_eq!(Policy::from_name("none"), Some(Policy::Sequential));
+        for scheme in ["barrel", "coarse", "smt"] {
+            assert_eq!(Policy::from_name(scheme).map(Policy::name), Some(scheme));
+        }
+        let p: Policy = serde_json::from_str("\"fine\"").unwrap();
+        assert_eq!(p, Policy::Lrr);
+        assert_eq!(Policy::from_name("bogus"), None);
+    }
+
     use super::*;
 
     #[test]
