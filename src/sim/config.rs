@@ -655,8 +655,6 @@ mod tests {
         assert_eq!(Policy::from_name("bogus"), None);
     }
 
-    use super::*;
-
     #[test]
     fn presets_validate_and_round_trip_through_json() {
         for name in GpuConfig::PRESETS {
