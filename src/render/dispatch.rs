@@ -73,17 +73,13 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Blocks on SMs: {}", t.subject()), WIDTH)?;
-        canvas.text(
+        canvas.subtitle(
             &format!(
                 "{}, cycles {from}..{to}, {} blocks",
                 t.file_name(),
                 m.blocks.len()
             ),
-            (WIDTH as i32 / 2, 36),
-            11,
-            palette::INK,
-            Align::Centre,
-            "sans-serif",
+            WIDTH,
         )?;
         let mut top = TOP;
         for (&sm, lanes) in sms.iter().zip(&lanes_of) {

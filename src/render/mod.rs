@@ -438,6 +438,18 @@ impl<'a> Canvas<'a> {
             .map_err(draw_err)
     }
 
+    /// The line under the title: which trace, which cycles, how binned.
+    pub fn subtitle(&self, s: &str, width: u32) -> Result<(), RenderError> {
+        self.text(
+            s,
+            (width as i32 / 2, 36),
+            11,
+            palette::INK,
+            Align::Centre,
+            "sans-serif",
+        )
+    }
+
     pub fn title(&self, s: &str, width: u32) -> Result<(), RenderError> {
         self.text(
             s,

@@ -160,7 +160,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Occupancy and issue: {}", t.subject()), WIDTH)?;
-        canvas.text(
+        canvas.subtitle(
             &format!(
                 "{}, cycles {from}..{to}, {}",
                 t.file_name(),
@@ -170,11 +170,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                     format!("averages over {bin}-cycle columns")
                 }
             ),
-            (WIDTH as i32 / 2, 36),
-            11,
-            palette::INK,
-            Align::Centre,
-            "sans-serif",
+            WIDTH,
         )?;
         let legend = [
             (ACTIVE, "active warps"),

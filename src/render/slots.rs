@@ -143,7 +143,7 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Issue slots: {}", t.subject()), WIDTH)?;
-        canvas.text(
+        canvas.subtitle(
             &format!(
                 "{}, cycles {from}..{to}, issue width {width}, {}",
                 t.file_name(),
@@ -153,11 +153,7 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                     format!("{bin} cycles per column, dominant use shown")
                 }
             ),
-            (WIDTH as i32 / 2, 36),
-            11,
-            palette::INK,
-            Align::Centre,
-            "sans-serif",
+            WIDTH,
         )?;
         let mut row = 0;
         for &(sm, sched) in &schedulers {

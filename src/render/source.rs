@@ -65,16 +65,12 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Stalls by instruction: {}", t.subject()), WIDTH)?;
-        canvas.text(
+        canvas.subtitle(
             &format!(
                 "{}: warp-cycles waiting to issue each instruction, by state",
                 t.file_name()
             ),
-            (WIDTH as i32 / 2, 36),
-            11,
-            palette::INK,
-            Align::Centre,
-            "sans-serif",
+            WIDTH,
         )?;
         canvas.text(
             "PC",

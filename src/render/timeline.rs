@@ -115,7 +115,7 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Warp states over time: {}", t.subject()), WIDTH)?;
-        canvas.text(
+        canvas.subtitle(
             &format!(
                 "{}, cycles {from}..{to}, {}{}",
                 t.file_name(),
@@ -135,11 +135,7 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                     format!("{bin} cycles per column, dominant state shown")
                 }
             ),
-            (WIDTH as i32 / 2, 36),
-            11,
-            palette::INK,
-            Align::Centre,
-            "sans-serif",
+            WIDTH,
         )?;
         let mut previous: Option<(u32, u32)> = None;
         for (i, (&(sm, sched, slot), lives)) in slots.iter().enumerate() {
