@@ -5,7 +5,7 @@
 use super::config::GpuArgs;
 use super::emit;
 use super::report::write_report;
-use super::run::{gpu_config, load_launch_file, RunArgs};
+use super::run::{gpu_config, load_launch_file, KernelFlags, RunArgs};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -41,18 +41,8 @@ pub struct ProfileArgs {
     /// Directory for the trace and the report [default: profile-KERNEL].
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub grid: Option<String>,
-    /// Threads per block, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub block: Option<String>,
-    /// A kernel parameter by its .param name (repeatable; kernel files only).
-    #[arg(long = "param", value_name = "NAME=VALUE")]
-    pub params: Vec<String>,
-    /// A JSON list of memory initialisers (kernel files only).
-    #[arg(long, value_name = "FILE.json")]
-    pub mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub kernel: KernelFlags,
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
@@ -90,13 +80,9 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     };
     let run_args = RunArgs {
         input: input.clone(),
-        grid: args.grid,
-        block: args.block,
-        params: args.params,
-        mem: args.mem,
+        kernel: args.kernel,
         dump: Vec::new(),
         json: false,
-        dialect: None,
         functional: false,
         gpu: args.gpu,
         max_cycles: args.max_cycles,

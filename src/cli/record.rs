@@ -2,8 +2,8 @@
 //! simulator like `run`, and write every event to a trace file (see docs/trace-format.md).
 
 use super::config::GpuArgs;
-use super::run::{diff, gpu_config, load_launch_file, RunArgs};
-use super::{emit, DialectArg};
+use super::emit;
+use super::run::{diff, gpu_config, load_launch_file, KernelFlags, RunArgs};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::fmt::Write as _;
@@ -63,21 +63,8 @@ pub struct RecordArgs {
     #[arg(long, value_name = "0|1|2", default_value_t = DEFAULT_VERBOSITY,
           value_parser = clap::value_parser!(u8).range(0..=2))]
     pub verbosity: u8,
-    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub grid: Option<String>,
-    /// Threads per block, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub block: Option<String>,
-    /// A kernel parameter by its .param name; VALUE is an integer, float or 0x hex (repeatable).
-    #[arg(long = "param", value_name = "NAME=VALUE")]
-    pub params: Vec<String>,
-    /// A JSON list of memory initialisers, as in a launch file's "memory" (kernel files only).
-    #[arg(long, value_name = "FILE.json")]
-    pub mem: Option<PathBuf>,
-    /// Kernel dialect; by default from the extension (kernel files only).
-    #[arg(long, value_enum)]
-    pub dialect: Option<DialectArg>,
+    #[command(flatten)]
+    pub kernel: KernelFlags,
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
@@ -93,13 +80,9 @@ impl RecordArgs {
     fn run_args(self) -> (RunArgs, PathBuf, Option<FormatArg>, u8) {
         let run = RunArgs {
             input: self.input,
-            grid: self.grid,
-            block: self.block,
-            params: self.params,
-            mem: self.mem,
+            kernel: self.kernel,
             dump: Vec::new(),
             json: false,
-            dialect: self.dialect,
             functional: false,
             gpu: self.gpu,
             max_cycles: self.max_cycles,

@@ -48,27 +48,14 @@ const DIFF_LINES: usize = 10;
 pub struct RunArgs {
     /// A launch file (.json), or a kernel file (.sasm, .tgpu, .hex) with --grid and --block.
     pub input: PathBuf,
-    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub grid: Option<String>,
-    /// Threads per block, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub block: Option<String>,
-    /// A kernel parameter by its .param name; VALUE is an integer, float or 0x hex (repeatable).
-    #[arg(long = "param", value_name = "NAME=VALUE")]
-    pub params: Vec<String>,
-    /// A JSON list of memory initialisers, as in a launch file's "memory" (kernel files only).
-    #[arg(long, value_name = "FILE.json")]
-    pub mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub kernel: KernelFlags,
     /// Print COUNT words at byte address ADDR after the run; `:f32` prints them as floats.
     #[arg(long, value_name = "ADDR:COUNT[:f32]")]
     pub dump: Vec<String>,
     /// Print exactly one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
-    /// Kernel dialect; by default from the extension (kernel files only).
-    #[arg(long, value_enum)]
-    pub dialect: Option<DialectArg>,
     /// Run the functional simulator (what the kernel computes, no timing) instead.
     #[arg(long)]
     pub functional: bool,
@@ -84,6 +71,27 @@ pub struct RunArgs {
     /// Lanes per warp (default: the GPU's, 32, or 4 for the tiny preset).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub warp_size: Option<u32>,
+}
+
+/// The flags that describe a launch of a kernel file (not a launch file); shared by `run`,
+/// `record`, `sweep` and `profile`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct KernelFlags {
+    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub grid: Option<String>,
+    /// Threads per block, X[,Y[,Z]] (kernel files only).
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub block: Option<String>,
+    /// A kernel parameter by its .param name; VALUE is an integer, float or 0x hex (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// A JSON list of memory initialisers, as in a launch file's "memory" (kernel files only).
+    #[arg(long, value_name = "FILE.json")]
+    pub mem: Option<PathBuf>,
+    /// Kernel dialect; by default from the extension (kernel files only).
+    #[arg(long, value_enum)]
+    pub dialect: Option<DialectArg>,
 }
 
 /// One `--dump ADDR:COUNT[:f32]`, with the text exactly as the user wrote it.
@@ -317,17 +325,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 /// The launch file named by `args.input`, or the one a kernel file and --grid/--block/--param
 /// describe (shared with `record`).
 pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
+    let k = &args.kernel;
     let is_launch_file = args
         .input
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     let launch_file = if is_launch_file {
         let given = [
-            ("--grid", args.grid.is_some()),
-            ("--block", args.block.is_some()),
-            ("--param", !args.params.is_empty()),
-            ("--mem", args.mem.is_some()),
-            ("--dialect", args.dialect.is_some()),
+            ("--grid", k.grid.is_some()),
+            ("--block", k.block.is_some()),
+            ("--param", !k.params.is_empty()),
+            ("--mem", k.mem.is_some()),
+            ("--dialect", k.dialect.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
             bail!(
@@ -337,7 +346,7 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
         }
         LaunchFile::load(&args.input)?
     } else {
-        let (Some(grid), Some(block)) = (&args.grid, &args.block) else {
+        let (Some(grid), Some(block)) = (&k.grid, &k.block) else {
             bail!(
                 "{}: running a kernel file needs --grid and --block (or give a launch file .json)",
                 args.input.display()
@@ -345,11 +354,11 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
         };
         LaunchFile::from_command_line(&CommandLineLaunch {
             kernel: args.input.clone(),
-            dialect: args.dialect.map(Into::into),
+            dialect: k.dialect.map(Into::into),
             grid: grid.clone(),
             block: block.clone(),
-            params: args.params.clone(),
-            mem: args.mem.clone(),
+            params: k.params.clone(),
+            mem: k.mem.clone(),
             gpu: None,
         })?
     };

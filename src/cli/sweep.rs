@@ -2,7 +2,7 @@
 //! recorded on several threads with a progress bar, then the comparison table.
 
 use super::config::{policy_parser, scoreboard_parser, GpuArgs};
-use super::run::{gpu_config, load_launch_file, RunArgs};
+use super::run::{gpu_config, load_launch_file, KernelFlags, RunArgs};
 use super::{emit, write_file_atomically};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -58,18 +58,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "0|1|2", default_value_t = DEFAULT_VERBOSITY,
           value_parser = clap::value_parser!(u8).range(0..=2))]
     pub verbosity: u8,
-    /// Grid of blocks, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub grid: Option<String>,
-    /// Threads per block, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub block: Option<String>,
-    /// A kernel parameter by its .param name (repeatable; kernel files only).
-    #[arg(long = "param", value_name = "NAME=VALUE")]
-    pub params: Vec<String>,
-    /// A JSON list of memory initialisers (kernel files only).
-    #[arg(long, value_name = "FILE.json")]
-    pub mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub kernel: KernelFlags,
     /// Timing watchdog per run [default: 50000000].
     #[arg(long, value_name = "N")]
     pub max_cycles: Option<u64>,
@@ -78,13 +68,9 @@ pub struct SweepArgs {
 pub fn run(args: SweepArgs) -> Result<ExitCode> {
     let run_args = RunArgs {
         input: args.input.clone(),
-        grid: args.grid.clone(),
-        block: args.block.clone(),
-        params: args.params.clone(),
-        mem: args.mem.clone(),
+        kernel: args.kernel.clone(),
         dump: Vec::new(),
         json: false,
-        dialect: None,
         functional: false,
         gpu: GpuArgs {
             gpu: args.gpu.clone(),
