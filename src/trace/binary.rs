@@ -175,9 +175,50 @@ struct Context {
     last_cycle: u64,
     prev_warp: WarpRef,
     /// Lanes of each warp slot's current warp (from warp_launch); unknown = all 32.
-    lanes: HashMap<WarpRef, u32>,
+    lanes: WarpTable,
     /// Last issued pc of each warp slot; unknown = u32::MAX (so the prediction is pc 0).
-    last_pc: HashMap<WarpRef, u32>,
+    last_pc: WarpTable,
+}
+
+/// A u32 per warp slot, defaulting to `u32::MAX`: a dense table for the SMs and slots real
+/// GPUs have, a map beyond (so a corrupt trace's huge ids cost memory only per id seen).
+#[derive(Debug, Default)]
+struct WarpTable {
+    dense: Vec<Vec<u32>>,
+    sparse: HashMap<WarpRef, u32>,
+}
+
+/// SMs and warp slots per SM kept in the dense part of a [`WarpTable`].
+const DENSE_LIMIT: u32 = 1024;
+
+impl WarpTable {
+    fn get(&self, w: WarpRef) -> u32 {
+        if w.sm < DENSE_LIMIT && w.slot < DENSE_LIMIT {
+            self.dense
+                .get(w.sm as usize)
+                .and_then(|v| v.get(w.slot as usize))
+                .copied()
+                .unwrap_or(u32::MAX)
+        } else {
+            self.sparse.get(&w).copied().unwrap_or(u32::MAX)
+        }
+    }
+
+    fn insert(&mut self, w: WarpRef, v: u32) {
+        if w.sm < DENSE_LIMIT && w.slot < DENSE_LIMIT {
+            let (sm, slot) = (w.sm as usize, w.slot as usize);
+            if self.dense.len() <= sm {
+                self.dense.resize_with(sm + 1, Vec::new);
+            }
+            let row = &mut self.dense[sm];
+            if row.len() <= slot {
+                row.resize(slot + 1, u32::MAX);
+            }
+            row[slot] = v;
+        } else {
+            self.sparse.insert(w, v);
+        }
+    }
 }
 
 impl Default for Context {
@@ -185,18 +226,18 @@ impl Default for Context {
         Context {
             last_cycle: 0,
             prev_warp: WarpRef { sm: 0, slot: 0 },
-            lanes: HashMap::default(),
-            last_pc: HashMap::default(),
+            lanes: WarpTable::default(),
+            last_pc: WarpTable::default(),
         }
     }
 }
 
 impl Context {
     fn lanes(&self, w: WarpRef) -> u32 {
-        self.lanes.get(&w).copied().unwrap_or(u32::MAX)
+        self.lanes.get(w)
     }
     fn last_pc(&self, w: WarpRef) -> u32 {
-        self.last_pc.get(&w).copied().unwrap_or(u32::MAX)
+        self.last_pc.get(w)
     }
 }
 
