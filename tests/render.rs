@@ -38,8 +38,14 @@ fn samples() -> Vec<PathBuf> {
     v
 }
 
-/// Records seed 000's vector add (six blocks of four threads on the two-core `tiny` GPU).
+/// Records seed 000's vector add (six blocks of four threads on the two-core `tiny` GPU), once
+/// for all the tests that read it (they run in parallel).
 fn tiny_trace() -> PathBuf {
+    static TRACE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    TRACE.get_or_init(record_tiny_trace).clone()
+}
+
+fn record_tiny_trace() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
     let file = LaunchFile::load(&dir.join("vecadd_tiny.json")).unwrap();
     let config = file.gpu_config().unwrap();
