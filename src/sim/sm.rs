@@ -215,6 +215,8 @@ pub struct Sm {
     pub busy_cycles: u64,
     states: Vec<WarpState>,
     unfinished: Vec<usize>,
+    /// Scratch: the order in which the policy tries the pool's warps this cycle.
+    order: Vec<usize>,
     pool: Vec<u32>,
     /// An MIO or LSU queue entry was freed: throttled warps must look again.
     throttle_dirty: bool,
@@ -273,6 +275,7 @@ impl Sm {
             busy_cycles: 0,
             states: Vec::new(),
             unfinished: Vec::new(),
+            order: Vec::new(),
             pool: Vec::new(),
             throttle_dirty: false,
             wrap_dirty: false,
@@ -719,31 +722,36 @@ impl Sm {
             _ => false,
         };
         let mut refill = false;
-        let order: Vec<usize> = if eligible_count == 0 && policy != Policy::Coarse {
+        // Filled into a buffer kept across cycles: this runs for every scheduler every cycle.
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        if eligible_count == 0 && policy != Policy::Coarse {
             // Nothing can issue; policies keep their state for the next cycle that can.
-            Vec::new()
         } else {
             let sched = &mut self.schedulers[s];
             let pos_of = |slot: Option<u32>| slot.and_then(|sl| pool.iter().position(|&p| p == sl));
-            let rotate_after = |start: Option<usize>| -> Vec<usize> {
-                let n = pool.len();
-                let first = start.map_or(0, |i| i + 1);
-                (0..n).map(|k| (first + k) % n).collect()
-            };
-            match policy {
-                Policy::Lrr => rotate_after(pos_of(sched.last_issued)),
-                Policy::Oldest => (0..pool.len()).collect(),
+            let n = pool.len();
+            let rare: Vec<usize> = match policy {
+                Policy::Lrr => {
+                    let first = pos_of(sched.last_issued).map_or(0, |i| i + 1);
+                    order.extend((0..n).map(|k| (first + k) % n));
+                    Vec::new()
+                }
+                Policy::Oldest => {
+                    order.extend(0..n);
+                    Vec::new()
+                }
                 Policy::Gto => {
                     let greedy = pos_of(sched.last_issued);
-                    let mut v: Vec<usize> = Vec::with_capacity(pool.len());
-                    v.extend(greedy);
-                    v.extend((0..pool.len()).filter(|i| Some(*i) != greedy));
-                    v
+                    order.extend(greedy);
+                    order.extend((0..n).filter(|i| Some(*i) != greedy));
+                    Vec::new()
                 }
                 Policy::Smt => {
-                    let n = pool.len().max(1);
-                    let first = (cycle % n as u64) as usize;
-                    (0..pool.len()).map(|k| (first + k) % n).collect()
+                    let m = n.max(1);
+                    let first = (cycle % m as u64) as usize;
+                    order.extend((0..n).map(|k| (first + k) % m));
+                    Vec::new()
                 }
                 Policy::Barrel => {
                     if unfinished.is_empty() {
@@ -833,8 +841,9 @@ impl Sm {
                         }
                     }
                 }
-            }
-        };
+            };
+            order.extend(rare);
+        }
 
         let mut slots_left = width;
         let mut issued_here = 0u32;
@@ -915,6 +924,7 @@ impl Sm {
         };
         self.states = states;
         self.unfinished = unfinished;
+        self.order = order;
         self.schedulers[s].warps = all;
         self.pool = pool;
         Ok(())
