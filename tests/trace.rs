@@ -331,6 +331,75 @@ fn events() -> impl Strategy<Value = Vec<Event>> {
     })
 }
 
+/// Streams shaped like a simulator's: warps launched on a few schedulers, then cycles in which
+/// some warps change state, mostly in launch order per scheduler (so that state groups and
+/// predicted states are used), with issues, exits and relaunches between.
+fn scheduler_shaped() -> impl Strategy<Value = Vec<Event>> {
+    let step = (
+        0u8..10,
+        (0u32..2, 0u32..12, 0u32..2),
+        prop::collection::vec((0u32..12, 0usize..5), 0..10),
+        0u64..3,
+    );
+    prop::collection::vec(step, 0..150).prop_map(|steps| {
+        let palette = [
+            WarpState::NotSelected,
+            WarpState::PipeBusy { pipe: Pipe::Fma },
+            WarpState::LgThrottle,
+            WarpState::Selected,
+            WarpState::Scoreboard {
+                reg: RegRef::Reg(4),
+                producer_pc: 2,
+                path: DepPath::Long,
+            },
+        ];
+        let mut cycle = 0u64;
+        let mut out = Vec::new();
+        for (kind, (sm, slot, scheduler), changes, d) in steps {
+            cycle += d;
+            let warp = WarpRef { sm, slot };
+            match kind {
+                0 | 1 => out.push(Event::WarpLaunch {
+                    cycle,
+                    warp,
+                    info: WarpInfo {
+                        launch: 0,
+                        block: slot / 4,
+                        ctaid: Dim3::new(slot / 4, 0, 0),
+                        warp_in_block: slot % 4,
+                        scheduler,
+                        lanes: u32::MAX,
+                    },
+                }),
+                2 => out.push(Event::WarpExit { cycle, warp }),
+                3 => out.push(Event::Issue {
+                    cycle,
+                    warp,
+                    pc: slot,
+                    active: u32::MAX,
+                    pipe: Pipe::Fma,
+                    slot: 0,
+                }),
+                _ => {
+                    let mut changes = changes;
+                    if kind != 9 {
+                        changes.sort_by_key(|c| c.0);
+                        changes.dedup_by_key(|c| c.0);
+                    }
+                    for (slot, state) in changes {
+                        out.push(Event::WarpState {
+                            cycle,
+                            warp: WarpRef { sm, slot },
+                            state: palette[state],
+                        });
+                    }
+                }
+            }
+        }
+        out
+    })
+}
+
 /// A sequence with many issue → selected pairs (exercises the elision) and >1 block.
 fn realistic(n: u32) -> Vec<Event> {
     let mut v = Vec::new();
@@ -384,6 +453,23 @@ proptest! {
             prop_assert_eq!(&back, &evs);
             prop_assert_eq!(c, Some(complete));
         }
+    }
+
+    #[test]
+    fn scheduler_shaped_streams_roundtrip(evs in scheduler_shaped()) {
+        let bytes = write(TraceFormat::Binary, &evs, true);
+        let (back, _) = read_all(&bytes).unwrap();
+        prop_assert_eq!(&back, &evs);
+    }
+
+    #[test]
+    fn scheduler_shaped_mutations_never_panic(evs in scheduler_shaped(), flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6)) {
+        let mut bytes = write(TraceFormat::Binary, &evs, true);
+        for (i, b) in &flips {
+            let i = i.index(bytes.len());
+            bytes[i] ^= b | 1;
+        }
+        let _ = read_all(&bytes);
     }
 
     #[test]
@@ -464,7 +550,7 @@ fn future_version_is_rejected() {
         Err(TraceError::UnsupportedVersion {
             offset: 8,
             found: 99,
-            supported: 1,
+            supported: warpscope::trace::FORMAT_VERSION,
         }) => {}
         other => panic!("{other:?}"),
     }

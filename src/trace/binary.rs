@@ -13,8 +13,9 @@ use std::io::{Read, Write};
 
 /// First eight bytes of every binary trace.
 pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
-/// The binary format version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The binary format version this build writes (it reads every version up to this one:
+/// version 2 added state groups and predicted states, which version-1 files never contain).
+pub const FORMAT_VERSION: u16 = 2;
 /// A block is closed once its encoded events reach this many bytes.
 pub const BLOCK_TARGET: usize = 64 * 1024;
 /// miniz_oxide compression level of event blocks: 2 keeps recording within 1.5× of an
@@ -40,6 +41,10 @@ const T_BARRIER_RELEASE: u8 = 10;
 const T_MEMORY: u8 = 11;
 const T_HAZARD: u8 = 12;
 const T_FAULT: u8 = 13;
+/// Version 2: the state changes of several warps of one scheduler in one cycle.
+const T_STATE_GROUP: u8 = 14;
+/// Version 2: a warp_state event whose state is the warp's predicted one.
+const T_STATE_PREDICTED: u8 = 31;
 /// `T_STATE + n` is a warp_state event with state number n (0..=14).
 const T_STATE: u8 = 16;
 const STATES: u8 = 15;
@@ -54,6 +59,10 @@ const F_SLOT: u8 = 0x08;
 const F_ACTIVE: u8 = 0x10;
 const F_PC: u8 = 0x20;
 const F_SELECTED: u8 = 0x40;
+
+/// A state group names at most this many members after its first (so that the group's
+/// prediction-miss bits fit in one u64).
+const GROUP_SPAN: usize = 63;
 
 // ---------------------------------------------------------------------------------------------
 // CRC-32 (IEEE 802.3, the zlib/PNG one), table-driven.
@@ -175,49 +184,189 @@ struct Context {
     last_cycle: u64,
     prev_warp: WarpRef,
     /// Lanes of each warp slot's current warp (from warp_launch); unknown = all 32.
-    lanes: WarpTable,
+    lanes: Table<u32>,
     /// Last issued pc of each warp slot; unknown = u32::MAX (so the prediction is pc 0).
-    last_pc: WarpTable,
+    last_pc: Table<u32>,
+    groups: Groups,
 }
 
-/// A u32 per warp slot, defaulting to `u32::MAX`: a dense table for the SMs and slots real
-/// GPUs have, a map beyond (so a corrupt trace's huge ids cost memory only per id seen).
+/// What state groups and predicted states need, kept alike by encoder and decoder: every
+/// launched warp's scheduler and current state, each scheduler's warps in launch order (the
+/// order in which the simulator reports a scheduler's state changes), and per warp the state
+/// that last followed each state.
 #[derive(Debug, Default)]
-struct WarpTable {
-    dense: Vec<Vec<u32>>,
-    sparse: HashMap<WarpRef, u32>,
+struct Groups {
+    warps: Table<GroupWarp>,
+    /// By (sm, scheduler).
+    schedulers: Table<GroupScheduler>,
+    /// By the last issued pc (below [`DENSE_PCS`]), then by [`state_code`] of a state: the
+    /// state a warp changed to from it last time.
+    by_pc: Vec<[Option<WarpState>; STATES as usize]>,
 }
 
-/// SMs and warp slots per SM kept in the dense part of a [`WarpTable`].
+const DENSE_PCS: u32 = 4096;
+
+#[derive(Debug, Clone, Copy)]
+struct GroupWarp {
+    scheduler: u32,
+    state: Option<WarpState>,
+    /// The cycle of the warp's last issue (a warp that issued this cycle is `Selected`).
+    issued: Option<u64>,
+    pc: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+struct GroupScheduler {
+    /// Warp slots in launch order.
+    members: Vec<u32>,
+    /// By [`state_code`] of a state: the state a warp of this scheduler changed to from it
+    /// last time.
+    next: [Option<WarpState>; STATES as usize],
+}
+
+/// SMs and warp slots (or schedulers) per SM kept in the dense part of a [`Table`].
 const DENSE_LIMIT: u32 = 1024;
 
-impl WarpTable {
-    fn get(&self, w: WarpRef) -> u32 {
-        if w.sm < DENSE_LIMIT && w.slot < DENSE_LIMIT {
-            self.dense
-                .get(w.sm as usize)
-                .and_then(|v| v.get(w.slot as usize))
-                .copied()
-                .unwrap_or(u32::MAX)
-        } else {
-            self.sparse.get(&w).copied().unwrap_or(u32::MAX)
+/// Values by a pair of small ids (sm and slot, or sm and scheduler): dense below
+/// [`DENSE_LIMIT`], a map beyond (so a corrupt trace's huge ids cost memory only per id seen).
+#[derive(Debug)]
+struct Table<T> {
+    dense: Vec<Vec<Option<T>>>,
+    sparse: HashMap<(u32, u32), T>,
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table {
+            dense: Vec::new(),
+            sparse: HashMap::default(),
         }
+    }
+}
+
+impl Table<u32> {
+    /// The value for warp `w`, `u32::MAX` when unset.
+    fn of(&self, w: WarpRef) -> u32 {
+        self.get(w.sm, w.slot).copied().unwrap_or(u32::MAX)
     }
 
     fn insert(&mut self, w: WarpRef, v: u32) {
-        if w.sm < DENSE_LIMIT && w.slot < DENSE_LIMIT {
-            let (sm, slot) = (w.sm as usize, w.slot as usize);
-            if self.dense.len() <= sm {
-                self.dense.resize_with(sm + 1, Vec::new);
-            }
-            let row = &mut self.dense[sm];
-            if row.len() <= slot {
-                row.resize(slot + 1, u32::MAX);
-            }
-            row[slot] = v;
+        *self.get_or_insert_with(w.sm, w.slot, || v) = v;
+    }
+}
+
+impl<T> Table<T> {
+    fn get(&self, a: u32, b: u32) -> Option<&T> {
+        if a < DENSE_LIMIT && b < DENSE_LIMIT {
+            self.dense.get(a as usize)?.get(b as usize)?.as_ref()
         } else {
-            self.sparse.insert(w, v);
+            self.sparse.get(&(a, b))
         }
+    }
+
+    fn get_mut(&mut self, a: u32, b: u32) -> Option<&mut T> {
+        if a < DENSE_LIMIT && b < DENSE_LIMIT {
+            self.dense
+                .get_mut(a as usize)?
+                .get_mut(b as usize)?
+                .as_mut()
+        } else {
+            self.sparse.get_mut(&(a, b))
+        }
+    }
+
+    fn get_or_insert_with(&mut self, a: u32, b: u32, f: impl FnOnce() -> T) -> &mut T {
+        if a < DENSE_LIMIT && b < DENSE_LIMIT {
+            let (a, b) = (a as usize, b as usize);
+            if self.dense.len() <= a {
+                self.dense.resize_with(a + 1, Vec::new);
+            }
+            let row = &mut self.dense[a];
+            if row.len() <= b {
+                row.resize_with(b + 1, || None);
+            }
+            row[b].get_or_insert_with(f)
+        } else {
+            self.sparse.entry((a, b)).or_insert_with(f)
+        }
+    }
+}
+
+impl Groups {
+    fn launch(&mut self, w: WarpRef, scheduler: u32) {
+        self.exit(w);
+        let fresh = GroupWarp {
+            scheduler,
+            state: None,
+            issued: None,
+            pc: u32::MAX,
+        };
+        *self.warps.get_or_insert_with(w.sm, w.slot, || fresh) = fresh;
+        self.schedulers
+            .get_or_insert_with(w.sm, scheduler, GroupScheduler::default)
+            .members
+            .push(w.slot);
+    }
+
+    fn exit(&mut self, w: WarpRef) {
+        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
+            g.state = None;
+            if let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) {
+                s.members.retain(|&x| x != w.slot);
+            }
+        }
+    }
+
+    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
+        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
+            g.issued = Some(cycle);
+            g.pc = pc;
+        }
+    }
+
+    /// The state warp `w` is predicted to change to at `cycle`.
+    fn predict(&self, w: WarpRef, cycle: u64) -> Option<WarpState> {
+        let g = self.warps.get(w.sm, w.slot)?;
+        if g.issued == Some(cycle) {
+            return Some(WarpState::Selected);
+        }
+        let from = state_code(&g.state?) as usize;
+        self.by_pc
+            .get(g.pc as usize)
+            .and_then(|t| t[from])
+            .or_else(|| self.schedulers.get(w.sm, g.scheduler)?.next[from])
+    }
+
+    fn set_state(&mut self, w: WarpRef, state: WarpState) {
+        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
+            if let Some(prev) = g.state {
+                let from = state_code(&prev) as usize;
+                if let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) {
+                    s.next[from] = Some(state);
+                }
+                if g.pc < DENSE_PCS {
+                    if self.by_pc.len() <= g.pc as usize {
+                        self.by_pc
+                            .resize(g.pc as usize + 1, [None; STATES as usize]);
+                    }
+                    self.by_pc[g.pc as usize][from] = Some(state);
+                }
+            }
+            g.state = Some(state);
+        }
+    }
+
+    /// The scheduler of a launched, resident warp and its position among the scheduler's warps.
+    fn position(&self, w: WarpRef) -> Option<(u32, usize)> {
+        let g = self.warps.get(w.sm, w.slot)?;
+        let members = &self.schedulers.get(w.sm, g.scheduler)?.members;
+        Some((g.scheduler, members.iter().position(|&s| s == w.slot)?))
+    }
+
+    fn members(&self, sm: u32, scheduler: u32) -> &[u32] {
+        self.schedulers
+            .get(sm, scheduler)
+            .map_or(&[], |s| s.members.as_slice())
     }
 }
 
@@ -226,18 +375,19 @@ impl Default for Context {
         Context {
             last_cycle: 0,
             prev_warp: WarpRef { sm: 0, slot: 0 },
-            lanes: WarpTable::default(),
-            last_pc: WarpTable::default(),
+            lanes: Table::default(),
+            last_pc: Table::default(),
+            groups: Groups::default(),
         }
     }
 }
 
 impl Context {
     fn lanes(&self, w: WarpRef) -> u32 {
-        self.lanes.get(w)
+        self.lanes.of(w)
     }
     fn last_pc(&self, w: WarpRef) -> u32 {
-        self.last_pc.get(w)
+        self.last_pc.of(w)
     }
 }
 
@@ -246,6 +396,38 @@ impl Context {
 
 struct Encoder {
     cx: Context,
+    /// Consecutive warp_state events of one scheduler in one cycle, in member order, not yet
+    /// encoded: (warp, state, position among the scheduler's warps).
+    run: Vec<(WarpRef, WarpState, usize)>,
+    run_cycle: u64,
+    run_scheduler: u32,
+    scratch: Vec<u8>,
+}
+
+/// The fields of a warp state after its code (register, producer, barrier, pipe).
+fn put_state_details(out: &mut Vec<u8>, state: &WarpState, last_pc: u32) {
+    match *state {
+        WarpState::Scoreboard {
+            reg,
+            producer_pc,
+            path,
+        } => {
+            put_varint(out, reg_code(reg));
+            put_varint(out, pc_delta(producer_pc, last_pc));
+            out.push(path_code(path));
+        }
+        WarpState::DependencyBarrier {
+            barrier,
+            producer_pc,
+            path,
+        } => {
+            out.push(barrier);
+            put_varint(out, pc_delta(producer_pc, last_pc));
+            out.push(path_code(path));
+        }
+        WarpState::PipeBusy { pipe } => out.push(pipe_code(pipe)),
+        _ => {}
+    }
 }
 
 impl Encoder {
@@ -284,9 +466,94 @@ impl Encoder {
         }
     }
 
+    /// Takes a warp_state event into the current run, encoding the run first when the event
+    /// cannot extend it.
+    fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
+        let pos = self.cx.groups.position(w);
+        if let (Some((scheduler, i)), Some(&(first, _, first_i)), Some(&(_, _, last_i))) =
+            (pos, self.run.first(), self.run.last())
+        {
+            if cycle == self.run_cycle
+                && first.sm == w.sm
+                && scheduler == self.run_scheduler
+                && i > last_i
+                && i - first_i <= GROUP_SPAN
+            {
+                self.run.push((w, state, i));
+                return;
+            }
+        }
+        self.flush_run(s);
+        match pos {
+            Some((scheduler, i)) => {
+                self.run_cycle = cycle;
+                self.run_scheduler = scheduler;
+                self.run.push((w, state, i));
+            }
+            None => self.single_state(s, cycle, w, state),
+        }
+    }
+
+    /// Encodes the buffered run: one event as itself, several as a state group.
+    fn flush_run(&mut self, s: &mut Streams) {
+        match self.run.len() {
+            0 => return,
+            1 => {
+                let (w, state, _) = self.run[0];
+                self.single_state(s, self.run_cycle, w, state);
+            }
+            _ => self.state_group(s),
+        }
+        self.run.clear();
+    }
+
+    fn single_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
+        if self.cx.groups.predict(w, cycle) == Some(state) {
+            self.tag(&mut s.tags, &mut s.warps, T_STATE_PREDICTED, cycle, Some(w));
+        } else {
+            let code = T_STATE + state_code(&state);
+            self.tag(&mut s.tags, &mut s.warps, code, cycle, Some(w));
+            put_state_details(&mut s.args, &state, self.cx.last_pc(w));
+        }
+        self.cx.groups.set_state(w, state);
+    }
+
+    /// A state group: the first warp, a bit mask of the other members (by position after the
+    /// first), a bit mask of the members whose state is not the predicted one, and those
+    /// states.
+    fn state_group(&mut self, s: &mut Streams) {
+        let cycle = self.run_cycle;
+        let (first, _, first_i) = self.run[0];
+        self.tag(&mut s.tags, &mut s.warps, T_STATE_GROUP, cycle, Some(first));
+        let members = self.run[1..]
+            .iter()
+            .fold(0u64, |m, &(_, _, i)| m | 1 << (i - first_i - 1));
+        put_varint(&mut s.args, members);
+        // A member's prediction can depend on the members before it (they share the
+        // scheduler's table), so misses are found in order and their states written after
+        // the mask.
+        let mut misses = 0u64;
+        let mut states = std::mem::take(&mut self.scratch);
+        states.clear();
+        for (k, &(w, state, _)) in self.run.iter().enumerate() {
+            if self.cx.groups.predict(w, cycle) != Some(state) {
+                misses |= 1 << k;
+                states.push(state_code(&state));
+                put_state_details(&mut states, &state, self.cx.last_pc(w));
+            }
+            self.cx.groups.set_state(w, state);
+        }
+        put_varint(&mut s.args, misses);
+        s.args.extend_from_slice(&states);
+        self.scratch = states;
+    }
+
     /// Encodes `e`; `selected_follows` marks an issue whose `warp_state(Selected)` (same warp,
     /// same cycle) comes next and is elided.
     fn encode(&mut self, s: &mut Streams, e: &Event, selected_follows: bool) {
+        if let Event::WarpState { cycle, warp, state } = *e {
+            return self.single_state(s, cycle, warp, state);
+        }
         let Streams {
             tags,
             warps,
@@ -335,33 +602,14 @@ impl Encoder {
                 put_varint(out, !info.lanes as u64);
                 self.cx.lanes.insert(*warp, info.lanes);
                 self.cx.last_pc.insert(*warp, u32::MAX);
+                self.cx.groups.launch(*warp, info.scheduler);
             }
-            Event::WarpExit { warp, .. } => self.tag(tags, warps, T_WARP_EXIT, cycle, Some(*warp)),
-            Event::WarpState { warp, state, .. } => {
-                self.tag(tags, warps, T_STATE + state_code(state), cycle, Some(*warp));
-                match *state {
-                    WarpState::Scoreboard {
-                        reg,
-                        producer_pc,
-                        path,
-                    } => {
-                        put_varint(out, reg_code(reg));
-                        put_varint(out, pc_delta(producer_pc, self.cx.last_pc(*warp)));
-                        out.push(path_code(path));
-                    }
-                    WarpState::DependencyBarrier {
-                        barrier,
-                        producer_pc,
-                        path,
-                    } => {
-                        out.push(barrier);
-                        put_varint(out, pc_delta(producer_pc, self.cx.last_pc(*warp)));
-                        out.push(path_code(path));
-                    }
-                    WarpState::PipeBusy { pipe } => out.push(pipe_code(pipe)),
-                    _ => {}
-                }
+            Event::WarpExit { warp, .. } => {
+                self.tag(tags, warps, T_WARP_EXIT, cycle, Some(*warp));
+                self.cx.groups.exit(*warp);
             }
+            // Encoded by `single_state` above.
+            Event::WarpState { .. } => {}
             Event::Issue {
                 warp,
                 pc,
@@ -396,6 +644,10 @@ impl Encoder {
                     put_varint(out, *slot as u64);
                 }
                 self.cx.last_pc.insert(*warp, *pc);
+                self.cx.groups.issue(*warp, cycle, *pc);
+                if selected_follows {
+                    self.cx.groups.set_state(*warp, WarpState::Selected);
+                }
             }
             Event::Complete { warp, pc, .. } => {
                 self.tag(tags, warps, T_COMPLETE, cycle, Some(*warp));
@@ -493,6 +745,7 @@ pub struct BinaryWriter<W: Write> {
     streams: Streams,
     /// An issue held back to see whether its `warp_state(Selected)` follows.
     pending: Option<Event>,
+    last_cycle: u64,
     events: u64,
     offset: u64,
 }
@@ -525,9 +778,14 @@ impl<W: Write> BinaryWriter<W> {
             out,
             enc: Encoder {
                 cx: Context::default(),
+                run: Vec::new(),
+                run_cycle: 0,
+                run_scheduler: 0,
+                scratch: Vec::new(),
             },
             streams: Streams::default(),
             pending: None,
+            last_cycle: 0,
             events: 0,
             offset: head.len() as u64,
         })
@@ -536,17 +794,14 @@ impl<W: Write> BinaryWriter<W> {
     /// Appends one event; an event earlier than the previous one is rejected.
     pub fn write(&mut self, event: &Event) -> Result<(), TraceError> {
         let cycle = event.cycle();
-        let last = self
-            .pending
-            .as_ref()
-            .map_or(self.enc.cx.last_cycle, |p| p.cycle());
-        if cycle < last {
+        if cycle < self.last_cycle {
             return Err(TraceError::OutOfOrder {
                 offset: self.offset,
-                previous: last,
+                previous: self.last_cycle,
                 cycle,
             });
         }
+        self.last_cycle = cycle;
         self.events += 1;
         if let Some(p) = self.pending.take() {
             let follows = matches!(
@@ -561,13 +816,20 @@ impl<W: Write> BinaryWriter<W> {
                 return self.maybe_flush();
             }
         }
-        if matches!(event, Event::Issue { .. }) {
-            self.pending = Some(event.clone());
-            Ok(())
-        } else {
-            self.enc.encode(&mut self.streams, event, false);
-            self.maybe_flush()
+        match *event {
+            Event::Issue { .. } => {
+                self.enc.flush_run(&mut self.streams);
+                self.pending = Some(event.clone());
+            }
+            Event::WarpState { cycle, warp, state } => {
+                self.enc.push_state(&mut self.streams, cycle, warp, state)
+            }
+            _ => {
+                self.enc.flush_run(&mut self.streams);
+                self.enc.encode(&mut self.streams, event, false);
+            }
         }
+        self.maybe_flush()
     }
 
     pub fn events(&self) -> u64 {
@@ -617,6 +879,7 @@ impl<W: Write> BinaryWriter<W> {
         if let Some(p) = self.pending.take() {
             self.enc.encode(&mut self.streams, &p, false);
         }
+        self.enc.flush_run(&mut self.streams);
         self.flush_block()?;
         let mut trailer = vec![BLOCK_TRAILER, complete as u8];
         put_varint(&mut trailer, self.events);
@@ -703,8 +966,9 @@ impl Cursor<'_> {
 
 struct Decoder {
     cx: Context,
-    /// An elided `warp_state(Selected)` to return next.
-    queued: Option<Event>,
+    /// Events decoded ahead (an elided `warp_state(Selected)`, a state group's other
+    /// members), to return next: the last one first.
+    queued: Vec<Event>,
 }
 
 fn pipe_of(cur: &Cursor, offset: u64, c: u8) -> Result<Pipe, TraceError> {
@@ -778,6 +1042,120 @@ impl Decoder {
         Ok(predicted.wrapping_add(d as u32))
     }
 
+    /// A warp state from its number (0..=14) and the fields after it.
+    fn state(&self, cur: &mut Cursor, n: u8, w: WarpRef) -> Result<WarpState, TraceError> {
+        Ok(match n {
+            0 => WarpState::Selected,
+            1 => WarpState::NotSelected,
+            2 => WarpState::Scoreboard {
+                reg: reg_of(cur)?,
+                producer_pc: self.pc(cur, self.cx.last_pc(w))?,
+                path: path_of(cur)?,
+            },
+            3 => WarpState::DependencyBarrier {
+                barrier: cur.byte("dependency barrier")?,
+                producer_pc: self.pc(cur, self.cx.last_pc(w))?,
+                path: path_of(cur)?,
+            },
+            4 => WarpState::StallCount,
+            5 => WarpState::CtaBarrier,
+            6 => WarpState::Membar,
+            7 => {
+                let off = cur.offset();
+                let p = cur.byte("pipe")?;
+                WarpState::PipeBusy {
+                    pipe: pipe_of(cur, off, p)?,
+                }
+            }
+            8 => WarpState::MioThrottle,
+            9 => WarpState::LgThrottle,
+            10 => WarpState::TableFull,
+            11 => WarpState::BranchResolving,
+            12 => WarpState::NoInstruction,
+            13 => WarpState::Drain,
+            14 => WarpState::Sleeping,
+            c => return Err(cur.bad_tag(cur.offset(), c, "warp state number (0..=14)")),
+        })
+    }
+
+    fn predicted(&self, w: WarpRef, cycle: u64, offset: u64) -> Result<WarpState, TraceError> {
+        self.cx
+            .groups
+            .predict(w, cycle)
+            .ok_or_else(|| TraceError::Malformed {
+                offset,
+                message: format!(
+                    "predicted state for warp {}:{} at cycle {cycle}, which has no prediction",
+                    w.sm, w.slot
+                ),
+            })
+    }
+
+    /// Decodes a state group: returns its first event and queues the others.
+    fn state_group(
+        &mut self,
+        cur: &mut Cursor,
+        cycle: u64,
+        first: WarpRef,
+        offset: u64,
+    ) -> Result<Event, TraceError> {
+        let malformed = |message: String| TraceError::Malformed { offset, message };
+        let (scheduler, first_i) = self.cx.groups.position(first).ok_or_else(|| {
+            malformed(format!(
+                "state group starts at warp {}:{}, which is not resident",
+                first.sm, first.slot
+            ))
+        })?;
+        let mask = cur.varint("state group members")?;
+        if mask >> GROUP_SPAN != 0 {
+            return Err(malformed(format!(
+                "state group member mask {mask:#x} too wide"
+            )));
+        }
+        let members = self.cx.groups.members(first.sm, scheduler);
+        let mut warps = [first; GROUP_SPAN + 1];
+        let mut n = 1;
+        for bit in 0..GROUP_SPAN {
+            if mask >> bit & 1 != 0 {
+                let slot = *members.get(first_i + 1 + bit).ok_or_else(|| {
+                    malformed(format!(
+                        "state group names member {} of a scheduler with {}",
+                        first_i + 1 + bit,
+                        members.len()
+                    ))
+                })?;
+                warps[n] = WarpRef { sm: first.sm, slot };
+                n += 1;
+            }
+        }
+        if n < 2 {
+            return Err(malformed("state group of one warp".into()));
+        }
+        let misses = cur.varint("state group predictions")?;
+        if n < 64 && misses >> n != 0 {
+            return Err(malformed(format!(
+                "state group prediction mask {misses:#x} for {n} warps"
+            )));
+        }
+        let start = self.queued.len();
+        for (k, &w) in warps[..n].iter().enumerate() {
+            let state = if misses >> k & 1 != 0 {
+                let code = cur.byte("state number")?;
+                self.state(cur, code, w)?
+            } else {
+                self.predicted(w, cycle, offset)?
+            };
+            self.cx.groups.set_state(w, state);
+            self.queued.push(Event::WarpState {
+                cycle,
+                warp: w,
+                state,
+            });
+        }
+        self.queued[start..].reverse();
+        Ok(self.queued.pop().expect("a group has two or more events"))
+    }
+
     fn decode(
         &mut self,
         tags: &mut Cursor,
@@ -816,6 +1194,8 @@ impl Decoder {
                 | T_BARRIER_ARRIVE
                 | T_MEMORY
                 | T_HAZARD
+                | T_STATE_GROUP
+                | T_STATE_PREDICTED
         ) || (T_STATE..T_STATE + STATES).contains(&code);
         if same && !has_warp {
             return Err(cur.bad_tag(tag_off, tag, "same-warp bit on an event without a warp"));
@@ -860,6 +1240,7 @@ impl Decoder {
                 let lanes = !cur.u32("lanes")?;
                 self.cx.lanes.insert(w, lanes);
                 self.cx.last_pc.insert(w, u32::MAX);
+                self.cx.groups.launch(w, scheduler);
                 Event::WarpLaunch {
                     cycle,
                     warp: w,
@@ -873,19 +1254,15 @@ impl Decoder {
                     },
                 }
             }
-            T_WARP_EXIT => Event::WarpExit { cycle, warp: w },
+            T_WARP_EXIT => {
+                self.cx.groups.exit(w);
+                Event::WarpExit { cycle, warp: w }
+            }
             T_ISSUE => {
                 let off = cur.offset();
                 let flags = cur.byte("issue flags")?;
                 if flags & 0x80 != 0 {
                     return Err(cur.bad_tag(off, flags, "issue flags (bit 7 clear)"));
-                }
-                if flags & F_SELECTED != 0 {
-                    self.queued = Some(Event::WarpState {
-                        cycle,
-                        warp: w,
-                        state: WarpState::Selected,
-                    });
                 }
                 let pipe = pipe_of(cur, off, flags & F_PIPE)?;
                 let predicted = self.cx.last_pc(w).wrapping_add(1);
@@ -905,6 +1282,15 @@ impl Decoder {
                     0
                 };
                 self.cx.last_pc.insert(w, pc);
+                self.cx.groups.issue(w, cycle, pc);
+                if flags & F_SELECTED != 0 {
+                    self.cx.groups.set_state(w, WarpState::Selected);
+                    self.queued.push(Event::WarpState {
+                        cycle,
+                        warp: w,
+                        state: WarpState::Selected,
+                    });
+                }
                 Event::Issue {
                     cycle,
                     warp: w,
@@ -1013,44 +1399,25 @@ impl Decoder {
                 }
             }
             c if (T_STATE..T_STATE + STATES).contains(&c) => {
-                let state = match c - T_STATE {
-                    0 => WarpState::Selected,
-                    1 => WarpState::NotSelected,
-                    2 => WarpState::Scoreboard {
-                        reg: reg_of(cur)?,
-                        producer_pc: self.pc(cur, self.cx.last_pc(w))?,
-                        path: path_of(cur)?,
-                    },
-                    3 => WarpState::DependencyBarrier {
-                        barrier: cur.byte("dependency barrier")?,
-                        producer_pc: self.pc(cur, self.cx.last_pc(w))?,
-                        path: path_of(cur)?,
-                    },
-                    4 => WarpState::StallCount,
-                    5 => WarpState::CtaBarrier,
-                    6 => WarpState::Membar,
-                    7 => {
-                        let off = cur.offset();
-                        let p = cur.byte("pipe")?;
-                        WarpState::PipeBusy {
-                            pipe: pipe_of(cur, off, p)?,
-                        }
-                    }
-                    8 => WarpState::MioThrottle,
-                    9 => WarpState::LgThrottle,
-                    10 => WarpState::TableFull,
-                    11 => WarpState::BranchResolving,
-                    12 => WarpState::NoInstruction,
-                    13 => WarpState::Drain,
-                    _ => WarpState::Sleeping,
-                };
+                let state = self.state(cur, c - T_STATE, w)?;
+                self.cx.groups.set_state(w, state);
                 Event::WarpState {
                     cycle,
                     warp: w,
                     state,
                 }
             }
-            _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=13 or 16..=30)")),
+            T_STATE_PREDICTED => {
+                let state = self.predicted(w, cycle, tag_off)?;
+                self.cx.groups.set_state(w, state);
+                Event::WarpState {
+                    cycle,
+                    warp: w,
+                    state,
+                }
+            }
+            T_STATE_GROUP => self.state_group(cur, cycle, w, tag_off)?,
+            _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=14 or 16..=31)")),
         };
         Ok(ev)
     }
@@ -1131,7 +1498,7 @@ impl<R: Read> BinaryReader<R> {
             });
         }
         let version = u16::from_le_bytes([fixed[0], fixed[1]]);
-        if version != FORMAT_VERSION {
+        if version == 0 || version > FORMAT_VERSION {
             return Err(TraceError::UnsupportedVersion {
                 offset: 8,
                 found: version,
@@ -1181,7 +1548,7 @@ impl<R: Read> BinaryReader<R> {
             block_base: 0,
             dec: Decoder {
                 cx: Context::default(),
-                queued: None,
+                queued: Vec::new(),
             },
             events: 0,
             trailer: None,
@@ -1362,7 +1729,7 @@ impl<R: Read> BinaryReader<R> {
     }
 
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        if let Some(e) = self.dec.queued.take() {
+        if let Some(e) = self.dec.queued.pop() {
             self.events += 1;
             return Ok(Some(e));
         }
@@ -1419,5 +1786,135 @@ impl<R: Read> Iterator for BinaryReader<R> {
                 Some(Err(e))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The CRC keeps corrupt blocks away from the event decoder, so these tests corrupt the
+    //! *decoded* bytes of a block and frame them again: the decoder itself must never panic.
+    use super::*;
+    use crate::sim::config::GpuConfig;
+
+    fn header() -> TraceHeader {
+        let cfg = GpuConfig::preset("small").unwrap();
+        let launch = crate::bench::vecadd_launch(1024);
+        TraceHeader::new(
+            &cfg,
+            &crate::sim::gpu::prepare(&cfg, &[launch]).unwrap(),
+            0,
+            1,
+        )
+    }
+
+    fn events() -> Vec<Event> {
+        let mut v = Vec::new();
+        for slot in 0..8 {
+            v.push(Event::WarpLaunch {
+                cycle: 0,
+                warp: WarpRef { sm: 0, slot },
+                info: WarpInfo {
+                    launch: 0,
+                    block: 0,
+                    ctaid: Dim3::new(0, 0, 0),
+                    warp_in_block: slot,
+                    scheduler: slot % 2,
+                    lanes: u32::MAX,
+                },
+            });
+        }
+        let states = [
+            WarpState::NotSelected,
+            WarpState::PipeBusy { pipe: Pipe::Global },
+            WarpState::LgThrottle,
+        ];
+        for cycle in 1..40u64 {
+            for slot in (0..8).filter(|s| (s + cycle as u32) % 3 != 0) {
+                v.push(Event::WarpState {
+                    cycle,
+                    warp: WarpRef { sm: 0, slot },
+                    state: states[(cycle as usize + slot as usize / 3) % 3],
+                });
+            }
+        }
+        v
+    }
+
+    /// The decoded payload of the single event block of `bytes`.
+    fn raw_block(bytes: &[u8]) -> (usize, Vec<u8>) {
+        let header_end = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+        let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
+        let payload = &bytes[header_end + 8..header_end + 8 + len as usize];
+        let mut cur = Cursor {
+            data: payload,
+            pos: 1,
+            base: 0,
+        };
+        let _ = cur.varint("len").unwrap();
+        let raw = miniz_oxide::inflate::decompress_to_vec(&payload[cur.pos..]).unwrap();
+        (header_end, raw)
+    }
+
+    fn reframe(bytes: &[u8], header_end: usize, raw: &[u8]) -> Vec<u8> {
+        let mut payload = vec![BLOCK_EVENTS];
+        put_varint(&mut payload, raw.len() as u64);
+        payload.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(raw, 1));
+        let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
+        let mut out = bytes[..header_end].to_vec();
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc32(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out.extend_from_slice(&bytes[header_end + 8 + len as usize..]);
+        out
+    }
+
+    fn read(bytes: Vec<u8>) -> Result<Vec<Event>, TraceError> {
+        BinaryReader::new(std::io::Cursor::new(bytes))?.collect()
+    }
+
+    #[test]
+    fn groups_and_predictions_are_used_and_round_trip() {
+        let evs = events();
+        let header = header();
+        let mut w = BinaryWriter::new(Vec::new(), &header).unwrap();
+        for e in &evs {
+            w.write(e).unwrap();
+        }
+        let bytes = w.finish(true).unwrap();
+        let (_, raw) = raw_block(&bytes);
+        let mut cur = Cursor {
+            data: &raw,
+            pos: 0,
+            base: 0,
+        };
+        let tags = cur.varint("tags").unwrap() as usize;
+        let _warps = cur.varint("warps").unwrap();
+        let tags = &raw[cur.pos..cur.pos + tags];
+        let code = |c: u8| tags.iter().filter(|&&t| t & 0x1F == c).count();
+        assert!(code(T_STATE_GROUP) > 20, "{} groups", code(T_STATE_GROUP));
+        assert_eq!(read(bytes).unwrap(), evs);
+    }
+
+    #[test]
+    fn corrupt_decoded_bytes_give_errors_not_panics() {
+        let header = header();
+        let mut w = BinaryWriter::new(Vec::new(), &header).unwrap();
+        for e in &events() {
+            w.write(e).unwrap();
+        }
+        let bytes = w.finish(true).unwrap();
+        let (header_end, raw) = raw_block(&bytes);
+        let mut errors = 0;
+        for i in 0..raw.len() {
+            for flip in [0x01u8, 0x80, 0xFF] {
+                let mut bad = raw.clone();
+                bad[i] ^= flip;
+                errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
+            }
+        }
+        assert!(
+            errors > raw.len() as u32,
+            "only {errors} of the corruptions were noticed"
+        );
     }
 }
