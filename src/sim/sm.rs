@@ -45,7 +45,11 @@ pub struct PreparedLaunch {
 
 #[derive(Debug, Clone)]
 struct ResidentWarp {
-    ctx: WarpContext,
+    /// Boxed: the architectural state is large and cold while the scheduler visits warps.
+    ctx: Box<WarpContext>,
+    /// No instruction left (the program exited or the recorded stream ended); kept in step
+    /// with `ctx` and `replay` by every issue.
+    done: bool,
     launch: u32,
     block_slot: usize,
     scheduler: u32,
@@ -80,6 +84,10 @@ struct ResidentWarp {
 
 impl ResidentWarp {
     fn finished(&self) -> bool {
+        self.done
+    }
+
+    fn compute_done(&self) -> bool {
         match &self.replay {
             Some(stream) => stream.is_done(),
             None => self.ctx.is_done(),
@@ -345,8 +353,9 @@ impl Sm {
                 lanes: ctx.valid,
             };
             self.scoreboard.reset_warp(slot as usize);
-            self.warps[slot as usize] = Some(ResidentWarp {
-                ctx,
+            let mut warp = ResidentWarp {
+                ctx: Box::new(ctx),
+                done: false,
                 launch: launch_index,
                 block_slot,
                 scheduler,
@@ -365,7 +374,9 @@ impl Sm {
                 deps: None,
                 ready_pipe: None,
                 replay,
-            });
+            };
+            warp.done = warp.compute_done();
+            self.warps[slot as usize] = Some(warp);
             self.schedulers[scheduler as usize].warps.push(slot);
             self.schedulers[scheduler as usize].dirty = true;
             warp_ids.push(slot);
@@ -681,36 +692,36 @@ impl Sm {
         let config = cx.config;
         let width = config.sm.issue_width;
         let policy = config.scheduler.policy;
-        // A warp whose last instruction completed this cycle leaves now: it is not resident.
+        // One pass over the scheduler's warps: this runs for every scheduler every cycle.
         let all = std::mem::take(&mut self.schedulers[s].warps);
         let mut pool = std::mem::take(&mut self.pool);
-        pool.clear();
-        pool.extend(all.iter().copied().filter(|&slot| {
-            self.warps[slot as usize]
-                .as_ref()
-                .is_some_and(|w| !(w.finished() && w.inflight == 0))
-        }));
         let mut states = std::mem::take(&mut self.states);
+        let mut unfinished = std::mem::take(&mut self.unfinished);
+        pool.clear();
         states.clear();
-        for &slot in &pool {
-            let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
+        unfinished.clear();
+        let mut quiet_until = u64::MAX;
+        let mut eligible_count = 0u64;
+        for &slot in &all {
+            let Some(w) = self.warps[slot as usize].as_ref() else {
+                continue;
+            };
+            // A warp whose last instruction completed this cycle leaves now: it is not resident.
+            if w.done && w.inflight == 0 {
+                continue;
+            }
+            let (launch, done) = (w.launch, w.done);
             let state = self.cached_state(cycle, config, slot, &cx.launches[launch as usize]);
+            if let Some(w) = self.warps[slot as usize].as_ref() {
+                quiet_until = quiet_until.min(w.cache_until);
+            }
+            if !done {
+                unfinished.push(pool.len());
+            }
+            eligible_count += state.is_eligible() as u64;
+            pool.push(slot);
             states.push(state);
         }
-        let quiet_until = pool
-            .iter()
-            .filter_map(|&slot| self.warps[slot as usize].as_ref())
-            .map(|w| w.cache_until)
-            .min()
-            .unwrap_or(u64::MAX);
-        let mut unfinished = std::mem::take(&mut self.unfinished);
-        unfinished.clear();
-        unfinished.extend((0..pool.len()).filter(|&i| {
-            self.warps[pool[i] as usize]
-                .as_ref()
-                .is_some_and(|w| !w.finished())
-        }));
-        let eligible_count = states.iter().filter(|s| s.is_eligible()).count() as u64;
         out.any_eligible |= eligible_count > 0;
 
         // Which warps may issue this cycle, in the order the policy tries them.
@@ -1026,6 +1037,7 @@ impl Sm {
                 kind: e.kind,
             })
         })?;
+        warp.done = warp.compute_done();
         let inst = &program.instructions[pc as usize];
         let pipe = inst.op.pipe();
         cx.observer
