@@ -270,6 +270,77 @@ fn alu(op: Opcode, a: u32, b: u32, c: u32) -> u32 {
     }
 }
 
+/// [`alu`] over the first `n` lanes, with the opcode decided once (so the common opcodes'
+/// lane loops vectorize).
+fn alu_lanes(
+    op: Opcode,
+    a: &[u32; MAX_WARP_SIZE],
+    b: &[u32; MAX_WARP_SIZE],
+    c: &[u32; MAX_WARP_SIZE],
+    n: usize,
+) -> [u32; MAX_WARP_SIZE] {
+    let mut out = [0u32; MAX_WARP_SIZE];
+    macro_rules! each {
+        (|$x:ident, $y:ident, $z:ident| $e:expr) => {
+            for (((o, &$x), &$y), &$z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
+                *o = $e;
+            }
+        };
+    }
+    match op {
+        Opcode::Mov => each!(|x, _y, _z| x),
+        Opcode::Iadd => each!(|x, y, _z| x.wrapping_add(y)),
+        Opcode::Imad => each!(|x, y, z| x.wrapping_mul(y).wrapping_add(z)),
+        Opcode::Fadd => each!(|x, y, _z| (f(x) + f(y)).to_bits()),
+        Opcode::Fmul => each!(|x, y, _z| (f(x) * f(y)).to_bits()),
+        Opcode::Ffma => ffma_lanes(&mut out, a, b, c, n),
+        _ => each!(|x, y, z| alu(op, x, y, z)),
+    }
+    out
+}
+
+/// Fused multiply-add per lane, rounded once as the hardware does. Without the FMA
+/// instructions enabled at compile time, `mul_add` calls the C library once per lane; where
+/// the CPU has them, a copy of the loop compiled for them does all lanes in a few vector
+/// instructions (same IEEE result).
+fn ffma_lanes(
+    out: &mut [u32; MAX_WARP_SIZE],
+    a: &[u32; MAX_WARP_SIZE],
+    b: &[u32; MAX_WARP_SIZE],
+    c: &[u32; MAX_WARP_SIZE],
+    n: usize,
+) {
+    fn lanes_fma(
+        out: &mut [u32; MAX_WARP_SIZE],
+        a: &[u32; MAX_WARP_SIZE],
+        b: &[u32; MAX_WARP_SIZE],
+        c: &[u32; MAX_WARP_SIZE],
+        n: usize,
+    ) {
+        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
+            *o = f(x).mul_add(f(y), f(z)).to_bits();
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "fma")]
+        fn with_fma(
+            out: &mut [u32; MAX_WARP_SIZE],
+            a: &[u32; MAX_WARP_SIZE],
+            b: &[u32; MAX_WARP_SIZE],
+            c: &[u32; MAX_WARP_SIZE],
+            n: usize,
+        ) {
+            lanes_fma(out, a, b, c, n)
+        }
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports FMA (checked just above).
+            return unsafe { with_fma(out, a, b, c, n) };
+        }
+    }
+    lanes_fma(out, a, b, c, n)
+}
+
 fn lanes(mask: LaneMask) -> impl Iterator<Item = u32> {
     let mut m = mask;
     std::iter::from_fn(move || {
@@ -309,12 +380,22 @@ pub fn execute(
         ));
     };
     let active = warp.simt.active();
-    let mut executed = 0;
-    for lane in lanes(active) {
-        if warp.pred(inst.guard.pred.0, lane) != inst.guard.negated {
-            executed |= 1 << lane;
+    let executed = if inst.guard.pred.0 >= 7 {
+        // PT: every active lane, or none for @!PT.
+        if inst.guard.negated {
+            0
+        } else {
+            active
         }
-    }
+    } else {
+        let mut executed = 0;
+        for lane in lanes(active) {
+            if warp.pred(inst.guard.pred.0, lane) != inst.guard.negated {
+                executed |= 1 << lane;
+            }
+        }
+        executed
+    };
     let mut out = Executed {
         pc,
         active,
@@ -372,10 +453,7 @@ pub fn execute(
             let a = read_all(env, warp, srcs.first(), executed);
             let b = read_all(env, warp, srcs.get(1), executed);
             let c = read_all(env, warp, srcs.get(2), executed);
-            let mut values = [0u32; MAX_WARP_SIZE];
-            for lane in 0..n {
-                values[lane] = alu(op, a[lane], b[lane], c[lane]);
-            }
+            let values = alu_lanes(op, &a, &b, &c, n);
             let dst = match op {
                 Opcode::Cmp => Some(WriteDst::Nzp),
                 Opcode::Isetp(_) | Opcode::Fsetp(_) => inst.dst_pred().map(|p| WriteDst::Pred(p.0)),
@@ -493,6 +571,9 @@ fn memory_op(
 
 /// Writes a result into the warp's registers.
 pub fn apply(warp: &mut WarpContext, wb: &Writeback) {
+    if let WriteDst::Reg(r) = wb.dst {
+        return warp.set_reg_lanes(r, wb.mask, &wb.values);
+    }
     for lane in lanes(wb.mask) {
         let v = wb.values[lane as usize];
         match wb.dst {
@@ -506,6 +587,54 @@ pub fn apply(warp: &mut WarpContext, wb: &Writeback) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lane_loops_match_the_scalar_alu() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let specials = [
+            0u32,
+            0x8000_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            1,
+            0x0080_0000,
+            0x3f80_0000,
+        ];
+        for _ in 0..2000 {
+            let mut pick = || -> [u32; MAX_WARP_SIZE] {
+                std::array::from_fn(|_| {
+                    if rng.gen_bool(0.2) {
+                        specials[rng.gen_range(0..specials.len())]
+                    } else {
+                        rng.gen()
+                    }
+                })
+            };
+            let (a, b, c) = (pick(), pick(), pick());
+            for op in [
+                Opcode::Ffma,
+                Opcode::Fadd,
+                Opcode::Fmul,
+                Opcode::Imad,
+                Opcode::Iadd,
+            ] {
+                let got = alu_lanes(op, &a, &b, &c, 32);
+                for lane in 0..32 {
+                    let want = alu(op, a[lane], b[lane], c[lane]);
+                    if f(want).is_nan() {
+                        assert!(f(got[lane]).is_nan(), "{op:?} lane {lane}");
+                    } else {
+                        assert_eq!(
+                            got[lane], want,
+                            "{op:?} {:#x} {:#x} {:#x}",
+                            a[lane], b[lane], c[lane]
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn defined_division_results() {

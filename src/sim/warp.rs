@@ -85,6 +85,29 @@ impl WarpContext {
         }
     }
 
+    /// Register `reg` of the lanes in `mask` from `values` (writes to RZ and registers beyond
+    /// `.regs` are dropped).
+    #[inline]
+    pub fn set_reg_lanes(&mut self, reg: u8, mask: LaneMask, values: &[u32; MAX_WARP_SIZE]) {
+        let r = reg as u32;
+        if r >= self.regs_per_thread {
+            return;
+        }
+        let n = self.warp_size as usize;
+        let start = (r * self.warp_size) as usize;
+        let row = &mut self.regs[start..start + n];
+        let all = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+        if mask & all == all {
+            row.copy_from_slice(&values[..n]);
+        } else {
+            for (lane, (dst, &v)) in row.iter_mut().zip(values).enumerate() {
+                if mask >> lane & 1 != 0 {
+                    *dst = v;
+                }
+            }
+        }
+    }
+
     #[inline]
     pub fn pred(&self, pred: u8, lane: u32) -> bool {
         pred >= 7 || self.preds[lane as usize] & (1 << pred) != 0
