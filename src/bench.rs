@@ -238,11 +238,9 @@ impl TraceBench {
 /// Decodes a whole trace held in memory; returns the number of events.
 pub fn decode_trace(bytes: &[u8]) -> Result<u64, TraceError> {
     let mut reader = TraceReader::new(std::io::Cursor::new(bytes))?;
-    let mut n = 0u64;
-    for e in reader.by_ref() {
-        std::hint::black_box(e?);
-        n += 1;
-    }
+    let n = reader.for_each_event(|e| {
+        std::hint::black_box(e);
+    })?;
     if reader.trailer().is_none() {
         return Err(TraceError::Truncated {
             offset: bytes.len() as u64,

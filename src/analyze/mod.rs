@@ -63,9 +63,7 @@ pub fn analyze<R: Read>(
     taxonomy: Taxonomy,
 ) -> Result<Analysis, TraceError> {
     let mut acc = Accumulator::new(reader.header());
-    for event in reader.by_ref() {
-        acc.event(&event?);
-    }
+    reader.for_each_event(|e| acc.event(e))?;
     let complete = reader.complete().unwrap_or(false);
     let header = reader.header();
     Ok(Analysis {

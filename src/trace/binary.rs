@@ -966,9 +966,6 @@ impl Cursor<'_> {
 
 struct Decoder {
     cx: Context,
-    /// Events decoded ahead (an elided `warp_state(Selected)`, a state group's other
-    /// members), to return next: the last one first.
-    queued: Vec<Event>,
 }
 
 fn pipe_of(cur: &Cursor, offset: u64, c: u8) -> Result<Pipe, TraceError> {
@@ -1091,14 +1088,15 @@ impl Decoder {
             })
     }
 
-    /// Decodes a state group: returns its first event and queues the others.
+    /// Decodes a state group into its `warp_state` events, appended to `out` in group order.
     fn state_group(
         &mut self,
         cur: &mut Cursor,
         cycle: u64,
         first: WarpRef,
         offset: u64,
-    ) -> Result<Event, TraceError> {
+        out: &mut Vec<Event>,
+    ) -> Result<(), TraceError> {
         let malformed = |message: String| TraceError::Malformed { offset, message };
         let (scheduler, first_i) = self.cx.groups.position(first).ok_or_else(|| {
             malformed(format!(
@@ -1137,7 +1135,6 @@ impl Decoder {
                 "state group prediction mask {misses:#x} for {n} warps"
             )));
         }
-        let start = self.queued.len();
         for (k, &w) in warps[..n].iter().enumerate() {
             let state = if misses >> k & 1 != 0 {
                 let code = cur.byte("state number")?;
@@ -1146,22 +1143,24 @@ impl Decoder {
                 self.predicted(w, cycle, offset)?
             };
             self.cx.groups.set_state(w, state);
-            self.queued.push(Event::WarpState {
+            out.push(Event::WarpState {
                 cycle,
                 warp: w,
                 state,
             });
         }
-        self.queued[start..].reverse();
-        Ok(self.queued.pop().expect("a group has two or more events"))
+        Ok(())
     }
 
+    /// Decodes one tag's events (one, an issue and its elided `Selected`, or a state group's)
+    /// and appends them to `out`.
     fn decode(
         &mut self,
         tags: &mut Cursor,
         warps: &mut Cursor,
         cur: &mut Cursor,
-    ) -> Result<Event, TraceError> {
+        out: &mut Vec<Event>,
+    ) -> Result<(), TraceError> {
         let tag_off = tags.offset();
         let tag = tags.byte("event tag")?;
         let code = tag & 0x1F;
@@ -1283,22 +1282,23 @@ impl Decoder {
                 };
                 self.cx.last_pc.insert(w, pc);
                 self.cx.groups.issue(w, cycle, pc);
-                if flags & F_SELECTED != 0 {
-                    self.cx.groups.set_state(w, WarpState::Selected);
-                    self.queued.push(Event::WarpState {
-                        cycle,
-                        warp: w,
-                        state: WarpState::Selected,
-                    });
-                }
-                Event::Issue {
+                out.push(Event::Issue {
                     cycle,
                     warp: w,
                     pc,
                     active,
                     pipe,
                     slot,
+                });
+                if flags & F_SELECTED != 0 {
+                    self.cx.groups.set_state(w, WarpState::Selected);
+                    out.push(Event::WarpState {
+                        cycle,
+                        warp: w,
+                        state: WarpState::Selected,
+                    });
                 }
+                return Ok(());
             }
             T_COMPLETE => Event::Complete {
                 cycle,
@@ -1416,10 +1416,11 @@ impl Decoder {
                     state,
                 }
             }
-            T_STATE_GROUP => self.state_group(cur, cycle, w, tag_off)?,
+            T_STATE_GROUP => return self.state_group(cur, cycle, w, tag_off, out),
             _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=14 or 16..=31)")),
         };
-        Ok(ev)
+        out.push(ev);
+        Ok(())
     }
 }
 
@@ -1463,6 +1464,12 @@ pub struct BinaryReader<R: Read> {
     streams: [(usize, usize); 3],
     block_base: u64,
     dec: Decoder,
+    /// The current block's events and how many of them have been returned.
+    batch: Vec<Event>,
+    batch_pos: usize,
+    /// An error met while decoding the current block, returned after its good events.
+    error: Option<TraceError>,
+    /// Events decoded so far.
     events: u64,
     trailer: Option<Trailer>,
     done: bool,
@@ -1548,8 +1555,10 @@ impl<R: Read> BinaryReader<R> {
             block_base: 0,
             dec: Decoder {
                 cx: Context::default(),
-                queued: Vec::new(),
             },
+            batch: Vec::new(),
+            batch_pos: 0,
+            error: None,
             events: 0,
             trailer: None,
             done: false,
@@ -1728,21 +1737,14 @@ impl<R: Read> BinaryReader<R> {
         Ok(())
     }
 
-    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        if let Some(e) = self.dec.queued.pop() {
-            self.events += 1;
-            return Ok(Some(e));
-        }
-        while self.streams[0].0 >= self.streams[0].1 {
-            if self.streams[1].0 < self.streams[1].1 || self.streams[2].0 < self.streams[2].1 {
-                return Err(TraceError::Malformed {
-                    offset: self.block_base,
-                    message: "block has warp or field bytes left after its last event".into(),
-                });
-            }
-            if !self.next_block()? {
-                return Ok(None);
-            }
+    /// Reads the next block; an events block is decoded whole into `self.batch`. `Ok(false)`
+    /// once the trailer has been read. An error inside a block keeps the events decoded before
+    /// the failing one in the batch and is returned (by the caller) after them.
+    fn fill_batch(&mut self) -> Result<bool, TraceError> {
+        self.batch.clear();
+        self.batch_pos = 0;
+        if !self.next_block()? {
+            return Ok(false);
         }
         let base = self.block_base;
         let [(t, te), (w, we), (a, ae)] = self.streams;
@@ -1761,10 +1763,55 @@ impl<R: Read> BinaryReader<R> {
             pos: a,
             base,
         };
-        let ev = self.dec.decode(&mut tags, &mut warps, &mut args)?;
-        self.streams = [(tags.pos, te), (warps.pos, we), (args.pos, ae)];
-        self.events += 1;
-        Ok(Some(ev))
+        let mut result = Ok(());
+        while tags.pos < te {
+            let before = self.batch.len();
+            if let Err(e) = self
+                .dec
+                .decode(&mut tags, &mut warps, &mut args, &mut self.batch)
+            {
+                // A state group is all or nothing.
+                self.batch.truncate(before);
+                result = Err(e);
+                break;
+            }
+        }
+        if result.is_ok() && (warps.pos < we || args.pos < ae) {
+            result = Err(TraceError::Malformed {
+                offset: base,
+                message: "block has warp or field bytes left after its last event".into(),
+            });
+        }
+        self.events += self.batch.len() as u64;
+        self.error = result.err();
+        Ok(true)
+    }
+
+    /// The next events in trace order, a block's worth at a time (never empty); `None` after
+    /// the last. Mixing this with the iterator is allowed: each event is returned once.
+    pub fn next_batch(&mut self) -> Option<Result<&[Event], TraceError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.batch_pos < self.batch.len() {
+                let start = self.batch_pos;
+                self.batch_pos = self.batch.len();
+                return Some(Ok(&self.batch[start..]));
+            }
+            if let Some(e) = self.error.take() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            match self.fill_batch() {
+                Ok(true) => {}
+                Ok(false) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
     }
 }
 
@@ -1772,19 +1819,22 @@ impl<R: Read> Iterator for BinaryReader<R> {
     type Item = Result<Event, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
+        if self.batch_pos < self.batch.len() {
+            let placeholder = Event::KernelLaunch {
+                cycle: 0,
+                launch: 0,
+            };
+            let e = std::mem::replace(&mut self.batch[self.batch_pos], placeholder);
+            self.batch_pos += 1;
+            return Some(Ok(e));
         }
-        match self.next_event() {
-            Ok(Some(e)) => Some(Ok(e)),
-            Ok(None) => {
-                self.done = true;
-                None
+        match self.next_batch()? {
+            Ok(_) => {
+                // Rewind: the batch is returned event by event.
+                self.batch_pos = 0;
+                self.next()
             }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
+            Err(e) => Some(Err(e)),
         }
     }
 }
@@ -1915,6 +1965,60 @@ mod tests {
         assert!(
             errors > raw.len() as u32,
             "only {errors} of the corruptions were noticed"
+        );
+    }
+
+    /// What a reader yields, event by event, up to and including the first error.
+    fn yielded(items: impl Iterator<Item = Result<Event, TraceError>>) -> Vec<String> {
+        let mut out = Vec::new();
+        for item in items {
+            let stop = item.is_err();
+            out.push(format!("{item:?}"));
+            if stop {
+                break;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn batches_yield_what_the_iterator_yields_even_on_corrupt_blocks() {
+        let header = header();
+        let mut w = BinaryWriter::new(Vec::new(), &header).unwrap();
+        for e in &events() {
+            w.write(e).unwrap();
+        }
+        let bytes = w.finish(true).unwrap();
+        let (header_end, raw) = raw_block(&bytes);
+        let mut partial = 0;
+        for i in (0..raw.len()).step_by(3) {
+            let mut bad = raw.clone();
+            bad[i] ^= 0x5A;
+            let bad = reframe(&bytes, header_end, &bad);
+            let one_by_one = yielded(BinaryReader::new(std::io::Cursor::new(&bad)).unwrap());
+            let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
+            let mut batched = Vec::new();
+            // The first event through the iterator, the rest in batches.
+            batched.extend(yielded(reader.by_ref().take(1)));
+            while let Some(batch) = reader.next_batch() {
+                match batch {
+                    Ok(events) => {
+                        assert!(!events.is_empty());
+                        batched.extend(events.iter().map(|e| format!("{:?}", Ok::<_, ()>(e))));
+                    }
+                    Err(e) => {
+                        batched.push(format!("{:?}", Err::<(), _>(e)));
+                        break;
+                    }
+                }
+            }
+            assert_eq!(batched, one_by_one, "corruption at decoded byte {i}");
+            let last_is_error = one_by_one.last().is_some_and(|l| l.starts_with("Err"));
+            partial += (last_is_error && one_by_one.len() > 1) as u32;
+        }
+        assert!(
+            partial > 10,
+            "only {partial} corruptions gave events before the error"
         );
     }
 }
