@@ -179,12 +179,35 @@ pub struct LaunchAnalysis {
     pub hints: Vec<super::rules::Hint>,
 }
 
-type StateCycles = HashMap<WarpState, u64>;
+/// Warp-cycles by raw state, for one PC: a short list searched in order (a PC sees a handful
+/// of distinct states), which is cheaper than hashing on the per-issue path.
+#[derive(Debug, Default, Clone)]
+struct StateCycles(Vec<(WarpState, u64)>);
 
-fn add(map: &mut StateCycles, state: WarpState, n: u64) {
-    if n > 0 {
-        *map.entry(state).or_default() += n;
+impl StateCycles {
+    fn add(&mut self, state: WarpState, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match self.0.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, c)) => *c += n,
+            None => self.0.push((state, n)),
+        }
     }
+
+    fn iter(&self) -> impl Iterator<Item = (WarpState, u64)> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+/// A launch's warp-cycles by raw state: the sum of its PCs' (every state interval is charged
+/// to exactly one PC).
+fn launch_states(pcs: &[PcAcc]) -> HashMap<WarpState, u64> {
+    let mut out = HashMap::default();
+    for (s, n) in pcs.iter().flat_map(|p| p.states.iter()) {
+        *out.entry(s).or_default() += n;
+    }
+    out
 }
 
 #[derive(Default, Clone)]
@@ -251,7 +274,6 @@ struct LaunchAcc {
     warp_instructions: u64,
     thread_instructions: u64,
     resident: u64,
-    states: StateCycles,
     scheds: Vec<SchedAcc>,
     refill: u64,
     pcs: Vec<PcAcc>,
@@ -314,7 +336,6 @@ impl Accumulator {
                     warp_instructions: 0,
                     thread_instructions: 0,
                     resident: 0,
-                    states: StateCycles::default(),
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
                     pcs: vec![PcAcc::default(); l.listing.len()],
@@ -375,12 +396,11 @@ impl Accumulator {
             return;
         }
         for (state, n) in warp.pending.drain(..) {
-            add(&mut acc.states, state, n);
-            add(&mut acc.pc(pc).states, state, n);
+            acc.pc(pc).states.add(state, n);
             if let WarpState::Scoreboard { producer_pc, .. }
             | WarpState::DependencyBarrier { producer_pc, .. } = state
             {
-                add(&mut acc.pc(producer_pc).attributed, state, n);
+                acc.pc(producer_pc).attributed.add(state, n);
             }
         }
     }
@@ -514,13 +534,10 @@ impl Accumulator {
                 let new_cycle = w.last_issue_cycle != Some(cycle);
                 w.last_issue_cycle = Some(cycle);
                 w.last_pc = Some(pc);
-                if new_cycle {
-                    add(&mut acc.states, WarpState::Selected, 1);
-                }
                 let line = acc.pc(pc);
                 line.executions += 1;
                 if new_cycle {
-                    add(&mut line.states, WarpState::Selected, 1);
+                    line.states.add(WarpState::Selected, 1);
                 }
                 if let Some(s) = acc.scheds.get_mut(w.sched) {
                     if s.last_issue_cycle != Some(cycle) {
@@ -605,9 +622,12 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-fn classify_map(states: &StateCycles, taxonomy: Taxonomy) -> BTreeMap<String, u64> {
+fn classify_map(
+    states: impl IntoIterator<Item = (WarpState, u64)>,
+    taxonomy: Taxonomy,
+) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
-    for (&s, &n) in states {
+    for (s, n) in states {
         *out.entry(taxonomy.classify(s)).or_default() += n;
     }
     out
@@ -705,7 +725,8 @@ fn finish_launch(
         s.advance(end);
     }
     let sched_cycles = cycles as f64 * schedulers as f64;
-    let mut warp_states = classify_map(&acc.states, taxonomy);
+    let states = launch_states(&acc.pcs);
+    let mut warp_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), taxonomy);
     for name in taxonomy.fixed_names() {
         warp_states.entry(name.to_string()).or_default();
     }
@@ -715,8 +736,7 @@ fn finish_launch(
         .map(|(k, &v)| (k.clone(), ratio(v as f64, instructions)))
         .collect();
     let state_total: u64 = warp_states.values().sum();
-    let eligible_warp_cycles: u64 = acc
-        .states
+    let eligible_warp_cycles: u64 = states
         .iter()
         .filter(|(s, _)| s.is_eligible())
         .map(|(_, n)| n)
@@ -736,7 +756,7 @@ fn finish_launch(
         .iter()
         .enumerate()
         .map(|(pc, p)| {
-            let warp_cycles = classify_map(&p.states, taxonomy);
+            let warp_cycles = classify_map(p.states.iter(), taxonomy);
             let top_state = warp_cycles
                 .iter()
                 .fold(None::<(&String, u64)>, |best, (k, &v)| match best {
@@ -744,7 +764,7 @@ fn finish_launch(
                     _ => Some((k, v)),
                 })
                 .map(|(k, _)| k.clone());
-            let attributed_warp_cycles = classify_map(&p.attributed, taxonomy);
+            let attributed_warp_cycles = classify_map(p.attributed.iter(), taxonomy);
             SourceLine {
                 pc: pc as u32,
                 text: h.listing.get(pc).cloned().unwrap_or_default(),
@@ -809,7 +829,7 @@ fn finish_launch(
         source,
         hints: Vec::new(),
     };
-    let nsight_states = classify_map(&acc.states, Taxonomy::Nsight);
+    let nsight_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), Taxonomy::Nsight);
     analysis.hints = super::rules::hints(&analysis, &nsight_states);
     analysis
 }
