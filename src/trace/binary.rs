@@ -224,14 +224,17 @@ struct GroupScheduler {
     next: [Option<WarpState>; STATES as usize],
 }
 
-/// SMs and warp slots (or schedulers) per SM kept in the dense part of a [`Table`].
+/// SMs kept in the dense part of a [`Table`].
 const DENSE_LIMIT: u32 = 1024;
+/// Warp slots (or schedulers) per SM kept in the dense part of a [`Table`].
+const DENSE_STRIDE: u32 = 256;
 
-/// Values by a pair of small ids (sm and slot, or sm and scheduler): dense below
-/// [`DENSE_LIMIT`], a map beyond (so a corrupt trace's huge ids cost memory only per id seen).
+/// Values by a pair of small ids (sm and slot, or sm and scheduler): in one flat vector for
+/// ids below [`DENSE_LIMIT`] × [`DENSE_STRIDE`], a map beyond (so a corrupt trace's huge ids
+/// cost memory only per id seen).
 #[derive(Debug)]
 struct Table<T> {
-    dense: Vec<Vec<Option<T>>>,
+    dense: Vec<Option<T>>,
     sparse: HashMap<(u32, u32), T>,
 }
 
@@ -256,38 +259,38 @@ impl Table<u32> {
 }
 
 impl<T> Table<T> {
+    #[inline]
+    fn dense_index(a: u32, b: u32) -> Option<usize> {
+        (a < DENSE_LIMIT && b < DENSE_STRIDE).then(|| (a * DENSE_STRIDE + b) as usize)
+    }
+
+    #[inline]
     fn get(&self, a: u32, b: u32) -> Option<&T> {
-        if a < DENSE_LIMIT && b < DENSE_LIMIT {
-            self.dense.get(a as usize)?.get(b as usize)?.as_ref()
-        } else {
-            self.sparse.get(&(a, b))
+        match Self::dense_index(a, b) {
+            Some(i) => self.dense.get(i)?.as_ref(),
+            None => self.sparse.get(&(a, b)),
         }
     }
 
+    #[inline]
     fn get_mut(&mut self, a: u32, b: u32) -> Option<&mut T> {
-        if a < DENSE_LIMIT && b < DENSE_LIMIT {
-            self.dense
-                .get_mut(a as usize)?
-                .get_mut(b as usize)?
-                .as_mut()
-        } else {
-            self.sparse.get_mut(&(a, b))
+        match Self::dense_index(a, b) {
+            Some(i) => self.dense.get_mut(i)?.as_mut(),
+            None => self.sparse.get_mut(&(a, b)),
         }
     }
 
     fn get_or_insert_with(&mut self, a: u32, b: u32, f: impl FnOnce() -> T) -> &mut T {
-        if a < DENSE_LIMIT && b < DENSE_LIMIT {
-            let (a, b) = (a as usize, b as usize);
-            if self.dense.len() <= a {
-                self.dense.resize_with(a + 1, Vec::new);
+        match Self::dense_index(a, b) {
+            Some(i) => {
+                if self.dense.len() <= i {
+                    // Whole rows, so that a row's slots are allocated together.
+                    self.dense
+                        .resize_with((a as usize + 1) * DENSE_STRIDE as usize, || None);
+                }
+                self.dense[i].get_or_insert_with(f)
             }
-            let row = &mut self.dense[a];
-            if row.len() <= b {
-                row.resize_with(b + 1, || None);
-            }
-            row[b].get_or_insert_with(f)
-        } else {
-            self.sparse.entry((a, b)).or_insert_with(f)
+            None => self.sparse.entry((a, b)).or_insert_with(f),
         }
     }
 }
@@ -327,6 +330,11 @@ impl Groups {
     /// The state warp `w` is predicted to change to at `cycle`.
     fn predict(&self, w: WarpRef, cycle: u64) -> Option<WarpState> {
         let g = self.warps.get(w.sm, w.slot)?;
+        self.prediction(w.sm, g, cycle)
+    }
+
+    #[inline]
+    fn prediction(&self, sm: u32, g: &GroupWarp, cycle: u64) -> Option<WarpState> {
         if g.issued == Some(cycle) {
             return Some(WarpState::Selected);
         }
@@ -334,26 +342,39 @@ impl Groups {
         self.by_pc
             .get(g.pc as usize)
             .and_then(|t| t[from])
-            .or_else(|| self.schedulers.get(w.sm, g.scheduler)?.next[from])
+            .or_else(|| self.schedulers.get(sm, g.scheduler)?.next[from])
     }
 
     fn set_state(&mut self, w: WarpRef, state: WarpState) {
-        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
-            if let Some(prev) = g.state {
-                let from = state_code(&prev) as usize;
-                if let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) {
-                    s.next[from] = Some(state);
-                }
-                if g.pc < DENSE_PCS {
-                    if self.by_pc.len() <= g.pc as usize {
-                        self.by_pc
-                            .resize(g.pc as usize + 1, [None; STATES as usize]);
-                    }
-                    self.by_pc[g.pc as usize][from] = Some(state);
-                }
+        self.change(w, 0, Some(state));
+    }
+
+    /// Warp `w` changes state at `cycle`: to `state`, or with `None` to its prediction.
+    /// Returns the new state; `None` if the warp is unknown or has no prediction.
+    #[inline]
+    fn change(&mut self, w: WarpRef, cycle: u64, state: Option<WarpState>) -> Option<WarpState> {
+        let g = *self.warps.get(w.sm, w.slot)?;
+        let state = match state {
+            Some(s) => s,
+            None => self.prediction(w.sm, &g, cycle)?,
+        };
+        if let Some(prev) = g.state {
+            let from = state_code(&prev) as usize;
+            if let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) {
+                s.next[from] = Some(state);
             }
+            if g.pc < DENSE_PCS {
+                if self.by_pc.len() <= g.pc as usize {
+                    self.by_pc
+                        .resize(g.pc as usize + 1, [None; STATES as usize]);
+                }
+                self.by_pc[g.pc as usize][from] = Some(state);
+            }
+        }
+        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
             g.state = Some(state);
         }
+        Some(state)
     }
 
     /// The scheduler of a launched, resident warp and its position among the scheduler's warps.
@@ -1075,10 +1096,11 @@ impl Decoder {
         })
     }
 
-    fn predicted(&self, w: WarpRef, cycle: u64, offset: u64) -> Result<WarpState, TraceError> {
+    /// Warp `w` changes to its predicted state.
+    fn predicted(&mut self, w: WarpRef, cycle: u64, offset: u64) -> Result<WarpState, TraceError> {
         self.cx
             .groups
-            .predict(w, cycle)
+            .change(w, cycle, None)
             .ok_or_else(|| TraceError::Malformed {
                 offset,
                 message: format!(
@@ -1113,18 +1135,19 @@ impl Decoder {
         let members = self.cx.groups.members(first.sm, scheduler);
         let mut warps = [first; GROUP_SPAN + 1];
         let mut n = 1;
-        for bit in 0..GROUP_SPAN {
-            if mask >> bit & 1 != 0 {
-                let slot = *members.get(first_i + 1 + bit).ok_or_else(|| {
-                    malformed(format!(
-                        "state group names member {} of a scheduler with {}",
-                        first_i + 1 + bit,
-                        members.len()
-                    ))
-                })?;
-                warps[n] = WarpRef { sm: first.sm, slot };
-                n += 1;
-            }
+        let mut rest = mask;
+        while rest != 0 {
+            let bit = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let slot = *members.get(first_i + 1 + bit).ok_or_else(|| {
+                malformed(format!(
+                    "state group names member {} of a scheduler with {}",
+                    first_i + 1 + bit,
+                    members.len()
+                ))
+            })?;
+            warps[n] = WarpRef { sm: first.sm, slot };
+            n += 1;
         }
         if n < 2 {
             return Err(malformed("state group of one warp".into()));
@@ -1138,11 +1161,12 @@ impl Decoder {
         for (k, &w) in warps[..n].iter().enumerate() {
             let state = if misses >> k & 1 != 0 {
                 let code = cur.byte("state number")?;
-                self.state(cur, code, w)?
+                let state = self.state(cur, code, w)?;
+                self.cx.groups.set_state(w, state);
+                state
             } else {
                 self.predicted(w, cycle, offset)?
             };
-            self.cx.groups.set_state(w, state);
             out.push(Event::WarpState {
                 cycle,
                 warp: w,
@@ -1409,7 +1433,6 @@ impl Decoder {
             }
             T_STATE_PREDICTED => {
                 let state = self.predicted(w, cycle, tag_off)?;
-                self.cx.groups.set_state(w, state);
                 Event::WarpState {
                     cycle,
                     warp: w,
