@@ -330,19 +330,7 @@ impl Groups {
     /// The state warp `w` is predicted to change to at `cycle`.
     fn predict(&self, w: WarpRef, cycle: u64) -> Option<WarpState> {
         let g = self.warps.get(w.sm, w.slot)?;
-        self.prediction(w.sm, g, cycle)
-    }
-
-    #[inline]
-    fn prediction(&self, sm: u32, g: &GroupWarp, cycle: u64) -> Option<WarpState> {
-        if g.issued == Some(cycle) {
-            return Some(WarpState::Selected);
-        }
-        let from = state_code(&g.state?) as usize;
-        self.by_pc
-            .get(g.pc as usize)
-            .and_then(|t| t[from])
-            .or_else(|| self.schedulers.get(sm, g.scheduler)?.next[from])
+        prediction(&self.by_pc, &self.schedulers, w.sm, g, cycle)
     }
 
     fn set_state(&mut self, w: WarpRef, state: WarpState) {
@@ -353,27 +341,30 @@ impl Groups {
     /// Returns the new state; `None` if the warp is unknown or has no prediction.
     #[inline]
     fn change(&mut self, w: WarpRef, cycle: u64, state: Option<WarpState>) -> Option<WarpState> {
-        let g = *self.warps.get(w.sm, w.slot)?;
+        let Groups {
+            warps,
+            schedulers,
+            by_pc,
+        } = self;
+        let g = warps.get_mut(w.sm, w.slot)?;
         let state = match state {
             Some(s) => s,
-            None => self.prediction(w.sm, &g, cycle)?,
+            None => prediction(by_pc, schedulers, w.sm, g, cycle)?,
         };
         if let Some(prev) = g.state {
             let from = state_code(&prev) as usize;
-            if let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) {
+            if let Some(s) = schedulers.get_mut(w.sm, g.scheduler) {
                 s.next[from] = Some(state);
             }
             if g.pc < DENSE_PCS {
-                if self.by_pc.len() <= g.pc as usize {
-                    self.by_pc
-                        .resize(g.pc as usize + 1, [None; STATES as usize]);
+                let pc = g.pc as usize;
+                if by_pc.len() <= pc {
+                    by_pc.resize(pc + 1, [None; STATES as usize]);
                 }
-                self.by_pc[g.pc as usize][from] = Some(state);
+                by_pc[pc][from] = Some(state);
             }
         }
-        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
-            g.state = Some(state);
-        }
+        g.state = Some(state);
         Some(state)
     }
 
@@ -389,6 +380,26 @@ impl Groups {
             .get(sm, scheduler)
             .map_or(&[], |s| s.members.as_slice())
     }
+}
+
+/// The state warp `g` (on `sm`) is predicted to change to at `cycle`: `Selected` if it issued
+/// then, else what followed its current state last time at its pc, or else on its scheduler.
+#[inline]
+fn prediction(
+    by_pc: &[[Option<WarpState>; STATES as usize]],
+    schedulers: &Table<GroupScheduler>,
+    sm: u32,
+    g: &GroupWarp,
+    cycle: u64,
+) -> Option<WarpState> {
+    if g.issued == Some(cycle) {
+        return Some(WarpState::Selected);
+    }
+    let from = state_code(&g.state?) as usize;
+    by_pc
+        .get(g.pc as usize)
+        .and_then(|t| t[from])
+        .or_else(|| schedulers.get(sm, g.scheduler)?.next[from])
 }
 
 impl Default for Context {
