@@ -9,13 +9,16 @@ use crate::sim::observer::{MemEvent, MemKind, MemSpace, WarpInfo, WarpRef, WarpS
 use crate::sim::scoreboard::{DepPath, Hazard, HazardKind, RegRef};
 use crate::sim::{Dim3, Fault};
 use rustc_hash::FxHashMap as HashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{Read, Write};
 
 /// First eight bytes of every binary trace.
 pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
 /// The binary format version this build writes (it reads every version up to this one:
-/// version 2 added state groups and predicted states, which version-1 files never contain).
-pub const FORMAT_VERSION: u16 = 2;
+/// version 2 added state groups and predicted states, version 3 predicted completions; older
+/// files never contain them).
+pub const FORMAT_VERSION: u16 = 3;
 /// A block is closed once its encoded events reach this many bytes.
 pub const BLOCK_TARGET: usize = 64 * 1024;
 /// miniz_oxide compression level of event blocks: 2 keeps recording within 1.5× of an
@@ -43,6 +46,8 @@ const T_HAZARD: u8 = 12;
 const T_FAULT: u8 = 13;
 /// Version 2: the state changes of several warps of one scheduler in one cycle.
 const T_STATE_GROUP: u8 = 14;
+/// Version 3: a completion, the one [`Completions`] predicts.
+const T_COMPLETE_PREDICTED: u8 = 15;
 /// Version 2: a warp_state event whose state is the warp's predicted one.
 const T_STATE_PREDICTED: u8 = 31;
 /// `T_STATE + n` is a warp_state event with state number n (0..=14).
@@ -188,6 +193,82 @@ struct Context {
     /// Last issued pc of each warp slot; unknown = u32::MAX (so the prediction is pc 0).
     last_pc: Table<u32>,
     groups: Groups,
+    completions: Completions,
+}
+
+/// Completions predicted from issues (version 3), kept alike by encoder and decoder: each
+/// issue at a pc whose latency (issue to completion) is known from an earlier completion there
+/// is expected to complete that many cycles later. At a completion the expectations already
+/// past are dropped; if the earliest one left (by cycle, then SM, then issue order — the
+/// order in which the simulator retires) is this very completion, it costs its tag alone.
+/// A wrong expectation only costs bytes: the writer uses it only when it is right.
+#[derive(Debug, Default)]
+struct Completions {
+    due: BinaryHeap<Reverse<Expected>>,
+    issued: u64,
+    /// By pc below [`DENSE_PCS`]: cycles from issue to completion the last time, if any.
+    latency: Vec<Option<u64>>,
+    /// Per warp slot: its last [`RECENT`] issues (pc, cycle), to learn latencies from.
+    recent: Table<[(u32, u64); RECENT]>,
+}
+
+/// An expected completion: (due cycle, sm, issue number, slot, pc), ordered as retired.
+type Expected = (u64, u32, u64, u32, u32);
+
+const RECENT: usize = 8;
+/// Expectations kept at most (a corrupt trace's huge latencies cannot make them pile up).
+const MAX_EXPECTED: usize = 1 << 16;
+
+impl Completions {
+    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
+        self.expire(cycle);
+        let recent = self
+            .recent
+            .get_or_insert_with(w.sm, w.slot, || [(u32::MAX, 0); RECENT]);
+        recent.rotate_right(1);
+        recent[0] = (pc, cycle);
+        let latency = self.latency.get(pc as usize).copied().flatten();
+        if let Some(due) = latency.and_then(|l| cycle.checked_add(l)) {
+            if self.due.len() < MAX_EXPECTED {
+                self.due.push(Reverse((due, w.sm, self.issued, w.slot, pc)));
+            }
+        }
+        self.issued += 1;
+    }
+
+    fn expire(&mut self, cycle: u64) {
+        while self.due.peek().is_some_and(|Reverse(e)| e.0 < cycle) {
+            self.due.pop();
+        }
+    }
+
+    /// The completion expected next at `cycle`, if any: (warp, pc).
+    fn expected(&mut self, cycle: u64) -> Option<(WarpRef, u32)> {
+        self.expire(cycle);
+        let &Reverse((due, sm, _, slot, pc)) = self.due.peek()?;
+        (due == cycle).then_some((WarpRef { sm, slot }, pc))
+    }
+
+    /// Warp `w` completed `pc` at `cycle`; `expected` says it was the expected completion.
+    fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64, expected: bool) {
+        if expected {
+            self.due.pop();
+            return;
+        }
+        let issued = self
+            .recent
+            .get(w.sm, w.slot)
+            .and_then(|r| r.iter().find(|&&(p, _)| p == pc))
+            .map(|&(_, c)| c);
+        if let Some(issued) = issued.filter(|&c| c <= cycle) {
+            if pc < DENSE_PCS {
+                if self.latency.len() <= pc as usize {
+                    self.latency.resize(pc as usize + 1, None);
+                }
+                self.latency[pc as usize] = Some(cycle - issued);
+            }
+        }
+    }
 }
 
 /// What state groups and predicted states need, kept alike by encoder and decoder: every
@@ -410,6 +491,7 @@ impl Default for Context {
             lanes: Table::default(),
             last_pc: Table::default(),
             groups: Groups::default(),
+            completions: Completions::default(),
         }
     }
 }
@@ -677,13 +759,20 @@ impl Encoder {
                 }
                 self.cx.last_pc.insert(*warp, *pc);
                 self.cx.groups.issue(*warp, cycle, *pc);
+                self.cx.completions.issue(*warp, cycle, *pc);
                 if selected_follows {
                     self.cx.groups.set_state(*warp, WarpState::Selected);
                 }
             }
             Event::Complete { warp, pc, .. } => {
-                self.tag(tags, warps, T_COMPLETE, cycle, Some(*warp));
-                put_varint(out, pc_delta(*pc, self.cx.last_pc(*warp)));
+                let expected = self.cx.completions.expected(cycle) == Some((*warp, *pc));
+                if expected {
+                    self.tag(tags, warps, T_COMPLETE_PREDICTED, cycle, None);
+                } else {
+                    self.tag(tags, warps, T_COMPLETE, cycle, Some(*warp));
+                    put_varint(out, pc_delta(*pc, self.cx.last_pc(*warp)));
+                }
+                self.cx.completions.complete(*warp, *pc, cycle, expected);
             }
             Event::Refill {
                 sm,
@@ -998,6 +1087,8 @@ impl Cursor<'_> {
 
 struct Decoder {
     cx: Context,
+    /// The file's format version (codes of later versions are bad tags).
+    version: u16,
 }
 
 fn pipe_of(cur: &Cursor, offset: u64, c: u8) -> Result<Pipe, TraceError> {
@@ -1317,6 +1408,7 @@ impl Decoder {
                 };
                 self.cx.last_pc.insert(w, pc);
                 self.cx.groups.issue(w, cycle, pc);
+                self.cx.completions.issue(w, cycle, pc);
                 out.push(Event::Issue {
                     cycle,
                     warp: w,
@@ -1335,11 +1427,27 @@ impl Decoder {
                 }
                 return Ok(());
             }
-            T_COMPLETE => Event::Complete {
-                cycle,
-                warp: w,
-                pc: self.pc(cur, self.cx.last_pc(w))?,
-            },
+            T_COMPLETE => {
+                let pc = self.pc(cur, self.cx.last_pc(w))?;
+                // Expectations are dropped alike on both sides.
+                self.cx.completions.expected(cycle);
+                self.cx.completions.complete(w, pc, cycle, false);
+                Event::Complete { cycle, warp: w, pc }
+            }
+            T_COMPLETE_PREDICTED if self.version >= 3 => {
+                let (warp, pc) =
+                    self.cx
+                        .completions
+                        .expected(cycle)
+                        .ok_or_else(|| TraceError::Malformed {
+                            offset: tag_off,
+                            message: format!(
+                                "predicted completion at cycle {cycle}, where none is expected"
+                            ),
+                        })?;
+                self.cx.completions.complete(warp, pc, cycle, true);
+                Event::Complete { cycle, warp, pc }
+            }
             T_REFILL => Event::Refill {
                 cycle,
                 sm: cur.u32("sm")?,
@@ -1451,7 +1559,7 @@ impl Decoder {
                 }
             }
             T_STATE_GROUP => return self.state_group(cur, cycle, w, tag_off, out),
-            _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=14 or 16..=31)")),
+            _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=31)")),
         };
         out.push(ev);
         Ok(())
@@ -1589,6 +1697,7 @@ impl<R: Read> BinaryReader<R> {
             block_base: 0,
             dec: Decoder {
                 cx: Context::default(),
+                version,
             },
             batch: Vec::new(),
             batch_pos: 0,
