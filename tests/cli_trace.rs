@@ -205,7 +205,11 @@ fn damaged_traces_fail_cleanly_with_an_offset() {
     std::fs::write(&truncated, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let flipped = d.join("flipped.wstrace");
     let mut f = bytes.clone();
-    let at = bytes.len() * 3 / 4;
+    // A byte in the middle of the first block's payload (past the JSON header, whose length
+    // is at offset 10, and the block's 8-byte frame).
+    let header_end = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+    let block_len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
+    let at = header_end + 8 + block_len as usize / 2;
     f[at] ^= 0x40;
     std::fs::write(&flipped, &f).unwrap();
     let magic = d.join("magic.wstrace");
