@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{Read, Write};
+use std::sync::mpsc;
 
 /// First eight bytes of every binary trace.
 pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
@@ -858,10 +859,58 @@ impl Streams {
     }
 }
 
+/// The payload of an events block: kind, decoded length, the DEFLATE stream of `raw`.
+fn events_payload(raw: &[u8]) -> Vec<u8> {
+    let mut payload = vec![BLOCK_EVENTS];
+    put_varint(&mut payload, raw.len() as u64);
+    payload.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(raw, DEFLATE_LEVEL));
+    payload
+}
+
+/// Blocks compressed on a second thread while the simulation goes on (DEFLATE is a third of
+/// the recorder's work); payloads come back in the order the blocks went in, so the file is
+/// the same bytes as when compressing in line.
+struct Compressor {
+    blocks: mpsc::Sender<Vec<u8>>,
+    payloads: mpsc::Receiver<Vec<u8>>,
+    in_flight: usize,
+}
+
+/// Blocks handed to the compressor and not yet written, at most (bounds the memory held).
+const MAX_IN_FLIGHT: usize = 2;
+
+impl Compressor {
+    /// `None` if no thread can be started (the writer then compresses in line).
+    fn start() -> Option<Compressor> {
+        let (blocks, inbox) = mpsc::channel::<Vec<u8>>();
+        let (outbox, payloads) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("trace-deflate".into())
+            .spawn(move || {
+                for raw in inbox {
+                    if outbox.send(events_payload(&raw)).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Compressor {
+            blocks,
+            payloads,
+            in_flight: 0,
+        })
+    }
+}
+
+fn compressor_stopped() -> TraceError {
+    TraceError::io("compressing a block")(std::io::Error::other("the compression thread stopped"))
+}
+
 /// Writes a binary trace: header at construction, events with [`BinaryWriter::write`], the
 /// trailer with [`BinaryWriter::finish`].
 pub struct BinaryWriter<W: Write> {
     out: W,
+    compressor: Option<Compressor>,
     enc: Encoder,
     streams: Streams,
     /// An issue held back to see whether its `warp_state(Selected)` follows.
@@ -905,6 +954,7 @@ impl<W: Write> BinaryWriter<W> {
                 scratch: Vec::new(),
             },
             streams: Streams::default(),
+            compressor: Compressor::start(),
             pending: None,
             last_cycle: 0,
             events: 0,
@@ -987,11 +1037,24 @@ impl<W: Write> BinaryWriter<W> {
         raw.extend_from_slice(&s.tags);
         raw.extend_from_slice(&s.warps);
         raw.extend_from_slice(&s.args);
-        let mut payload = vec![BLOCK_EVENTS];
-        put_varint(&mut payload, raw.len() as u64);
-        payload.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(&raw, DEFLATE_LEVEL));
-        self.write_block(&payload)?;
         self.streams.clear();
+        match self.compressor.as_mut() {
+            Some(c) => {
+                c.blocks.send(raw).map_err(|_| compressor_stopped())?;
+                c.in_flight += 1;
+                self.write_compressed(MAX_IN_FLIGHT)
+            }
+            None => self.write_block(&events_payload(&raw)),
+        }
+    }
+
+    /// Writes compressed blocks as they come back until at most `keep` are in flight.
+    fn write_compressed(&mut self, keep: usize) -> Result<(), TraceError> {
+        while let Some(c) = self.compressor.as_mut().filter(|c| c.in_flight > keep) {
+            let payload = c.payloads.recv().map_err(|_| compressor_stopped())?;
+            c.in_flight -= 1;
+            self.write_block(&payload)?;
+        }
         Ok(())
     }
 
@@ -1002,6 +1065,7 @@ impl<W: Write> BinaryWriter<W> {
         }
         self.enc.flush_run(&mut self.streams);
         self.flush_block()?;
+        self.write_compressed(0)?;
         let mut trailer = vec![BLOCK_TRAILER, complete as u8];
         put_varint(&mut trailer, self.events);
         put_varint(&mut trailer, self.enc.cx.last_cycle);
