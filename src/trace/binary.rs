@@ -291,6 +291,8 @@ const DENSE_PCS: u32 = 4096;
 #[derive(Debug, Clone, Copy)]
 struct GroupWarp {
     scheduler: u32,
+    /// Index in its scheduler's `members`.
+    position: u32,
     state: Option<WarpState>,
     /// The cycle of the warp's last issue (a warp that issued this cycle is `Selected`).
     issued: Option<u64>,
@@ -380,24 +382,36 @@ impl<T> Table<T> {
 impl Groups {
     fn launch(&mut self, w: WarpRef, scheduler: u32) {
         self.exit(w);
+        let members = &mut self
+            .schedulers
+            .get_or_insert_with(w.sm, scheduler, GroupScheduler::default)
+            .members;
+        members.push(w.slot);
         let fresh = GroupWarp {
             scheduler,
+            position: (members.len() - 1) as u32,
             state: None,
             issued: None,
             pc: u32::MAX,
         };
         *self.warps.get_or_insert_with(w.sm, w.slot, || fresh) = fresh;
-        self.schedulers
-            .get_or_insert_with(w.sm, scheduler, GroupScheduler::default)
-            .members
-            .push(w.slot);
     }
 
     fn exit(&mut self, w: WarpRef) {
-        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
-            g.state = None;
-            if let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) {
-                s.members.retain(|&x| x != w.slot);
+        let Some(g) = self.warps.get_mut(w.sm, w.slot) else {
+            return;
+        };
+        g.state = None;
+        let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) else {
+            return;
+        };
+        let Some(at) = s.members.iter().position(|&x| x == w.slot) else {
+            return;
+        };
+        s.members.remove(at);
+        for &slot in &s.members[at..] {
+            if let Some(m) = self.warps.get_mut(w.sm, slot) {
+                m.position -= 1;
             }
         }
     }
@@ -453,8 +467,10 @@ impl Groups {
     /// The scheduler of a launched, resident warp and its position among the scheduler's warps.
     fn position(&self, w: WarpRef) -> Option<(u32, usize)> {
         let g = self.warps.get(w.sm, w.slot)?;
+        // An exited warp keeps its record (without a state) but is no member.
         let members = &self.schedulers.get(w.sm, g.scheduler)?.members;
-        Some((g.scheduler, members.iter().position(|&s| s == w.slot)?))
+        (members.get(g.position as usize) == Some(&w.slot))
+            .then_some((g.scheduler, g.position as usize))
     }
 
     fn members(&self, sm: u32, scheduler: u32) -> &[u32] {
