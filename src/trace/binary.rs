@@ -411,7 +411,7 @@ impl Groups {
         s.members.remove(at);
         for &slot in &s.members[at..] {
             if let Some(m) = self.warps.get_mut(w.sm, slot) {
-                m.position -= 1;
+                m.position = m.position.saturating_sub(1);
             }
         }
     }
@@ -2101,7 +2101,21 @@ mod tests {
             WarpState::PipeBusy { pipe: Pipe::Global },
             WarpState::LgThrottle,
         ];
+        // Warp cycle % 8 issues pc cycle / 8 each cycle; it completes 4 cycles later.
+        let issuer = |cycle: u64| {
+            (
+                WarpRef {
+                    sm: 0,
+                    slot: cycle as u32 % 8,
+                },
+                cycle as u32 / 8,
+            )
+        };
         for cycle in 1..40u64 {
+            if cycle > 4 {
+                let (warp, pc) = issuer(cycle - 4);
+                v.push(Event::Complete { cycle, warp, pc });
+            }
             for slot in (0..8).filter(|s| (s + cycle as u32) % 3 != 0) {
                 v.push(Event::WarpState {
                     cycle,
@@ -2109,6 +2123,15 @@ mod tests {
                     state: states[(cycle as usize + slot as usize / 3) % 3],
                 });
             }
+            let (warp, pc) = issuer(cycle);
+            v.push(Event::Issue {
+                cycle,
+                warp,
+                pc,
+                active: u32::MAX,
+                pipe: Pipe::Fma,
+                slot: 0,
+            });
         }
         v
     }
@@ -2165,6 +2188,12 @@ mod tests {
         let tags = &raw[cur.pos..cur.pos + tags];
         let code = |c: u8| tags.iter().filter(|&&t| t & 0x1F == c).count();
         assert!(code(T_STATE_GROUP) > 20, "{} groups", code(T_STATE_GROUP));
+        // A pc's first completion teaches its latency; issues after that are predicted.
+        assert!(
+            code(T_COMPLETE_PREDICTED) > 10,
+            "{} predicted completions",
+            code(T_COMPLETE_PREDICTED)
+        );
         assert_eq!(read(bytes).unwrap(), evs);
     }
 
