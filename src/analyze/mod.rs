@@ -25,10 +25,11 @@ pub use metrics::{
 pub use rules::{Hint, Severity};
 pub use text::render_text;
 
-use crate::trace::{TraceError, TraceReader};
+use crate::trace::{BinaryReader, Event, TraceError, TraceReader};
 use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
+use std::sync::mpsc;
 
 /// The analysis of a whole trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,13 +58,20 @@ impl Analysis {
     }
 }
 
-/// Analyzes a trace, streaming its events once.
+/// Analyzes a trace, streaming its events once. A binary trace is decoded on this thread and
+/// accumulated on a second one (the two take about 70 % and 30 % of the work), block by block,
+/// in order — so the result is the same as on one thread.
 pub fn analyze<R: Read>(
     mut reader: TraceReader<R>,
     taxonomy: Taxonomy,
 ) -> Result<Analysis, TraceError> {
     let mut acc = Accumulator::new(reader.header());
-    reader.for_each_event(|e| acc.event(e))?;
+    match &mut reader {
+        TraceReader::Binary(r) => acc = accumulate_beside(r, acc)?,
+        TraceReader::Jsonl(_) => {
+            reader.for_each_event(|e| acc.event(e))?;
+        }
+    }
     let complete = reader.complete().unwrap_or(false);
     let header = reader.header();
     Ok(Analysis {
@@ -71,6 +79,52 @@ pub fn analyze<R: Read>(
         taxonomy,
         complete,
         launches: acc.finish(header, taxonomy),
+    })
+}
+
+/// Decodes `reader`'s blocks here and feeds their events to `acc` on a second thread. Batches
+/// go back and forth, so no event is copied.
+fn accumulate_beside<R: Read>(
+    reader: &mut BinaryReader<R>,
+    mut acc: Accumulator,
+) -> Result<Accumulator, TraceError> {
+    // Blocks decoded ahead of the accumulator, at most (bounds the memory held).
+    const AHEAD: usize = 2;
+    std::thread::scope(|scope| {
+        let (full, inbox) = mpsc::sync_channel::<Vec<Event>>(AHEAD);
+        let (outbox, empty) = mpsc::channel::<Vec<Event>>();
+        let worker = std::thread::Builder::new()
+            .name("analyze".into())
+            .spawn_scoped(scope, move || {
+                for batch in inbox {
+                    batch.iter().for_each(|e| acc.event(e));
+                    // The decoder may have finished; then the batch is simply dropped.
+                    let _ = outbox.send(batch);
+                }
+                acc
+            });
+        let worker = worker.map_err(TraceError::io("starting the analysis thread"))?;
+        let mut result = Ok(());
+        loop {
+            let mut buf = empty.try_recv().unwrap_or_default();
+            match reader.take_batch(&mut buf) {
+                None => break,
+                Some(Err(e)) => {
+                    result = Err(e);
+                    break;
+                }
+                Some(Ok(())) => {
+                    if full.send(buf).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        drop(full);
+        let acc = worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        result.map(|()| acc)
     })
 }
 

@@ -2038,6 +2038,28 @@ impl<R: Read> BinaryReader<R> {
     }
 }
 
+impl<R: Read> BinaryReader<R> {
+    /// Like [`next_batch`](Self::next_batch), but hands the events over in `buf` (its old
+    /// contents are dropped; its allocation is reused for a later block), for a consumer on
+    /// another thread.
+    pub fn take_batch(&mut self, buf: &mut Vec<Event>) -> Option<Result<(), TraceError>> {
+        if self.batch_pos > 0 && self.batch_pos < self.batch.len() {
+            // The iterator took some of this block's events: hand over the rest.
+            buf.clear();
+            buf.extend(self.batch.drain(self.batch_pos..));
+            return Some(Ok(()));
+        }
+        if let Err(e) = self.next_batch()? {
+            return Some(Err(e));
+        }
+        // `next_batch` returned the whole of a new block's batch.
+        std::mem::swap(&mut self.batch, buf);
+        self.batch.clear();
+        self.batch_pos = 0;
+        Some(Ok(()))
+    }
+}
+
 impl<R: Read> Iterator for BinaryReader<R> {
     type Item = Result<Event, TraceError>;
 
@@ -2265,6 +2287,26 @@ mod tests {
                 }
             }
             assert_eq!(batched, one_by_one, "corruption at decoded byte {i}");
+            // Batches handed over, after the first event through the iterator.
+            let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
+            let mut taken = yielded(reader.by_ref().take(1));
+            let mut buf = vec![Event::KernelLaunch {
+                cycle: 7,
+                launch: 7,
+            }];
+            while let Some(r) = reader.take_batch(&mut buf) {
+                match r {
+                    Ok(()) => taken.extend(buf.iter().map(|e| format!("{:?}", Ok::<_, ()>(e)))),
+                    Err(e) => {
+                        taken.push(format!("{:?}", Err::<(), _>(e)));
+                        break;
+                    }
+                }
+            }
+            assert_eq!(
+                taken, one_by_one,
+                "take_batch, corruption at decoded byte {i}"
+            );
             let last_is_error = one_by_one.last().is_some_and(|l| l.starts_with("Err"));
             partial += (last_is_error && one_by_one.len() > 1) as u32;
         }
