@@ -850,3 +850,70 @@ fn older_format_versions_still_read() {
         other => panic!("{:?}", other.map(|(e, _)| e.len())),
     }
 }
+
+/// A sink that takes `left` bytes, then fails every write.
+struct FailingSink {
+    left: usize,
+    taken: Vec<u8>,
+}
+
+impl std::io::Write for FailingSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() > self.left {
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.left -= buf.len();
+        self.taken.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn observe(rec: &mut Recorder<impl std::io::Write + Send + 'static>, events: u64) {
+    use warpscope::sim::observer::Observer;
+    for cycle in 0..events {
+        let warp = WarpRef {
+            sm: 0,
+            slot: (cycle % 7) as u32,
+        };
+        let state = [WarpState::NotSelected, WarpState::LgThrottle][(cycle % 3 == 0) as usize];
+        rec.warp_state(cycle, warp, state);
+    }
+}
+
+#[test]
+fn recorder_matches_the_writer_and_reports_write_errors() {
+    // Through the encoder thread: the same bytes as the writer in line.
+    let n = 50_000;
+    let mut rec = Recorder::new(Vec::new(), TraceFormat::Binary, &header()).unwrap();
+    observe(&mut rec, n);
+    assert_eq!(rec.events(), n);
+    let bytes = rec.finish(true).unwrap();
+    let (events, complete) = read_all(&bytes).unwrap();
+    assert_eq!((events.len() as u64, complete), (n, Some(true)));
+    assert_eq!(write(TraceFormat::Binary, &events, true), bytes);
+
+    // A sink that fills up before the end: the error comes out of finish, nothing panics.
+    let sink = FailingSink {
+        left: bytes.len() - 100,
+        taken: Vec::new(),
+    };
+    let mut rec = Recorder::new(sink, TraceFormat::Binary, &header()).unwrap();
+    observe(&mut rec, n);
+    match rec.finish(true) {
+        Err(TraceError::Io { .. }) => {}
+        Err(other) => panic!("{other}"),
+        Ok(s) => panic!("{} bytes written without an error", s.taken.len()),
+    }
+    // One that fills up early in a long run: the encoder thread stops, recording goes on.
+    let header_len = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+    let sink = FailingSink {
+        left: header_len + 100,
+        taken: Vec::new(),
+    };
+    let mut rec = Recorder::new(sink, TraceFormat::Binary, &header()).unwrap();
+    observe(&mut rec, 20 * n);
+    assert!(matches!(rec.finish(true), Err(TraceError::Io { .. })));
+}

@@ -14,54 +14,157 @@ use crate::sim::{Fault, KernelLaunch, LaneMask};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
-/// An [`Observer`] that encodes every event (up to its verbosity) into a trace writer. Observer
-/// methods cannot fail, so the first write error is kept and later events are dropped;
+/// An [`Observer`] that encodes every event (up to its verbosity) into a trace writer. The
+/// events are collected in batches and encoded on a second thread (encoding and compression
+/// are as much work as a third of the simulation), in order, so the bytes are those of
+/// encoding in line — which is what happens if no thread can be started. Observer methods
+/// cannot fail, so the first write error is kept and later events are dropped;
 /// [`Recorder::finish`] returns it.
-pub struct Recorder<W: Write> {
-    writer: Option<TraceWriter<W>>,
+pub struct Recorder<W: Write + Send + 'static> {
+    sink: Sink<W>,
     verbosity: u8,
-    error: Option<TraceError>,
+    events: u64,
 }
 
-impl<W: Write> Recorder<W> {
+enum Sink<W: Write + Send + 'static> {
+    Inline {
+        // Boxed: the fallback, and much larger than the channel ends.
+        writer: Box<TraceWriter<W>>,
+        error: Option<TraceError>,
+    },
+    Thread {
+        batch: Vec<Event>,
+        /// `None` once the encoder has stopped (it failed; `finish` reports why).
+        batches: Option<mpsc::SyncSender<Vec<Event>>>,
+        empties: mpsc::Receiver<Vec<Event>>,
+        encoder: std::thread::JoinHandle<Result<TraceWriter<W>, TraceError>>,
+    },
+}
+
+/// Events per batch sent to the encoder thread.
+const BATCH: usize = 4096;
+/// Batches on their way to the encoder, at most (bounds the memory held).
+const AHEAD: usize = 4;
+
+impl<W: Write + Send + 'static> Recorder<W> {
     pub fn new(out: W, format: TraceFormat, header: &TraceHeader) -> Result<Self, TraceError> {
+        let writer = TraceWriter::new(out, format, header)?;
+        let (batches, inbox) = mpsc::sync_channel::<Vec<Event>>(AHEAD);
+        let (outbox, empties) = mpsc::channel();
+        // The writer moves to the thread once it runs; if it cannot start, it stays here.
+        let (give, take) = mpsc::channel::<TraceWriter<W>>();
+        let spawned = std::thread::Builder::new()
+            .name("trace-encode".into())
+            .spawn(move || {
+                let mut writer = take.recv().map_err(|_| {
+                    TraceError::io("starting the trace encoder")(std::io::Error::other(
+                        "the writer never arrived",
+                    ))
+                })?;
+                for batch in inbox {
+                    for e in &batch {
+                        writer.write(e)?;
+                    }
+                    let _ = outbox.send(batch);
+                }
+                Ok(writer)
+            });
+        let sink = match spawned {
+            Ok(encoder) => match give.send(writer) {
+                Ok(()) => Sink::Thread {
+                    batch: Vec::with_capacity(BATCH),
+                    batches: Some(batches),
+                    empties,
+                    encoder,
+                },
+                Err(mpsc::SendError(writer)) => Sink::Inline {
+                    writer: Box::new(writer),
+                    error: None,
+                },
+            },
+            Err(_) => Sink::Inline {
+                writer: Box::new(writer),
+                error: None,
+            },
+        };
         Ok(Recorder {
-            writer: Some(TraceWriter::new(out, format, header)?),
+            sink,
             verbosity: header.verbosity,
-            error: None,
+            events: 0,
         })
     }
 
-    /// Events written so far.
+    /// Events recorded so far.
     pub fn events(&self) -> u64 {
-        self.writer.as_ref().map_or(0, |w| w.events())
+        self.events
     }
 
     fn emit(&mut self, kind: EventKind, make: impl FnOnce() -> Event) {
-        if kind.min_verbosity() > self.verbosity || self.error.is_some() {
+        if kind.min_verbosity() > self.verbosity {
             return;
         }
-        if let Some(w) = self.writer.as_mut() {
-            if let Err(e) = w.write(&make()) {
-                self.error = Some(e);
+        match &mut self.sink {
+            Sink::Inline { writer, error } => {
+                if error.is_none() {
+                    self.events += 1;
+                    if let Err(e) = writer.write(&make()) {
+                        *error = Some(e);
+                    }
+                }
+            }
+            Sink::Thread {
+                batch,
+                batches,
+                empties,
+                ..
+            } => {
+                let Some(to) = batches.as_ref() else {
+                    return;
+                };
+                self.events += 1;
+                batch.push(make());
+                if batch.len() >= BATCH {
+                    let next = empties
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    if to.send(std::mem::replace(batch, next)).is_err() {
+                        *batches = None;
+                    }
+                    batch.clear();
+                }
             }
         }
     }
 
     /// Writes the trailer and returns the underlying writer, or the first error.
-    pub fn finish(mut self, complete: bool) -> Result<W, TraceError> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
-        self.writer
-            .take()
-            .expect("a recorder is finished once")
-            .finish(complete)
+    pub fn finish(self, complete: bool) -> Result<W, TraceError> {
+        let writer = match self.sink {
+            Sink::Inline { writer, error } => match error {
+                Some(e) => return Err(e),
+                None => *writer,
+            },
+            Sink::Thread {
+                batch,
+                batches,
+                encoder,
+                ..
+            } => {
+                if let Some(to) = batches {
+                    // A send fails only if the encoder stopped; its error is joined below.
+                    let _ = to.send(batch);
+                }
+                encoder
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?
+            }
+        };
+        writer.finish(complete)
     }
 }
 
-impl<W: Write> Observer for Recorder<W> {
+impl<W: Write + Send + 'static> Observer for Recorder<W> {
     fn kernel_launch(&mut self, cycle: u64, launch: u32) {
         self.emit(EventKind::KernelLaunch, || Event::KernelLaunch {
             cycle,
