@@ -9,8 +9,6 @@ use crate::sim::observer::{MemEvent, MemKind, MemSpace, WarpInfo, WarpRef, WarpS
 use crate::sim::scoreboard::{DepPath, Hazard, HazardKind, RegRef};
 use crate::sim::{Dim3, Fault};
 use rustc_hash::FxHashMap as HashMap;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::{Read, Write};
 use std::sync::mpsc;
 
@@ -198,14 +196,20 @@ struct Context {
 }
 
 /// Completions predicted from issues (version 3), kept alike by encoder and decoder: each
-/// issue at a pc whose latency (issue to completion) is known from an earlier completion there
-/// is expected to complete that many cycles later. At a completion the expectations already
-/// past are dropped; if the earliest one left (by cycle, then SM, then issue order — the
-/// order in which the simulator retires) is this very completion, it costs its tag alone.
-/// A wrong expectation only costs bytes: the writer uses it only when it is right.
+/// issue at a pc whose latency (issue to completion) is known from an earlier completion there,
+/// and below [`WHEEL`] cycles, is expected to complete that many cycles later. At a completion
+/// the expectations already past are dropped; if the earliest one left (by cycle, then SM,
+/// then issue order — the order in which the simulator retires) is this very completion, it
+/// costs its tag alone. A wrong expectation only costs bytes: the writer uses it only when it
+/// is right.
 #[derive(Debug, Default)]
 struct Completions {
-    due: BinaryHeap<Reverse<Expected>>,
+    /// Expectations by due cycle modulo [`WHEEL`]: all due in `now .. now + WHEEL`, so a
+    /// bucket's are all due the same cycle; kept in retire order (sm, issue number).
+    wheel: Vec<Vec<Expected>>,
+    /// Every expectation due before this cycle has been dropped.
+    now: u64,
+    expected: usize,
     issued: u64,
     /// By pc below [`DENSE_PCS`]: cycles from issue to completion the last time, if any.
     latency: Vec<Option<u64>>,
@@ -213,11 +217,13 @@ struct Completions {
     recent: Table<[(u32, u64); RECENT]>,
 }
 
-/// An expected completion: (due cycle, sm, issue number, slot, pc), ordered as retired.
-type Expected = (u64, u32, u64, u32, u32);
+/// An expected completion: (sm, issue number, slot, pc), ordered as retired within a cycle.
+type Expected = (u32, u64, u32, u32);
 
+/// Cycles ahead that completions are expected (longer latencies are not predicted).
+const WHEEL: u64 = 1024;
 const RECENT: usize = 8;
-/// Expectations kept at most (a corrupt trace's huge latencies cannot make them pile up).
+/// Expectations kept at most (a corrupt trace cannot make them pile up).
 const MAX_EXPECTED: usize = 1 << 16;
 
 impl Completions {
@@ -229,31 +235,62 @@ impl Completions {
         recent.rotate_right(1);
         recent[0] = (pc, cycle);
         let latency = self.latency.get(pc as usize).copied().flatten();
-        if let Some(due) = latency.and_then(|l| cycle.checked_add(l)) {
-            if self.due.len() < MAX_EXPECTED {
-                self.due.push(Reverse((due, w.sm, self.issued, w.slot, pc)));
+        if let Some(due) = latency
+            .filter(|&l| l < WHEEL)
+            .and_then(|l| cycle.checked_add(l))
+        {
+            if self.expected < MAX_EXPECTED {
+                let e = (w.sm, self.issued, w.slot, pc);
+                let bucket = self.bucket(due);
+                // Issue numbers grow, so within an SM a new expectation goes last.
+                let at = bucket.partition_point(|x| x.0 <= e.0);
+                bucket.insert(at, e);
+                self.expected += 1;
             }
         }
         self.issued += 1;
     }
 
-    fn expire(&mut self, cycle: u64) {
-        while self.due.peek().is_some_and(|Reverse(e)| e.0 < cycle) {
-            self.due.pop();
+    fn bucket(&mut self, due: u64) -> &mut Vec<Expected> {
+        if self.wheel.is_empty() {
+            self.wheel.resize_with(WHEEL as usize, Vec::new);
         }
+        &mut self.wheel[(due % WHEEL) as usize]
+    }
+
+    /// Drops the expectations due before `cycle`.
+    fn expire(&mut self, cycle: u64) {
+        if cycle <= self.now {
+            return;
+        }
+        if self.expected > 0 {
+            let passed = (cycle - self.now).min(WHEEL);
+            for t in self.now..self.now + passed {
+                // Expectations exist, so the wheel does.
+                let bucket = &mut self.wheel[(t % WHEEL) as usize];
+                self.expected -= bucket.len();
+                bucket.clear();
+            }
+        }
+        self.now = cycle;
     }
 
     /// The completion expected next at `cycle`, if any: (warp, pc).
     fn expected(&mut self, cycle: u64) -> Option<(WarpRef, u32)> {
         self.expire(cycle);
-        let &Reverse((due, sm, _, slot, pc)) = self.due.peek()?;
-        (due == cycle).then_some((WarpRef { sm, slot }, pc))
+        if self.expected == 0 {
+            return None;
+        }
+        let &(sm, _, slot, pc) = self.bucket(cycle).first()?;
+        Some((WarpRef { sm, slot }, pc))
     }
 
-    /// Warp `w` completed `pc` at `cycle`; `expected` says it was the expected completion.
+    /// Warp `w` completed `pc` at `cycle`; `expected` says it was the expected completion
+    /// (just returned by [`expected`](Self::expected) for `cycle`).
     fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64, expected: bool) {
         if expected {
-            self.due.pop();
+            self.bucket(cycle).remove(0);
+            self.expected -= 1;
             return;
         }
         let issued = self
@@ -2240,6 +2277,83 @@ mod tests {
             errors > raw.len() as u32,
             "only {errors} of the corruptions were noticed"
         );
+    }
+
+    /// The rule of [`Completions`] written plainly: every live expectation in one list, the
+    /// earliest found by a search.
+    #[derive(Default)]
+    struct PlainCompletions {
+        due: Vec<(u64, u32, u64, u32, u32)>,
+        issued: u64,
+        latency: HashMap<u32, u64>,
+        recent: HashMap<(u32, u32), Vec<(u32, u64)>>,
+    }
+
+    impl PlainCompletions {
+        fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
+            self.due.retain(|e| e.0 >= cycle);
+            let r = self.recent.entry((w.sm, w.slot)).or_default();
+            r.insert(0, (pc, cycle));
+            r.truncate(RECENT);
+            if let Some(&l) = self.latency.get(&pc).filter(|&&l| l < WHEEL) {
+                self.due.push((cycle + l, w.sm, self.issued, w.slot, pc));
+            }
+            self.issued += 1;
+        }
+        fn expected(&mut self, cycle: u64) -> Option<(WarpRef, u32)> {
+            self.due.retain(|e| e.0 >= cycle);
+            let e = self.due.iter().min()?;
+            (e.0 == cycle).then_some((WarpRef { sm: e.1, slot: e.3 }, e.4))
+        }
+        fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64, expected: bool) {
+            if expected {
+                let i = (0..self.due.len()).min_by_key(|&i| self.due[i]).unwrap();
+                self.due.remove(i);
+                return;
+            }
+            let issued = self
+                .recent
+                .get(&(w.sm, w.slot))
+                .and_then(|r| r.iter().find(|&&(p, _)| p == pc).map(|&(_, c)| c));
+            if let Some(c) = issued.filter(|&c| c <= cycle) {
+                self.latency.insert(pc, cycle - c);
+            }
+        }
+    }
+
+    #[test]
+    fn completion_wheel_follows_the_plain_rule() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let mut hits = 0;
+        for _ in 0..20 {
+            let (mut wheel, mut plain) = (Completions::default(), PlainCompletions::default());
+            let mut cycle = 0u64;
+            for _ in 0..3000 {
+                cycle += [0, 0, 0, 1, 1, 1, 2, 5, 700, 1500][rng.gen_range(0..10)];
+                let w = WarpRef {
+                    sm: rng.gen_range(0..3),
+                    slot: rng.gen_range(0..6),
+                };
+                let pc = rng.gen_range(0..2);
+                if rng.gen_bool(0.5) {
+                    wheel.issue(w, cycle, pc);
+                    plain.issue(w, cycle, pc);
+                } else {
+                    let e = wheel.expected(cycle);
+                    assert_eq!(e, plain.expected(cycle), "cycle {cycle}");
+                    // Take the expectation when there is one, half the time.
+                    let (w, pc, hit) = match e {
+                        Some((ew, epc)) if rng.gen_bool(0.5) => (ew, epc, true),
+                        _ => (w, pc, false),
+                    };
+                    hits += hit as u32;
+                    wheel.complete(w, pc, cycle, hit);
+                    plain.complete(w, pc, cycle, hit);
+                }
+            }
+        }
+        assert!(hits > 100, "{hits} expected completions taken");
     }
 
     /// What a reader yields, event by event, up to and including the first error.
