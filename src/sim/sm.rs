@@ -47,9 +47,6 @@ pub struct PreparedLaunch {
 struct ResidentWarp {
     /// Boxed: the architectural state is large and cold while the scheduler visits warps.
     ctx: Box<WarpContext>,
-    /// No instruction left (the program exited or the recorded stream ended); kept in step
-    /// with `ctx` and `replay` by every issue.
-    done: bool,
     launch: u32,
     block_slot: usize,
     scheduler: u32,
@@ -62,31 +59,56 @@ struct ResidentWarp {
     /// Lanes that executed the `BAR.SYNC` the warp waits at.
     arrived_lanes: u32,
     membar: bool,
-    /// Instructions issued and not yet completed.
-    inflight: u32,
     /// Memory instructions issued and not yet completed.
     mem_inflight: u32,
-    /// Last reported state.
-    state: Option<WarpState>,
-    /// The state as last computed, valid for cycles before `cache_until` unless an event of
-    /// this warp (completion, issue, barrier release) invalidates it first.
-    cached: WarpState,
-    cache_until: u64,
     /// The scoreboard's answer for the next instruction; only this warp's own events (issue,
     /// completion, sources read) change it.
     deps: Option<Result<(), Blocked>>,
-    /// Set once the next instruction has passed every check but its pipe and queue: until an
-    /// event of this warp, only those two can change its state.
-    ready_pipe: Option<Pipe>,
     /// A replayed warp's recorded instructions (`None`: the warp executes its program).
     replay: Option<WarpStream>,
 }
 
-impl ResidentWarp {
-    fn finished(&self) -> bool {
-        self.done
-    }
+/// The part of a warp slot's record that the scheduler reads for every warp every cycle, kept
+/// apart from [`ResidentWarp`] so that a pass over a scheduler's warps touches a few cache
+/// lines instead of one or two per warp.
+#[derive(Debug, Clone, Copy)]
+struct HotWarp {
+    /// The state as last computed, valid for cycles before `cache_until` unless an event of
+    /// this warp (completion, issue, barrier release) invalidates it first.
+    cached: WarpState,
+    cache_until: u64,
+    /// Last reported state.
+    reported: Option<WarpState>,
+    /// Instructions issued and not yet completed.
+    inflight: u32,
+    /// Set once the next instruction has passed every check but its pipe and queue: until an
+    /// event of this warp, only those two can change its state.
+    ready_pipe: Option<Pipe>,
+    /// No instruction left (the program exited or the recorded stream ended); kept in step
+    /// with the warp's context and stream by every issue.
+    done: bool,
+}
 
+impl HotWarp {
+    /// A slot's record when a warp arrives in it.
+    const FRESH: HotWarp = HotWarp {
+        cached: WarpState::NoInstruction,
+        cache_until: 0,
+        reported: None,
+        inflight: 0,
+        ready_pipe: None,
+        done: false,
+    };
+
+    /// The cached state is invalid: an event of this warp may have changed it.
+    #[inline]
+    fn invalidate(&mut self) {
+        self.cache_until = 0;
+        self.ready_pipe = None;
+    }
+}
+
+impl ResidentWarp {
     fn compute_done(&self) -> bool {
         match &self.replay {
             Some(stream) => stream.is_done(),
@@ -179,6 +201,16 @@ struct CycleSnapshot {
     quiet_until: u64,
 }
 
+/// Every pipe, in [`pipe_index`] order.
+const ALL_PIPES: [Pipe; 6] = [
+    Pipe::Alu,
+    Pipe::Fma,
+    Pipe::Mufu,
+    Pipe::Shared,
+    Pipe::Global,
+    Pipe::Branch,
+];
+
 fn pipe_index(p: Pipe) -> usize {
     match p {
         Pipe::Alu => 0,
@@ -209,6 +241,8 @@ pub struct FinishedBlock {
 pub struct Sm {
     pub id: u32,
     warps: Vec<Option<ResidentWarp>>,
+    /// Per warp slot, meaningful while the slot holds a warp.
+    hot: Vec<HotWarp>,
     blocks: Vec<Option<ResidentBlock>>,
     schedulers: Vec<SchedulerUnit>,
     scoreboard: Scoreboard,
@@ -259,6 +293,7 @@ impl Sm {
         Sm {
             id,
             warps: vec![None; config.sm.max_warps as usize],
+            hot: vec![HotWarp::FRESH; config.sm.max_warps as usize],
             blocks: vec![None; config.sm.max_blocks as usize],
             schedulers: vec![sched; config.sm.schedulers as usize],
             scoreboard: Scoreboard::new(
@@ -353,9 +388,8 @@ impl Sm {
                 lanes: ctx.valid,
             };
             self.scoreboard.reset_warp(slot as usize);
-            let mut warp = ResidentWarp {
+            let warp = ResidentWarp {
                 ctx: Box::new(ctx),
-                done: false,
                 launch: launch_index,
                 block_slot,
                 scheduler,
@@ -366,25 +400,21 @@ impl Sm {
                 at_barrier: false,
                 arrived_lanes: 0,
                 membar: false,
-                inflight: 0,
                 mem_inflight: 0,
-                state: None,
-                cached: WarpState::NoInstruction,
-                cache_until: 0,
                 deps: None,
-                ready_pipe: None,
                 replay,
             };
-            warp.done = warp.compute_done();
+            self.hot[slot as usize] = HotWarp {
+                done: warp.compute_done(),
+                ..HotWarp::FRESH
+            };
             self.warps[slot as usize] = Some(warp);
             self.schedulers[scheduler as usize].warps.push(slot);
             self.schedulers[scheduler as usize].dirty = true;
             warp_ids.push(slot);
             observer.warp_launch(cycle, WarpRef { sm: self.id, slot }, &info);
             // Resident from the grant cycle on, before its first instruction is fetched.
-            if let Some(w) = self.warps[slot as usize].as_mut() {
-                w.state = Some(WarpState::NoInstruction);
-            }
+            self.hot[slot as usize].reported = Some(WarpState::NoInstruction);
             observer.warp_state(
                 cycle,
                 WarpRef { sm: self.id, slot },
@@ -454,9 +484,8 @@ impl Sm {
             self.free_events.push(index);
             let slot = event.slot as usize;
             if let Some(w) = self.warps[slot].as_mut() {
-                w.cache_until = 0;
+                self.hot[slot].invalidate();
                 w.deps = None;
-                w.ready_pipe = None;
                 self.schedulers[w.scheduler as usize].dirty = true;
             }
             match event.kind {
@@ -467,12 +496,13 @@ impl Sm {
                         if let Some(wb) = &event.writeback {
                             exec::apply(&mut warp.ctx, wb);
                         }
-                        warp.inflight -= 1;
+                        let hot = &mut self.hot[slot];
+                        hot.inflight -= 1;
                         if event.memory {
                             warp.mem_inflight -= 1;
                         }
                         // Only an exited warp can leave (and let a barrier release).
-                        self.wrap_dirty |= warp.finished() && warp.inflight == 0;
+                        self.wrap_dirty |= hot.done && hot.inflight == 0;
                     }
                     match event.pipe {
                         Pipe::Global => self.lsu_inflight -= 1,
@@ -494,24 +524,18 @@ impl Sm {
         }
     }
 
-    /// [`Sm::warp_state`], reusing the last answer while nothing it depends on can have changed.
-    fn cached_state(
+    /// [`Sm::warp_state`] of a warp whose cached state has expired, cached again until the
+    /// cycle it can change by itself. Out of line: the scheduler's pass over its warps mostly
+    /// takes the cached answer or its pipe table instead.
+    #[inline(never)]
+    fn refresh_state(
         &mut self,
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
         prepared: &PreparedLaunch,
     ) -> WarpState {
-        if let Some(w) = self.warps[slot as usize].as_ref() {
-            let throttled = matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle);
-            if cycle < w.cache_until && !(throttled && self.throttle_dirty) {
-                return w.cached;
-            }
-        }
-        let ready = self.warps[slot as usize]
-            .as_ref()
-            .and_then(|w| w.ready_pipe);
-        let state = match ready {
+        let state = match self.hot[slot as usize].ready_pipe {
             Some(pipe) => self.pipe_and_queue_state(cycle, config, slot, pipe),
             None => self.warp_state(cycle, config, slot, prepared),
         };
@@ -530,10 +554,9 @@ impl Sm {
             // Everything else changes only through an event of this warp, which invalidates.
             _ => u64::MAX,
         };
-        if let Some(w) = self.warps[slot as usize].as_mut() {
-            w.cached = state;
-            w.cache_until = until;
-        }
+        let hot = &mut self.hot[slot as usize];
+        hot.cached = state;
+        hot.cache_until = until;
         state
     }
 
@@ -548,7 +571,8 @@ impl Sm {
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return WarpState::NoInstruction;
         };
-        if w.finished() {
+        let hot = &self.hot[slot as usize];
+        if hot.done {
             // Exited: waiting for its memory operations, or for its last instruction.
             return if w.mem_inflight > 0 {
                 WarpState::Drain
@@ -571,7 +595,7 @@ impl Sm {
         if cycle < w.stall_until {
             return WarpState::StallCount;
         }
-        if matches!(config.sm.core, CoreModel::NonPipelined { .. }) && w.inflight > 0 {
+        if matches!(config.sm.core, CoreModel::NonPipelined { .. }) && hot.inflight > 0 {
             return WarpState::StallCount;
         }
         if cycle < w.sleep_until {
@@ -621,10 +645,29 @@ impl Sm {
             };
         }
         let pipe = inst.op.pipe();
-        if let Some(w) = self.warps[slot as usize].as_mut() {
-            w.ready_pipe = Some(pipe);
-        }
+        self.hot[slot as usize].ready_pipe = Some(pipe);
         self.pipe_and_queue_state(cycle, config, slot, pipe)
+    }
+
+    /// [`Sm::pipe_and_queue_state`] for each pipe of scheduler `s` (by [`pipe_index`]), with
+    /// the cycle until which that answer holds unless an issue or completion intervenes.
+    fn pipe_states(&self, cycle: u64, config: &GpuConfig, s: usize) -> [(WarpState, u64); 6] {
+        let pipe_free = &self.schedulers[s].pipe_free;
+        ALL_PIPES.map(|pipe| {
+            let free = pipe_free[pipe_index(pipe)];
+            if free > cycle {
+                return (WarpState::PipeBusy { pipe }, free);
+            }
+            match pipe {
+                Pipe::Mufu | Pipe::Shared if self.mio_inflight >= config.sm.mio_queue => {
+                    (WarpState::MioThrottle, u64::MAX)
+                }
+                Pipe::Global if self.lsu_inflight >= config.sm.lsu_queue => {
+                    (WarpState::LgThrottle, u64::MAX)
+                }
+                _ => (WarpState::NotSelected, cycle + 1),
+            }
+        })
     }
 
     /// The last checks of [`Sm::warp_state`]: the pipe's issue interval and the MIO/LSU queues.
@@ -702,19 +745,34 @@ impl Sm {
         unfinished.clear();
         let mut quiet_until = u64::MAX;
         let mut eligible_count = 0u64;
+        // Most warps that wait are ready but for their pipe or queue (every cycle in a
+        // compute-bound kernel): their state is this table's entry for their pipe.
+        let by_pipe = self.pipe_states(cycle, config, s);
+        let throttle_dirty = self.throttle_dirty;
         for &slot in &all {
-            let Some(w) = self.warps[slot as usize].as_ref() else {
-                continue;
-            };
+            // Every slot in the scheduler's list holds a warp (`wrap_up` removes those leaving).
+            let w = &mut self.hot[slot as usize];
             // A warp whose last instruction completed this cycle leaves now: it is not resident.
             if w.done && w.inflight == 0 {
                 continue;
             }
-            let (launch, done) = (w.launch, w.done);
-            let state = self.cached_state(cycle, config, slot, &cx.launches[launch as usize]);
-            if let Some(w) = self.warps[slot as usize].as_ref() {
+            let done = w.done;
+            let throttled = matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle);
+            let state = if cycle < w.cache_until && !(throttled && throttle_dirty) {
                 quiet_until = quiet_until.min(w.cache_until);
-            }
+                w.cached
+            } else if let Some(pipe) = w.ready_pipe {
+                let (state, until) = by_pipe[pipe_index(pipe)];
+                w.cached = state;
+                w.cache_until = until;
+                quiet_until = quiet_until.min(until);
+                state
+            } else {
+                let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
+                let state = self.refresh_state(cycle, config, slot, &cx.launches[launch as usize]);
+                quiet_until = quiet_until.min(self.hot[slot as usize].cache_until);
+                state
+            };
             if !done {
                 unfinished.push(pool.len());
             }
@@ -901,9 +959,10 @@ impl Sm {
         // Report state changes.
         for (i, &slot) in pool.iter().enumerate() {
             let state = states[i];
-            if let Some(w) = self.warps[slot as usize].as_mut() {
-                if w.state != Some(state) {
-                    w.state = Some(state);
+            let w = &mut self.hot[slot as usize];
+            {
+                if w.reported != Some(state) {
+                    w.reported = Some(state);
                     cx.observer
                         .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
                 }
@@ -1037,7 +1096,7 @@ impl Sm {
                 kind: e.kind,
             })
         })?;
-        warp.done = warp.compute_done();
+        self.hot[slot as usize].done = warp.compute_done();
         let inst = &program.instructions[pc as usize];
         let pipe = inst.op.pipe();
         cx.observer
@@ -1114,10 +1173,10 @@ impl Sm {
         let warp = self.warps[slot as usize]
             .as_mut()
             .expect("issuing warp is resident");
-        warp.cache_until = 0;
         warp.deps = None;
-        warp.ready_pipe = None;
-        warp.inflight += 1;
+        let hot = &mut self.hot[slot as usize];
+        hot.invalidate();
+        hot.inflight += 1;
         if is_memory {
             warp.mem_inflight += 1;
         }
@@ -1186,7 +1245,7 @@ impl Sm {
             let mut any_arrived = false;
             for &slot in &block.warps {
                 if let Some(w) = self.warps[slot as usize].as_ref() {
-                    if w.finished() {
+                    if self.hot[slot as usize].done {
                         continue;
                     }
                     live_threads += (w.ctx.valid & !w.ctx.exited).count_ones();
@@ -1199,7 +1258,7 @@ impl Sm {
                 for &slot in &block.warps {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
                         w.at_barrier = false;
-                        w.cache_until = 0;
+                        self.hot[slot as usize].cache_until = 0;
                         self.schedulers[w.scheduler as usize].dirty = true;
                     }
                 }
@@ -1210,9 +1269,8 @@ impl Sm {
             }
         }
         for slot in 0..self.warps.len() {
-            let gone = self.warps[slot]
-                .as_ref()
-                .is_some_and(|w| w.finished() && w.inflight == 0);
+            let hot = &self.hot[slot];
+            let gone = self.warps[slot].is_some() && hot.done && hot.inflight == 0;
             if !gone {
                 continue;
             }
@@ -1272,7 +1330,7 @@ impl Sm {
             let text = pc
                 .map(|pc| program.instruction_text(pc))
                 .unwrap_or_default();
-            let why = match w.state {
+            let why = match self.hot[slot].reported {
                 Some(WarpState::CtaBarrier) => {
                     let lanes = w.arrived_lanes.count_ones();
                     let live = (w.ctx.valid & !w.ctx.exited).count_ones();
