@@ -119,6 +119,18 @@ pub struct Executed {
     pub flow: Flow,
 }
 
+impl Executed {
+    /// No lane did anything: a starting value for [`execute_into`].
+    pub const NOTHING: Executed = Executed {
+        pc: 0,
+        active: 0,
+        executed: 0,
+        writeback: None,
+        mem: None,
+        flow: Flow::Next,
+    };
+}
+
 /// A fault from `execute`, before the caller adds kernel, block and warp.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecFault {
@@ -163,29 +175,37 @@ fn read(env: &ExecEnv, warp: &WarpContext, operand: &Operand, lane: u32) -> u32 
     }
 }
 
-/// One source operand for every lane at once (lanes outside `mask` may hold anything).
+/// One source operand for every lane at once (lanes outside `mask` may hold anything): a
+/// full-warp register row in place, anything else built in `buf`.
 #[inline]
-fn read_all(
+fn read_all<'a>(
     env: &ExecEnv,
-    warp: &WarpContext,
+    warp: &'a WarpContext,
     operand: Option<&Operand>,
     mask: LaneMask,
-) -> [u32; MAX_WARP_SIZE] {
-    let mut out = [0u32; MAX_WARP_SIZE];
+    buf: &'a mut [u32; MAX_WARP_SIZE],
+) -> &'a [u32; MAX_WARP_SIZE] {
     match operand {
-        None => {}
-        Some(Operand::Reg(r)) => warp.reg_lanes(r.0, &mut out),
-        Some(Operand::Imm(v)) => out = [*v; MAX_WARP_SIZE],
+        None => *buf = [0; MAX_WARP_SIZE],
+        Some(Operand::Reg(r)) => {
+            if let Some(row) = warp.reg_row(r.0) {
+                return row;
+            }
+            *buf = [0; MAX_WARP_SIZE];
+            warp.reg_lanes(r.0, buf)
+        }
+        Some(Operand::Imm(v)) => *buf = [*v; MAX_WARP_SIZE],
         Some(Operand::Param(i)) => {
-            out = [env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE]
+            *buf = [env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE]
         }
         Some(o) => {
+            *buf = [0; MAX_WARP_SIZE];
             for lane in lanes(mask) {
-                out[lane as usize] = read(env, warp, o, lane);
+                buf[lane as usize] = read(env, warp, o, lane);
             }
         }
     }
-    out
+    buf
 }
 
 fn idiv(a: u32, b: u32) -> u32 {
@@ -270,16 +290,16 @@ fn alu(op: Opcode, a: u32, b: u32, c: u32) -> u32 {
     }
 }
 
-/// [`alu`] over the first `n` lanes, with the opcode decided once (so the common opcodes'
-/// lane loops vectorize).
+/// [`alu`] over the first `n` lanes into `out`, with the opcode decided once (so the common
+/// opcodes' lane loops vectorize).
 fn alu_lanes(
     op: Opcode,
     a: &[u32; MAX_WARP_SIZE],
     b: &[u32; MAX_WARP_SIZE],
     c: &[u32; MAX_WARP_SIZE],
     n: usize,
-) -> [u32; MAX_WARP_SIZE] {
-    let mut out = [0u32; MAX_WARP_SIZE];
+    out: &mut [u32; MAX_WARP_SIZE],
+) {
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {
             for (((o, &$x), &$y), &$z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
@@ -293,10 +313,9 @@ fn alu_lanes(
         Opcode::Imad => each!(|x, y, z| x.wrapping_mul(y).wrapping_add(z)),
         Opcode::Fadd => each!(|x, y, _z| (f(x) + f(y)).to_bits()),
         Opcode::Fmul => each!(|x, y, _z| (f(x) * f(y)).to_bits()),
-        Opcode::Ffma => ffma_lanes(&mut out, a, b, c, n),
+        Opcode::Ffma => ffma_lanes(out, a, b, c, n),
         _ => each!(|x, y, z| alu(op, x, y, z)),
     }
-    out
 }
 
 /// Fused multiply-add per lane, rounded once as the hardware does. Without the FMA
@@ -361,6 +380,23 @@ pub fn execute(
     global: &mut GlobalMemory,
     shared: &mut SharedMemory,
 ) -> Result<Executed, ExecFault> {
+    let mut out = Executed::NOTHING;
+    execute_into(program, reconvergence, warp, env, global, shared, &mut out)?;
+    Ok(out)
+}
+
+/// [`execute`], describing the instruction in `out` (whose old contents are overwritten)
+/// instead of returning it: the description is several hundred bytes, and the timing model
+/// issues millions of instructions. On a fault `out` holds nothing meaningful.
+pub fn execute_into(
+    program: &Program,
+    reconvergence: &Reconvergence,
+    warp: &mut WarpContext,
+    env: &ExecEnv,
+    global: &mut GlobalMemory,
+    shared: &mut SharedMemory,
+    out: &mut Executed,
+) -> Result<(), ExecFault> {
     let Some(pc) = warp.simt.pc() else {
         return Err(ExecFault {
             pc: 0,
@@ -396,14 +432,12 @@ pub fn execute(
         }
         executed
     };
-    let mut out = Executed {
-        pc,
-        active,
-        executed,
-        writeback: None,
-        mem: None,
-        flow: Flow::Next,
-    };
+    out.pc = pc;
+    out.active = active;
+    out.executed = executed;
+    out.writeback = None;
+    out.mem = None;
+    out.flow = Flow::Next;
     let op = inst.op;
     match op {
         Opcode::Bra(cond) => {
@@ -441,39 +475,40 @@ pub fn execute(
             }
         }
         Opcode::Ldg | Opcode::Stg | Opcode::AtomgAdd | Opcode::Lds | Opcode::Sts => {
-            let access = memory_op(program, inst, warp, env, executed, global, shared)
+            memory_op(program, inst, warp, env, executed, global, shared, out)
                 .map_err(|(lane, kind)| fault(Some(lane), kind))?;
-            out.writeback = access.1;
-            out.mem = Some(access.0);
             warp.simt.jump(pc + 1);
         }
         _ => {
-            let srcs = inst.sources();
-            let n = warp.warp_size as usize;
-            let a = read_all(env, warp, srcs.first(), executed);
-            let b = read_all(env, warp, srcs.get(1), executed);
-            let c = read_all(env, warp, srcs.get(2), executed);
-            let values = alu_lanes(op, &a, &b, &c, n);
             let dst = match op {
                 Opcode::Cmp => Some(WriteDst::Nzp),
                 Opcode::Isetp(_) | Opcode::Fsetp(_) => inst.dst_pred().map(|p| WriteDst::Pred(p.0)),
                 _ => inst.dst_reg().map(|r| WriteDst::Reg(r.0)),
             };
+            // Arithmetic has no effect but its result: nothing to compute without one.
             if let (Some(dst), true) = (dst, executed != 0) {
-                out.writeback = Some(Writeback {
+                let srcs = inst.sources();
+                let n = warp.warp_size as usize;
+                let mut bufs = [[0u32; MAX_WARP_SIZE]; 3];
+                let [buf_a, buf_b, buf_c] = &mut bufs;
+                let a = read_all(env, warp, srcs.first(), executed, buf_a);
+                let b = read_all(env, warp, srcs.get(1), executed, buf_b);
+                let c = read_all(env, warp, srcs.get(2), executed, buf_c);
+                let wb = out.writeback.insert(Writeback {
                     dst,
                     mask: executed,
-                    values,
+                    values: [0; MAX_WARP_SIZE],
                 });
+                alu_lanes(op, a, b, c, n, &mut wb.values);
             }
             warp.simt.jump(pc + 1);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-type MemResult = Result<(MemAccess, Option<Writeback>), (u32, FaultKind)>;
-
+/// A memory instruction's access (and loaded values) into `out.mem` and `out.writeback`.
+#[allow(clippy::too_many_arguments)]
 fn memory_op(
     program: &Program,
     inst: &Instruction,
@@ -482,7 +517,8 @@ fn memory_op(
     executed: LaneMask,
     global: &mut GlobalMemory,
     shared: &mut SharedMemory,
-) -> MemResult {
+    out: &mut Executed,
+) -> Result<(), (u32, FaultKind)> {
     let op = inst.op;
     let space = if matches!(op, Opcode::Lds | Opcode::Sts) {
         Space::Shared
@@ -510,12 +546,12 @@ fn memory_op(
         AccessKind::Store => inst.operands.get(1),
         AccessKind::Atomic => inst.operands.get(2),
     };
-    let mut access = MemAccess {
+    let access = out.mem.insert(MemAccess {
         space,
         kind,
         mask: executed,
         addrs: [0; MAX_WARP_SIZE],
-    };
+    });
     // Check every lane before touching memory, so a fault leaves memory as it was.
     for lane in lanes(executed) {
         let addr = read(env, warp, &mem_operand, lane) as u64 * scale;
@@ -558,7 +594,7 @@ fn memory_op(
             }
         };
     }
-    let writeback = match (kind, inst.dst_reg()) {
+    out.writeback = match (kind, inst.dst_reg()) {
         (AccessKind::Load | AccessKind::Atomic, Some(r)) if executed != 0 => Some(Writeback {
             dst: WriteDst::Reg(r.0),
             mask: executed,
@@ -566,7 +602,7 @@ fn memory_op(
         }),
         _ => None,
     };
-    Ok((access, writeback))
+    Ok(())
 }
 
 /// Writes a result into the warp's registers.
@@ -619,7 +655,8 @@ mod tests {
                 Opcode::Imad,
                 Opcode::Iadd,
             ] {
-                let got = alu_lanes(op, &a, &b, &c, 32);
+                let mut got = [0u32; MAX_WARP_SIZE];
+                alu_lanes(op, &a, &b, &c, 32, &mut got);
                 for lane in 0..32 {
                     let want = alu(op, a[lane], b[lane], c[lane]);
                     if f(want).is_nan() {

@@ -151,10 +151,19 @@ struct Event {
     pc: u32,
     kind: EventKind,
     ticket: Ticket,
-    writeback: Option<Writeback>,
+    /// The result waits in `Sm::writebacks` at this event's index (kept apart: it is most of
+    /// an event's size and only a completion reads it).
+    writeback: bool,
     pipe: Pipe,
     memory: bool,
 }
+
+/// A placeholder in `Sm::writebacks` for an event without a result.
+const NO_WRITEBACK: Writeback = Writeback {
+    dst: exec::WriteDst::Nzp,
+    mask: 0,
+    values: [0; crate::sim::MAX_WARP_SIZE],
+};
 
 /// Issue-slot accounting of one scheduler (seed 004's categories) and Nsight's scheduler
 /// statistics, summed over cycles.
@@ -248,6 +257,8 @@ pub struct Sm {
     scoreboard: Scoreboard,
     events: BinaryHeap<Reverse<(u64, u64, usize)>>,
     event_slab: Vec<Option<Event>>,
+    /// Per event slab index: the pending result of a completion with `writeback` set.
+    writebacks: Vec<Writeback>,
     free_events: Vec<usize>,
     event_seq: u64,
     mio_inflight: u32,
@@ -303,6 +314,7 @@ impl Sm {
             ),
             events: BinaryHeap::new(),
             event_slab: Vec::new(),
+            writebacks: Vec::new(),
             free_events: Vec::new(),
             event_seq: 0,
             mio_inflight: 0,
@@ -433,7 +445,8 @@ impl Sm {
         });
     }
 
-    fn push_event(&mut self, at: u64, event: Event) {
+    /// Schedules `event` at cycle `at`, with `writeback` its result if `event.writeback`.
+    fn push_event(&mut self, at: u64, event: Event, writeback: Option<&Writeback>) {
         let index = match self.free_events.pop() {
             Some(i) => {
                 self.event_slab[i] = Some(event);
@@ -441,9 +454,13 @@ impl Sm {
             }
             None => {
                 self.event_slab.push(Some(event));
+                self.writebacks.push(NO_WRITEBACK);
                 self.event_slab.len() - 1
             }
         };
+        if let Some(wb) = writeback {
+            self.writebacks[index] = *wb;
+        }
         self.event_seq += 1;
         self.events.push(Reverse((at, self.event_seq, index)));
     }
@@ -493,8 +510,8 @@ impl Sm {
                 EventKind::Complete => {
                     self.scoreboard.complete(slot, event.ticket);
                     if let Some(warp) = self.warps[slot].as_mut() {
-                        if let Some(wb) = &event.writeback {
-                            exec::apply(&mut warp.ctx, wb);
+                        if event.writeback {
+                            exec::apply(&mut warp.ctx, &self.writebacks[index]);
                         }
                         let hot = &mut self.hot[slot];
                         hot.inflight -= 1;
@@ -1074,15 +1091,21 @@ impl Sm {
             smid: self.id,
             clock: cycle,
         };
-        let done = match (warp.replay.as_mut(), prepared.replay.as_deref()) {
-            (Some(stream), Some(ops)) => Ok(replay_step(stream, ops, &mut warp.ctx)),
-            _ => exec::execute(
+        // Filled in place: the description is several hundred bytes.
+        let mut done = exec::Executed::NOTHING;
+        match (warp.replay.as_mut(), prepared.replay.as_deref()) {
+            (Some(stream), Some(ops)) => {
+                replay_step(stream, ops, &mut warp.ctx, &mut done);
+                Ok(())
+            }
+            _ => exec::execute_into(
                 program,
                 &prepared.reconvergence,
                 &mut warp.ctx,
                 &env,
                 cx.memory,
                 &mut block.shared,
+                &mut done,
             ),
         }
         .map_err(|e| {
@@ -1162,10 +1185,11 @@ impl Sm {
                     pc,
                     kind: EventKind::SourcesRead,
                     ticket,
-                    writeback: None,
+                    writeback: false,
                     pipe,
                     memory: false,
                 },
+                None,
             );
         } else {
             self.scoreboard.sources_read(slot as usize, ticket);
@@ -1209,7 +1233,6 @@ impl Sm {
             Flow::Membar => warp.membar = true,
             _ => {}
         }
-        let writeback = done.writeback;
         self.push_event(
             complete_at,
             Event {
@@ -1217,10 +1240,11 @@ impl Sm {
                 pc,
                 kind: EventKind::Complete,
                 ticket,
-                writeback,
+                writeback: done.writeback.is_some(),
                 pipe,
                 memory: is_memory,
             },
+            done.writeback.as_ref(),
         );
         Ok(done.executed.count_ones() as u64)
     }
@@ -1365,18 +1389,20 @@ impl Sm {
 
 /// Consumes a replayed warp's next recorded instruction and describes it as `exec` would have:
 /// the recorded mask executes, the recorded addresses are accessed, no register is written.
-fn replay_step(stream: &mut WarpStream, ops: &[ReplayOp], ctx: &mut WarpContext) -> exec::Executed {
+fn replay_step(
+    stream: &mut WarpStream,
+    ops: &[ReplayOp],
+    ctx: &mut WarpContext,
+    out: &mut exec::Executed,
+) {
     let Some(step) = stream.advance() else {
         // Unreachable for a resident warp (a finished warp never issues); a no-op keeps the
         // accounting consistent rather than panicking.
-        return exec::Executed {
-            pc: 0,
-            active: 0,
-            executed: 0,
-            writeback: None,
-            mem: None,
+        *out = exec::Executed {
             flow: Flow::Exit { warp_done: true },
+            ..exec::Executed::NOTHING
         };
+        return;
     };
     let pc = step.pc;
     let op = ops.get(pc as usize).copied().unwrap_or(ReplayOp::PLAIN);
@@ -1411,12 +1437,12 @@ fn replay_step(stream: &mut WarpStream, ops: &[ReplayOp], ctx: &mut WarpContext)
             }
         }
     };
-    exec::Executed {
+    *out = exec::Executed {
         pc,
         active: mask,
         executed: mask,
         writeback: None,
         mem,
         flow,
-    }
+    };
 }

@@ -66,6 +66,18 @@ impl WarpContext {
         self.regs[(r * self.warp_size + lane) as usize]
     }
 
+    /// Register `reg` of every lane in place, for a full-size warp (`None` for RZ, registers
+    /// beyond `.regs`, and warps narrower than [`MAX_WARP_SIZE`]).
+    #[inline]
+    pub fn reg_row(&self, reg: u8) -> Option<&[u32; MAX_WARP_SIZE]> {
+        let r = reg as u32;
+        if r >= self.regs_per_thread || self.warp_size as usize != MAX_WARP_SIZE {
+            return None;
+        }
+        let start = (r * self.warp_size) as usize;
+        self.regs.get(start..start + MAX_WARP_SIZE)?.try_into().ok()
+    }
+
     /// Register `reg` of every lane into `out` (zeros for RZ and registers beyond `.regs`).
     #[inline]
     pub fn reg_lanes(&self, reg: u8, out: &mut [u32; MAX_WARP_SIZE]) {
