@@ -668,23 +668,22 @@ impl Sm {
 
     /// [`Sm::pipe_and_queue_state`] for each pipe of scheduler `s` (by [`pipe_index`]), with
     /// the cycle until which that answer holds unless an issue or completion intervenes.
+    #[inline]
     fn pipe_states(&self, cycle: u64, config: &GpuConfig, s: usize) -> [(WarpState, u64); 6] {
         let pipe_free = &self.schedulers[s].pipe_free;
-        ALL_PIPES.map(|pipe| {
-            let free = pipe_free[pipe_index(pipe)];
+        let mio_full = self.mio_inflight >= config.sm.mio_queue;
+        let lsu_full = self.lsu_inflight >= config.sm.lsu_queue;
+        let mut table = [(WarpState::NotSelected, cycle + 1); 6];
+        for ((entry, &pipe), &free) in table.iter_mut().zip(&ALL_PIPES).zip(pipe_free) {
             if free > cycle {
-                return (WarpState::PipeBusy { pipe }, free);
+                *entry = (WarpState::PipeBusy { pipe }, free);
+            } else if mio_full && matches!(pipe, Pipe::Mufu | Pipe::Shared) {
+                *entry = (WarpState::MioThrottle, u64::MAX);
+            } else if lsu_full && pipe == Pipe::Global {
+                *entry = (WarpState::LgThrottle, u64::MAX);
             }
-            match pipe {
-                Pipe::Mufu | Pipe::Shared if self.mio_inflight >= config.sm.mio_queue => {
-                    (WarpState::MioThrottle, u64::MAX)
-                }
-                Pipe::Global if self.lsu_inflight >= config.sm.lsu_queue => {
-                    (WarpState::LgThrottle, u64::MAX)
-                }
-                _ => (WarpState::NotSelected, cycle + 1),
-            }
-        })
+        }
+        table
     }
 
     /// The last checks of [`Sm::warp_state`]: the pipe's issue interval and the MIO/LSU queues.
@@ -766,6 +765,19 @@ impl Sm {
         // compute-bound kernel): their state is this table's entry for their pipe.
         let by_pipe = self.pipe_states(cycle, config, s);
         let throttle_dirty = self.throttle_dirty;
+        // What the simple policies need, found in the same pass: only the first warp in the
+        // policy's order that is eligible issues (all but `smt` stop after one warp).
+        // Positions in the pool, `NONE` for none.
+        const NONE: usize = usize::MAX;
+        let last_issued = self.schedulers[s].last_issued.unwrap_or(u32::MAX);
+        let mut greedy = NONE;
+        let mut first_eligible = NONE;
+        let mut first_eligible_after_greedy = NONE;
+        let mut active = 0u32;
+        let wants_unfinished = matches!(
+            policy,
+            Policy::Barrel | Policy::Sequential | Policy::TwoLevel | Policy::Coarse
+        );
         for &slot in &all {
             // Every slot in the scheduler's list holds a warp (`wrap_up` removes those leaving).
             let w = &mut self.hot[slot as usize];
@@ -790,10 +802,25 @@ impl Sm {
                 quiet_until = quiet_until.min(self.hot[slot as usize].cache_until);
                 state
             };
+            let i = pool.len();
             if !done {
-                unfinished.push(pool.len());
+                active += 1;
+                if wants_unfinished {
+                    unfinished.push(i);
+                }
             }
-            eligible_count += state.is_eligible() as u64;
+            if slot == last_issued {
+                greedy = i;
+            }
+            if state.is_eligible() {
+                eligible_count += 1;
+                if first_eligible == NONE {
+                    first_eligible = i;
+                }
+                if greedy != NONE && greedy < i && first_eligible_after_greedy == NONE {
+                    first_eligible_after_greedy = i;
+                }
+            }
             pool.push(slot);
             states.push(state);
         }
@@ -818,19 +845,27 @@ impl Sm {
             let pos_of = |slot: Option<u32>| slot.and_then(|sl| pool.iter().position(|&p| p == sl));
             let n = pool.len();
             let rare: Vec<usize> = match policy {
+                // Round robin from the warp after the last one issued: the first eligible
+                // after it, else the first eligible from the start.
                 Policy::Lrr => {
-                    let first = pos_of(sched.last_issued).map_or(0, |i| i + 1);
-                    order.extend((0..n).map(|k| (first + k) % n));
+                    order.push(if first_eligible_after_greedy != NONE {
+                        first_eligible_after_greedy
+                    } else {
+                        first_eligible
+                    });
                     Vec::new()
                 }
                 Policy::Oldest => {
-                    order.extend(0..n);
+                    order.push(first_eligible);
                     Vec::new()
                 }
+                // The last warp issued while it is eligible, else the oldest eligible.
                 Policy::Gto => {
-                    let greedy = pos_of(sched.last_issued);
-                    order.extend(greedy);
-                    order.extend((0..n).filter(|i| Some(*i) != greedy));
+                    order.push(if greedy != NONE && states[greedy].is_eligible() {
+                        greedy
+                    } else {
+                        first_eligible
+                    });
                     Vec::new()
                 }
                 Policy::Smt => {
@@ -986,7 +1021,6 @@ impl Sm {
             }
         }
         let sched = &mut self.schedulers[s];
-        let active = unfinished.len() as u32;
         let st = &mut sched.stats;
         st.cycles += 1;
         if active > 0 {
