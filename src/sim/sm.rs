@@ -468,22 +468,36 @@ impl Sm {
     /// The earliest cycle after `cycle` at which something on this SM can change by itself.
     pub fn next_wakeup(&self, cycle: u64) -> Option<u64> {
         let mut next = self.events.peek().map(|Reverse((at, _, _))| *at);
+        // Nothing counted below is earlier than `cycle + 1`: once the answer is that soon, the
+        // rest cannot change it (a memory-bound run asks nearly every cycle).
+        let soonest = cycle + 1;
+        if next.is_some_and(|n| n <= soonest) {
+            return next;
+        }
         let mut consider = |t: u64| {
             if t > cycle {
                 next = Some(next.map_or(t, |n: u64| n.min(t)));
             }
+            next == Some(soonest)
         };
-        for w in self.warps.iter().flatten() {
-            consider(w.fetch_until);
-            consider(w.branch_until);
-            consider(w.stall_until);
-            consider(w.sleep_until);
-        }
         for s in &self.schedulers {
             for &p in &s.pipe_free {
-                consider(p);
+                if consider(p) {
+                    return next;
+                }
             }
-            consider(s.refill_until);
+            if consider(s.refill_until) {
+                return next;
+            }
+        }
+        for w in self.warps.iter().flatten() {
+            if consider(w.fetch_until)
+                || consider(w.branch_until)
+                || consider(w.stall_until)
+                || consider(w.sleep_until)
+            {
+                return next;
+            }
         }
         next
     }
@@ -786,8 +800,10 @@ impl Sm {
                 continue;
             }
             let done = w.done;
-            let throttled = matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle);
-            let state = if cycle < w.cache_until && !(throttled && throttle_dirty) {
+            let state = if cycle < w.cache_until
+                && !(throttle_dirty
+                    && matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle))
+            {
                 quiet_until = quiet_until.min(w.cache_until);
                 w.cached
             } else if let Some(pipe) = w.ready_pipe {
