@@ -66,6 +66,9 @@ struct ResidentWarp {
     deps: Option<Result<(), Blocked>>,
     /// A replayed warp's recorded instructions (`None`: the warp executes its program).
     replay: Option<WarpStream>,
+    /// [`ResidentWarp::compute_next_pc`], kept in step by every issue: the SIMT stack is two
+    /// pointers away, and the scheduler asks after every event of the warp.
+    pc: Option<u32>,
 }
 
 /// The part of a warp slot's record that the scheduler reads for every warp every cycle, kept
@@ -118,6 +121,10 @@ impl ResidentWarp {
 
     /// The PC of the next instruction to issue.
     fn next_pc(&self) -> Option<u32> {
+        self.pc
+    }
+
+    fn compute_next_pc(&self) -> Option<u32> {
         match &self.replay {
             Some(stream) => stream.peek_pc(),
             None => self.ctx.simt.pc(),
@@ -415,6 +422,11 @@ impl Sm {
                 mem_inflight: 0,
                 deps: None,
                 replay,
+                pc: None,
+            };
+            let warp = ResidentWarp {
+                pc: warp.compute_next_pc(),
+                ..warp
             };
             self.hot[slot as usize] = HotWarp {
                 done: warp.compute_done(),
@@ -1170,6 +1182,7 @@ impl Sm {
             })
         })?;
         self.hot[slot as usize].done = warp.compute_done();
+        warp.pc = warp.compute_next_pc();
         let inst = &program.instructions[pc as usize];
         let pipe = inst.op.pipe();
         cx.observer
