@@ -424,13 +424,8 @@ pub fn execute_into(
             active
         }
     } else {
-        let mut executed = 0;
-        for lane in lanes(active) {
-            if warp.pred(inst.guard.pred.0, lane) != inst.guard.negated {
-                executed |= 1 << lane;
-            }
-        }
-        executed
+        let holds = warp.pred_lanes(inst.guard.pred.0);
+        active & if inst.guard.negated { !holds } else { holds }
     };
     out.pc = pc;
     out.active = active;
@@ -441,16 +436,10 @@ pub fn execute_into(
     let op = inst.op;
     match op {
         Opcode::Bra(cond) => {
-            let mut taken = 0;
-            for lane in lanes(executed) {
-                let go = match cond {
-                    BranchCond::Always => true,
-                    BranchCond::Nzp(mask) => warp.nzp(lane) & mask != 0,
-                };
-                if go {
-                    taken |= 1 << lane;
-                }
-            }
+            let taken = match cond {
+                BranchCond::Always => executed,
+                BranchCond::Nzp(mask) => executed & warp.nzp_lanes(mask),
+            };
             let target = inst.target().unwrap_or(pc + 1);
             let diverged = warp
                 .simt
@@ -607,8 +596,10 @@ fn memory_op(
 
 /// Writes a result into the warp's registers.
 pub fn apply(warp: &mut WarpContext, wb: &Writeback) {
-    if let WriteDst::Reg(r) = wb.dst {
-        return warp.set_reg_lanes(r, wb.mask, &wb.values);
+    match wb.dst {
+        WriteDst::Reg(r) => return warp.set_reg_lanes(r, wb.mask, &wb.values),
+        WriteDst::Pred(p) => return warp.set_pred_lanes(p, wb.mask, &wb.values),
+        WriteDst::Nzp => {}
     }
     for lane in lanes(wb.mask) {
         let v = wb.values[lane as usize];
