@@ -176,36 +176,38 @@ fn read(env: &ExecEnv, warp: &WarpContext, operand: &Operand, lane: u32) -> u32 
 }
 
 /// One source operand for every lane at once (lanes outside `mask` may hold anything): a
-/// full-warp register row in place, anything else built in `buf`.
+/// full-warp register row in place, anything else built in `buf` (which starts empty so that
+/// an operand read in place costs no fill).
 #[inline]
 fn read_all<'a>(
     env: &ExecEnv,
     warp: &'a WarpContext,
     operand: Option<&Operand>,
     mask: LaneMask,
-    buf: &'a mut [u32; MAX_WARP_SIZE],
+    buf: &'a mut Option<[u32; MAX_WARP_SIZE]>,
 ) -> &'a [u32; MAX_WARP_SIZE] {
     match operand {
-        None => *buf = [0; MAX_WARP_SIZE],
+        None => buf.insert([0; MAX_WARP_SIZE]),
         Some(Operand::Reg(r)) => {
             if let Some(row) = warp.reg_row(r.0) {
                 return row;
             }
-            *buf = [0; MAX_WARP_SIZE];
-            warp.reg_lanes(r.0, buf)
+            let out = buf.insert([0; MAX_WARP_SIZE]);
+            warp.reg_lanes(r.0, out);
+            out
         }
-        Some(Operand::Imm(v)) => *buf = [*v; MAX_WARP_SIZE],
+        Some(Operand::Imm(v)) => buf.insert([*v; MAX_WARP_SIZE]),
         Some(Operand::Param(i)) => {
-            *buf = [env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE]
+            buf.insert([env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE])
         }
         Some(o) => {
-            *buf = [0; MAX_WARP_SIZE];
+            let out = buf.insert([0; MAX_WARP_SIZE]);
             for lane in lanes(mask) {
-                buf[lane as usize] = read(env, warp, o, lane);
+                out[lane as usize] = read(env, warp, o, lane);
             }
+            out
         }
     }
-    buf
 }
 
 fn idiv(a: u32, b: u32) -> u32 {
@@ -478,11 +480,10 @@ pub fn execute_into(
             if let (Some(dst), true) = (dst, executed != 0) {
                 let srcs = inst.sources();
                 let n = warp.warp_size as usize;
-                let mut bufs = [[0u32; MAX_WARP_SIZE]; 3];
-                let [buf_a, buf_b, buf_c] = &mut bufs;
-                let a = read_all(env, warp, srcs.first(), executed, buf_a);
-                let b = read_all(env, warp, srcs.get(1), executed, buf_b);
-                let c = read_all(env, warp, srcs.get(2), executed, buf_c);
+                let (mut buf_a, mut buf_b, mut buf_c) = (None, None, None);
+                let a = read_all(env, warp, srcs.first(), executed, &mut buf_a);
+                let b = read_all(env, warp, srcs.get(1), executed, &mut buf_b);
+                let c = read_all(env, warp, srcs.get(2), executed, &mut buf_c);
                 let wb = out.writeback.insert(Writeback {
                     dst,
                     mask: executed,
