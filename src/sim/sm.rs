@@ -14,6 +14,7 @@
 
 use super::config::{CoreModel, GpuConfig, Policy, ScoreboardKind};
 use super::dispatcher::{BlockFootprint, SmRoom};
+use super::event_queue::EventQueue;
 use super::exec::{self, AccessKind, ExecEnv, Flow, SharedMemory, Space, Writeback};
 use super::fault::Fault;
 use super::memory::{GlobalMemory, MemoryTiming};
@@ -24,8 +25,6 @@ use super::stream::{ReplayFlow, ReplayOp, WarpStream};
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch};
 use crate::isa::{Pipe, Program};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// A launch as the SMs run it: the program (with control codes filled in when the scoreboard
@@ -262,12 +261,12 @@ pub struct Sm {
     blocks: Vec<Option<ResidentBlock>>,
     schedulers: Vec<SchedulerUnit>,
     scoreboard: Scoreboard,
-    events: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    /// Slab indices of pending events by due cycle.
+    events: EventQueue,
     event_slab: Vec<Option<Event>>,
     /// Per event slab index: the pending result of a completion with `writeback` set.
     writebacks: Vec<Writeback>,
     free_events: Vec<usize>,
-    event_seq: u64,
     mio_inflight: u32,
     lsu_inflight: u32,
     room: SmRoom,
@@ -319,11 +318,10 @@ impl Sm {
                 config.sm.max_warps as usize,
                 config.scheduler.range_slots,
             ),
-            events: BinaryHeap::new(),
+            events: EventQueue::new(),
             event_slab: Vec::new(),
             writebacks: Vec::new(),
             free_events: Vec::new(),
-            event_seq: 0,
             mio_inflight: 0,
             lsu_inflight: 0,
             room: SmRoom {
@@ -473,13 +471,12 @@ impl Sm {
         if let Some(wb) = writeback {
             self.writebacks[index] = *wb;
         }
-        self.event_seq += 1;
-        self.events.push(Reverse((at, self.event_seq, index)));
+        self.events.push(at, index);
     }
 
     /// The earliest cycle after `cycle` at which something on this SM can change by itself.
     pub fn next_wakeup(&self, cycle: u64) -> Option<u64> {
-        let mut next = self.events.peek().map(|Reverse((at, _, _))| *at);
+        let mut next = self.events.next_due();
         // Nothing counted below is earlier than `cycle + 1`: once the answer is that soon, the
         // rest cannot change it (a memory-bound run asks nearly every cycle).
         let soonest = cycle + 1;
@@ -516,11 +513,7 @@ impl Sm {
 
     /// Retires every completion due at `cycle`.
     pub fn retire<O: Observer>(&mut self, cycle: u64, observer: &mut O) {
-        while let Some(Reverse((at, _, index))) = self.events.peek().copied() {
-            if at > cycle {
-                break;
-            }
-            self.events.pop();
+        while let Some(index) = self.events.pop_due(cycle) {
             let Some(event) = self.event_slab[index].take() else {
                 continue;
             };
