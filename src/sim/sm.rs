@@ -283,6 +283,8 @@ pub struct Sm {
     wrap_dirty: bool,
     hazards: Vec<Hazard>,
     pub hazard_count: u64,
+    /// Scratch for [`Sm::issue`]: what the issuing instruction did.
+    executed: Option<Box<exec::Executed>>,
 }
 
 /// Everything an SM needs from outside for one cycle.
@@ -341,6 +343,7 @@ impl Sm {
             wrap_dirty: false,
             hazards: Vec::new(),
             hazard_count: 0,
+            executed: None,
         }
     }
 
@@ -1146,8 +1149,12 @@ impl Sm {
             smid: self.id,
             clock: cycle,
         };
-        // Filled in place: the description is several hundred bytes.
-        let mut done = exec::Executed::NOTHING;
+        // Filled in place, into a buffer kept across issues: the description is several
+        // hundred bytes (a fresh one is a copy of all of them).
+        let mut done = self
+            .executed
+            .take()
+            .unwrap_or_else(|| Box::new(exec::Executed::NOTHING));
         match (warp.replay.as_mut(), prepared.replay.as_deref()) {
             (Some(stream), Some(ops)) => {
                 replay_step(stream, ops, &mut warp.ctx, &mut done);
@@ -1302,7 +1309,9 @@ impl Sm {
             },
             done.writeback.as_ref(),
         );
-        Ok(done.executed.count_ones() as u64)
+        let threads = done.executed.count_ones() as u64;
+        self.executed = Some(done);
+        Ok(threads)
     }
 
     /// Releases CTA barriers, retires finished warps and blocks. Returns blocks that finished.
