@@ -11,9 +11,9 @@
 //! cannot issue); sources are checked at issue only, so there is no WAR tracking — operands are
 //! taken to be read in order at issue, as the bitmap hardware of seeds/002 assumes.
 
-use super::{Blocked, DepOperands, Producer, RegRef, Ticket};
+use super::{Blocked, DepOperands, Producer, RegRef, Ticket, NAME_WORDS};
 
-const WORDS: usize = RegRef::COUNT.div_ceil(64);
+const WORDS: usize = NAME_WORDS;
 
 type Bits = [u64; WORDS];
 
@@ -48,6 +48,9 @@ impl Bitmap {
 
     pub(super) fn check(&self, warp: usize, ops: &DepOperands) -> Result<(), Blocked> {
         let bits = &self.bits[warp];
+        if bits.iter().zip(ops.names()).all(|(b, n)| b & n == 0) {
+            return Ok(());
+        }
         for &r in ops.srcs().iter().chain(ops.dst().iter()) {
             let i = r.index();
             if is_set(bits, i) {
