@@ -119,6 +119,18 @@ pub struct Executed {
     pub flow: Flow,
 }
 
+impl Executed {
+    /// No lane did anything: a starting value for [`execute_into`].
+    pub const NOTHING: Executed = Executed {
+        pc: 0,
+        active: 0,
+        executed: 0,
+        writeback: None,
+        mem: None,
+        flow: Flow::Next,
+    };
+}
+
 /// A fault from `execute`, before the caller adds kernel, block and warp.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecFault {
@@ -163,29 +175,39 @@ fn read(env: &ExecEnv, warp: &WarpContext, operand: &Operand, lane: u32) -> u32 
     }
 }
 
-/// One source operand for every lane at once (lanes outside `mask` may hold anything).
+/// One source operand for every lane at once (lanes outside `mask` may hold anything): a
+/// full-warp register row in place, anything else built in `buf` (which starts empty so that
+/// an operand read in place costs no fill).
 #[inline]
-fn read_all(
+fn read_all<'a>(
     env: &ExecEnv,
-    warp: &WarpContext,
+    warp: &'a WarpContext,
     operand: Option<&Operand>,
     mask: LaneMask,
-) -> [u32; MAX_WARP_SIZE] {
-    let mut out = [0u32; MAX_WARP_SIZE];
+    buf: &'a mut Option<[u32; MAX_WARP_SIZE]>,
+) -> &'a [u32; MAX_WARP_SIZE] {
     match operand {
-        None => {}
-        Some(Operand::Reg(r)) => warp.reg_lanes(r.0, &mut out),
-        Some(Operand::Imm(v)) => out = [*v; MAX_WARP_SIZE],
+        None => buf.insert([0; MAX_WARP_SIZE]),
+        Some(Operand::Reg(r)) => {
+            if let Some(row) = warp.reg_row(r.0) {
+                return row;
+            }
+            let out = buf.insert([0; MAX_WARP_SIZE]);
+            warp.reg_lanes(r.0, out);
+            out
+        }
+        Some(Operand::Imm(v)) => buf.insert([*v; MAX_WARP_SIZE]),
         Some(Operand::Param(i)) => {
-            out = [env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE]
+            buf.insert([env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE])
         }
         Some(o) => {
+            let out = buf.insert([0; MAX_WARP_SIZE]);
             for lane in lanes(mask) {
                 out[lane as usize] = read(env, warp, o, lane);
             }
+            out
         }
     }
-    out
 }
 
 fn idiv(a: u32, b: u32) -> u32 {
@@ -270,16 +292,16 @@ fn alu(op: Opcode, a: u32, b: u32, c: u32) -> u32 {
     }
 }
 
-/// [`alu`] over the first `n` lanes, with the opcode decided once (so the common opcodes'
-/// lane loops vectorize).
+/// [`alu`] over the first `n` lanes into `out`, with the opcode decided once (so the common
+/// opcodes' lane loops vectorize).
 fn alu_lanes(
     op: Opcode,
     a: &[u32; MAX_WARP_SIZE],
     b: &[u32; MAX_WARP_SIZE],
     c: &[u32; MAX_WARP_SIZE],
     n: usize,
-) -> [u32; MAX_WARP_SIZE] {
-    let mut out = [0u32; MAX_WARP_SIZE];
+    out: &mut [u32; MAX_WARP_SIZE],
+) {
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {
             for (((o, &$x), &$y), &$z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
@@ -293,10 +315,9 @@ fn alu_lanes(
         Opcode::Imad => each!(|x, y, z| x.wrapping_mul(y).wrapping_add(z)),
         Opcode::Fadd => each!(|x, y, _z| (f(x) + f(y)).to_bits()),
         Opcode::Fmul => each!(|x, y, _z| (f(x) * f(y)).to_bits()),
-        Opcode::Ffma => ffma_lanes(&mut out, a, b, c, n),
+        Opcode::Ffma => ffma_lanes(out, a, b, c, n),
         _ => each!(|x, y, z| alu(op, x, y, z)),
     }
-    out
 }
 
 /// Fused multiply-add per lane, rounded once as the hardware does. Without the FMA
@@ -361,6 +382,23 @@ pub fn execute(
     global: &mut GlobalMemory,
     shared: &mut SharedMemory,
 ) -> Result<Executed, ExecFault> {
+    let mut out = Executed::NOTHING;
+    execute_into(program, reconvergence, warp, env, global, shared, &mut out)?;
+    Ok(out)
+}
+
+/// [`execute`], describing the instruction in `out` (whose old contents are overwritten)
+/// instead of returning it: the description is several hundred bytes, and the timing model
+/// issues millions of instructions. On a fault `out` holds nothing meaningful.
+pub fn execute_into(
+    program: &Program,
+    reconvergence: &Reconvergence,
+    warp: &mut WarpContext,
+    env: &ExecEnv,
+    global: &mut GlobalMemory,
+    shared: &mut SharedMemory,
+    out: &mut Executed,
+) -> Result<(), ExecFault> {
     let Some(pc) = warp.simt.pc() else {
         return Err(ExecFault {
             pc: 0,
@@ -388,35 +426,22 @@ pub fn execute(
             active
         }
     } else {
-        let mut executed = 0;
-        for lane in lanes(active) {
-            if warp.pred(inst.guard.pred.0, lane) != inst.guard.negated {
-                executed |= 1 << lane;
-            }
-        }
-        executed
+        let holds = warp.pred_lanes(inst.guard.pred.0);
+        active & if inst.guard.negated { !holds } else { holds }
     };
-    let mut out = Executed {
-        pc,
-        active,
-        executed,
-        writeback: None,
-        mem: None,
-        flow: Flow::Next,
-    };
+    out.pc = pc;
+    out.active = active;
+    out.executed = executed;
+    out.writeback = None;
+    out.mem = None;
+    out.flow = Flow::Next;
     let op = inst.op;
     match op {
         Opcode::Bra(cond) => {
-            let mut taken = 0;
-            for lane in lanes(executed) {
-                let go = match cond {
-                    BranchCond::Always => true,
-                    BranchCond::Nzp(mask) => warp.nzp(lane) & mask != 0,
-                };
-                if go {
-                    taken |= 1 << lane;
-                }
-            }
+            let taken = match cond {
+                BranchCond::Always => executed,
+                BranchCond::Nzp(mask) => executed & warp.nzp_lanes(mask),
+            };
             let target = inst.target().unwrap_or(pc + 1);
             let diverged = warp
                 .simt
@@ -441,39 +466,39 @@ pub fn execute(
             }
         }
         Opcode::Ldg | Opcode::Stg | Opcode::AtomgAdd | Opcode::Lds | Opcode::Sts => {
-            let access = memory_op(program, inst, warp, env, executed, global, shared)
+            memory_op(program, inst, warp, env, executed, global, shared, out)
                 .map_err(|(lane, kind)| fault(Some(lane), kind))?;
-            out.writeback = access.1;
-            out.mem = Some(access.0);
             warp.simt.jump(pc + 1);
         }
         _ => {
-            let srcs = inst.sources();
-            let n = warp.warp_size as usize;
-            let a = read_all(env, warp, srcs.first(), executed);
-            let b = read_all(env, warp, srcs.get(1), executed);
-            let c = read_all(env, warp, srcs.get(2), executed);
-            let values = alu_lanes(op, &a, &b, &c, n);
             let dst = match op {
                 Opcode::Cmp => Some(WriteDst::Nzp),
                 Opcode::Isetp(_) | Opcode::Fsetp(_) => inst.dst_pred().map(|p| WriteDst::Pred(p.0)),
                 _ => inst.dst_reg().map(|r| WriteDst::Reg(r.0)),
             };
+            // Arithmetic has no effect but its result: nothing to compute without one.
             if let (Some(dst), true) = (dst, executed != 0) {
-                out.writeback = Some(Writeback {
+                let srcs = inst.sources();
+                let n = warp.warp_size as usize;
+                let (mut buf_a, mut buf_b, mut buf_c) = (None, None, None);
+                let a = read_all(env, warp, srcs.first(), executed, &mut buf_a);
+                let b = read_all(env, warp, srcs.get(1), executed, &mut buf_b);
+                let c = read_all(env, warp, srcs.get(2), executed, &mut buf_c);
+                let wb = out.writeback.insert(Writeback {
                     dst,
                     mask: executed,
-                    values,
+                    values: [0; MAX_WARP_SIZE],
                 });
+                alu_lanes(op, a, b, c, n, &mut wb.values);
             }
             warp.simt.jump(pc + 1);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-type MemResult = Result<(MemAccess, Option<Writeback>), (u32, FaultKind)>;
-
+/// A memory instruction's access (and loaded values) into `out.mem` and `out.writeback`.
+#[allow(clippy::too_many_arguments)]
 fn memory_op(
     program: &Program,
     inst: &Instruction,
@@ -482,7 +507,8 @@ fn memory_op(
     executed: LaneMask,
     global: &mut GlobalMemory,
     shared: &mut SharedMemory,
-) -> MemResult {
+    out: &mut Executed,
+) -> Result<(), (u32, FaultKind)> {
     let op = inst.op;
     let space = if matches!(op, Opcode::Lds | Opcode::Sts) {
         Space::Shared
@@ -510,12 +536,12 @@ fn memory_op(
         AccessKind::Store => inst.operands.get(1),
         AccessKind::Atomic => inst.operands.get(2),
     };
-    let mut access = MemAccess {
+    let access = out.mem.insert(MemAccess {
         space,
         kind,
         mask: executed,
         addrs: [0; MAX_WARP_SIZE],
-    };
+    });
     // Check every lane before touching memory, so a fault leaves memory as it was.
     for lane in lanes(executed) {
         let addr = read(env, warp, &mem_operand, lane) as u64 * scale;
@@ -558,7 +584,7 @@ fn memory_op(
             }
         };
     }
-    let writeback = match (kind, inst.dst_reg()) {
+    out.writeback = match (kind, inst.dst_reg()) {
         (AccessKind::Load | AccessKind::Atomic, Some(r)) if executed != 0 => Some(Writeback {
             dst: WriteDst::Reg(r.0),
             mask: executed,
@@ -566,13 +592,15 @@ fn memory_op(
         }),
         _ => None,
     };
-    Ok((access, writeback))
+    Ok(())
 }
 
 /// Writes a result into the warp's registers.
 pub fn apply(warp: &mut WarpContext, wb: &Writeback) {
-    if let WriteDst::Reg(r) = wb.dst {
-        return warp.set_reg_lanes(r, wb.mask, &wb.values);
+    match wb.dst {
+        WriteDst::Reg(r) => return warp.set_reg_lanes(r, wb.mask, &wb.values),
+        WriteDst::Pred(p) => return warp.set_pred_lanes(p, wb.mask, &wb.values),
+        WriteDst::Nzp => {}
     }
     for lane in lanes(wb.mask) {
         let v = wb.values[lane as usize];
@@ -619,7 +647,8 @@ mod tests {
                 Opcode::Imad,
                 Opcode::Iadd,
             ] {
-                let got = alu_lanes(op, &a, &b, &c, 32);
+                let mut got = [0u32; MAX_WARP_SIZE];
+                alu_lanes(op, &a, &b, &c, 32, &mut got);
                 for lane in 0..32 {
                     let want = alu(op, a[lane], b[lane], c[lane]);
                     if f(want).is_nan() {

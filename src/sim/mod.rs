@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod dispatcher;
+mod event_queue;
 pub mod exec;
 pub mod fault;
 pub mod functional;

@@ -14,6 +14,7 @@
 
 use super::config::{CoreModel, GpuConfig, Policy, ScoreboardKind};
 use super::dispatcher::{BlockFootprint, SmRoom};
+use super::event_queue::EventQueue;
 use super::exec::{self, AccessKind, ExecEnv, Flow, SharedMemory, Space, Writeback};
 use super::fault::Fault;
 use super::memory::{GlobalMemory, MemoryTiming};
@@ -24,8 +25,6 @@ use super::stream::{ReplayFlow, ReplayOp, WarpStream};
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch};
 use crate::isa::{Pipe, Program};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// A launch as the SMs run it: the program (with control codes filled in when the scoreboard
@@ -47,9 +46,6 @@ pub struct PreparedLaunch {
 struct ResidentWarp {
     /// Boxed: the architectural state is large and cold while the scheduler visits warps.
     ctx: Box<WarpContext>,
-    /// No instruction left (the program exited or the recorded stream ended); kept in step
-    /// with `ctx` and `replay` by every issue.
-    done: bool,
     launch: u32,
     block_slot: usize,
     scheduler: u32,
@@ -62,31 +58,59 @@ struct ResidentWarp {
     /// Lanes that executed the `BAR.SYNC` the warp waits at.
     arrived_lanes: u32,
     membar: bool,
-    /// Instructions issued and not yet completed.
-    inflight: u32,
     /// Memory instructions issued and not yet completed.
     mem_inflight: u32,
-    /// Last reported state.
-    state: Option<WarpState>,
+    /// The scoreboard's answer for the next instruction; only this warp's own events (issue,
+    /// completion, sources read) change it.
+    deps: Option<Result<(), Blocked>>,
+    /// A replayed warp's recorded instructions (`None`: the warp executes its program).
+    replay: Option<WarpStream>,
+    /// [`ResidentWarp::compute_next_pc`], kept in step by every issue: the SIMT stack is two
+    /// pointers away, and the scheduler asks after every event of the warp.
+    pc: Option<u32>,
+}
+
+/// The part of a warp slot's record that the scheduler reads for every warp every cycle, kept
+/// apart from [`ResidentWarp`] so that a pass over a scheduler's warps touches a few cache
+/// lines instead of one or two per warp.
+#[derive(Debug, Clone, Copy)]
+struct HotWarp {
     /// The state as last computed, valid for cycles before `cache_until` unless an event of
     /// this warp (completion, issue, barrier release) invalidates it first.
     cached: WarpState,
     cache_until: u64,
-    /// The scoreboard's answer for the next instruction; only this warp's own events (issue,
-    /// completion, sources read) change it.
-    deps: Option<Result<(), Blocked>>,
+    /// Last reported state.
+    reported: Option<WarpState>,
+    /// Instructions issued and not yet completed.
+    inflight: u32,
     /// Set once the next instruction has passed every check but its pipe and queue: until an
     /// event of this warp, only those two can change its state.
     ready_pipe: Option<Pipe>,
-    /// A replayed warp's recorded instructions (`None`: the warp executes its program).
-    replay: Option<WarpStream>,
+    /// No instruction left (the program exited or the recorded stream ended); kept in step
+    /// with the warp's context and stream by every issue.
+    done: bool,
+}
+
+impl HotWarp {
+    /// A slot's record when a warp arrives in it.
+    const FRESH: HotWarp = HotWarp {
+        cached: WarpState::NoInstruction,
+        cache_until: 0,
+        reported: None,
+        inflight: 0,
+        ready_pipe: None,
+        done: false,
+    };
+
+    /// The cached state is invalid: an event of this warp may have changed it.
+    #[inline]
+    fn invalidate(&mut self) {
+        self.cache_until = 0;
+        self.ready_pipe = None;
+    }
 }
 
 impl ResidentWarp {
-    fn finished(&self) -> bool {
-        self.done
-    }
-
     fn compute_done(&self) -> bool {
         match &self.replay {
             Some(stream) => stream.is_done(),
@@ -96,6 +120,10 @@ impl ResidentWarp {
 
     /// The PC of the next instruction to issue.
     fn next_pc(&self) -> Option<u32> {
+        self.pc
+    }
+
+    fn compute_next_pc(&self) -> Option<u32> {
         match &self.replay {
             Some(stream) => stream.peek_pc(),
             None => self.ctx.simt.pc(),
@@ -129,10 +157,19 @@ struct Event {
     pc: u32,
     kind: EventKind,
     ticket: Ticket,
-    writeback: Option<Writeback>,
+    /// The result waits in `Sm::writebacks` at this event's index (kept apart: it is most of
+    /// an event's size and only a completion reads it).
+    writeback: bool,
     pipe: Pipe,
     memory: bool,
 }
+
+/// A placeholder in `Sm::writebacks` for an event without a result.
+const NO_WRITEBACK: Writeback = Writeback {
+    dst: exec::WriteDst::Nzp,
+    mask: 0,
+    values: [0; crate::sim::MAX_WARP_SIZE],
+};
 
 /// Issue-slot accounting of one scheduler (seed 004's categories) and Nsight's scheduler
 /// statistics, summed over cycles.
@@ -179,6 +216,16 @@ struct CycleSnapshot {
     quiet_until: u64,
 }
 
+/// Every pipe, in [`pipe_index`] order.
+const ALL_PIPES: [Pipe; 6] = [
+    Pipe::Alu,
+    Pipe::Fma,
+    Pipe::Mufu,
+    Pipe::Shared,
+    Pipe::Global,
+    Pipe::Branch,
+];
+
 fn pipe_index(p: Pipe) -> usize {
     match p {
         Pipe::Alu => 0,
@@ -209,13 +256,17 @@ pub struct FinishedBlock {
 pub struct Sm {
     pub id: u32,
     warps: Vec<Option<ResidentWarp>>,
+    /// Per warp slot, meaningful while the slot holds a warp.
+    hot: Vec<HotWarp>,
     blocks: Vec<Option<ResidentBlock>>,
     schedulers: Vec<SchedulerUnit>,
     scoreboard: Scoreboard,
-    events: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    /// Slab indices of pending events by due cycle.
+    events: EventQueue,
     event_slab: Vec<Option<Event>>,
+    /// Per event slab index: the pending result of a completion with `writeback` set.
+    writebacks: Vec<Writeback>,
     free_events: Vec<usize>,
-    event_seq: u64,
     mio_inflight: u32,
     lsu_inflight: u32,
     room: SmRoom,
@@ -232,6 +283,8 @@ pub struct Sm {
     wrap_dirty: bool,
     hazards: Vec<Hazard>,
     pub hazard_count: u64,
+    /// Scratch for [`Sm::issue`]: what the issuing instruction did.
+    executed: Option<Box<exec::Executed>>,
 }
 
 /// Everything an SM needs from outside for one cycle.
@@ -259,6 +312,7 @@ impl Sm {
         Sm {
             id,
             warps: vec![None; config.sm.max_warps as usize],
+            hot: vec![HotWarp::FRESH; config.sm.max_warps as usize],
             blocks: vec![None; config.sm.max_blocks as usize],
             schedulers: vec![sched; config.sm.schedulers as usize],
             scoreboard: Scoreboard::new(
@@ -266,10 +320,10 @@ impl Sm {
                 config.sm.max_warps as usize,
                 config.scheduler.range_slots,
             ),
-            events: BinaryHeap::new(),
+            events: EventQueue::new(),
             event_slab: Vec::new(),
+            writebacks: Vec::new(),
             free_events: Vec::new(),
-            event_seq: 0,
             mio_inflight: 0,
             lsu_inflight: 0,
             room: SmRoom {
@@ -289,6 +343,7 @@ impl Sm {
             wrap_dirty: false,
             hazards: Vec::new(),
             hazard_count: 0,
+            executed: None,
         }
     }
 
@@ -353,9 +408,8 @@ impl Sm {
                 lanes: ctx.valid,
             };
             self.scoreboard.reset_warp(slot as usize);
-            let mut warp = ResidentWarp {
+            let warp = ResidentWarp {
                 ctx: Box::new(ctx),
-                done: false,
                 launch: launch_index,
                 block_slot,
                 scheduler,
@@ -366,25 +420,26 @@ impl Sm {
                 at_barrier: false,
                 arrived_lanes: 0,
                 membar: false,
-                inflight: 0,
                 mem_inflight: 0,
-                state: None,
-                cached: WarpState::NoInstruction,
-                cache_until: 0,
                 deps: None,
-                ready_pipe: None,
                 replay,
+                pc: None,
             };
-            warp.done = warp.compute_done();
+            let warp = ResidentWarp {
+                pc: warp.compute_next_pc(),
+                ..warp
+            };
+            self.hot[slot as usize] = HotWarp {
+                done: warp.compute_done(),
+                ..HotWarp::FRESH
+            };
             self.warps[slot as usize] = Some(warp);
             self.schedulers[scheduler as usize].warps.push(slot);
             self.schedulers[scheduler as usize].dirty = true;
             warp_ids.push(slot);
             observer.warp_launch(cycle, WarpRef { sm: self.id, slot }, &info);
             // Resident from the grant cycle on, before its first instruction is fetched.
-            if let Some(w) = self.warps[slot as usize].as_mut() {
-                w.state = Some(WarpState::NoInstruction);
-            }
+            self.hot[slot as usize].reported = Some(WarpState::NoInstruction);
             observer.warp_state(
                 cycle,
                 WarpRef { sm: self.id, slot },
@@ -403,7 +458,8 @@ impl Sm {
         });
     }
 
-    fn push_event(&mut self, at: u64, event: Event) {
+    /// Schedules `event` at cycle `at`, with `writeback` its result if `event.writeback`.
+    fn push_event(&mut self, at: u64, event: Event, writeback: Option<&Writeback>) {
         let index = match self.free_events.pop() {
             Some(i) => {
                 self.event_slab[i] = Some(event);
@@ -411,52 +467,64 @@ impl Sm {
             }
             None => {
                 self.event_slab.push(Some(event));
+                self.writebacks.push(NO_WRITEBACK);
                 self.event_slab.len() - 1
             }
         };
-        self.event_seq += 1;
-        self.events.push(Reverse((at, self.event_seq, index)));
+        if let Some(wb) = writeback {
+            self.writebacks[index] = *wb;
+        }
+        self.events.push(at, index);
     }
 
     /// The earliest cycle after `cycle` at which something on this SM can change by itself.
     pub fn next_wakeup(&self, cycle: u64) -> Option<u64> {
-        let mut next = self.events.peek().map(|Reverse((at, _, _))| *at);
+        let mut next = self.events.next_due();
+        // Nothing counted below is earlier than `cycle + 1`: once the answer is that soon, the
+        // rest cannot change it (a memory-bound run asks nearly every cycle).
+        let soonest = cycle + 1;
+        if next.is_some_and(|n| n <= soonest) {
+            return next;
+        }
         let mut consider = |t: u64| {
             if t > cycle {
                 next = Some(next.map_or(t, |n: u64| n.min(t)));
             }
+            next == Some(soonest)
         };
-        for w in self.warps.iter().flatten() {
-            consider(w.fetch_until);
-            consider(w.branch_until);
-            consider(w.stall_until);
-            consider(w.sleep_until);
-        }
         for s in &self.schedulers {
             for &p in &s.pipe_free {
-                consider(p);
+                if consider(p) {
+                    return next;
+                }
             }
-            consider(s.refill_until);
+            if consider(s.refill_until) {
+                return next;
+            }
+        }
+        for w in self.warps.iter().flatten() {
+            if consider(w.fetch_until)
+                || consider(w.branch_until)
+                || consider(w.stall_until)
+                || consider(w.sleep_until)
+            {
+                return next;
+            }
         }
         next
     }
 
     /// Retires every completion due at `cycle`.
     pub fn retire<O: Observer>(&mut self, cycle: u64, observer: &mut O) {
-        while let Some(Reverse((at, _, index))) = self.events.peek().copied() {
-            if at > cycle {
-                break;
-            }
-            self.events.pop();
+        while let Some(index) = self.events.pop_due(cycle) {
             let Some(event) = self.event_slab[index].take() else {
                 continue;
             };
             self.free_events.push(index);
             let slot = event.slot as usize;
             if let Some(w) = self.warps[slot].as_mut() {
-                w.cache_until = 0;
+                self.hot[slot].invalidate();
                 w.deps = None;
-                w.ready_pipe = None;
                 self.schedulers[w.scheduler as usize].dirty = true;
             }
             match event.kind {
@@ -464,15 +532,16 @@ impl Sm {
                 EventKind::Complete => {
                     self.scoreboard.complete(slot, event.ticket);
                     if let Some(warp) = self.warps[slot].as_mut() {
-                        if let Some(wb) = &event.writeback {
-                            exec::apply(&mut warp.ctx, wb);
+                        if event.writeback {
+                            exec::apply(&mut warp.ctx, &self.writebacks[index]);
                         }
-                        warp.inflight -= 1;
+                        let hot = &mut self.hot[slot];
+                        hot.inflight -= 1;
                         if event.memory {
                             warp.mem_inflight -= 1;
                         }
                         // Only an exited warp can leave (and let a barrier release).
-                        self.wrap_dirty |= warp.finished() && warp.inflight == 0;
+                        self.wrap_dirty |= hot.done && hot.inflight == 0;
                     }
                     match event.pipe {
                         Pipe::Global => self.lsu_inflight -= 1,
@@ -494,24 +563,18 @@ impl Sm {
         }
     }
 
-    /// [`Sm::warp_state`], reusing the last answer while nothing it depends on can have changed.
-    fn cached_state(
+    /// [`Sm::warp_state`] of a warp whose cached state has expired, cached again until the
+    /// cycle it can change by itself. Out of line: the scheduler's pass over its warps mostly
+    /// takes the cached answer or its pipe table instead.
+    #[inline(never)]
+    fn refresh_state(
         &mut self,
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
         prepared: &PreparedLaunch,
     ) -> WarpState {
-        if let Some(w) = self.warps[slot as usize].as_ref() {
-            let throttled = matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle);
-            if cycle < w.cache_until && !(throttled && self.throttle_dirty) {
-                return w.cached;
-            }
-        }
-        let ready = self.warps[slot as usize]
-            .as_ref()
-            .and_then(|w| w.ready_pipe);
-        let state = match ready {
+        let state = match self.hot[slot as usize].ready_pipe {
             Some(pipe) => self.pipe_and_queue_state(cycle, config, slot, pipe),
             None => self.warp_state(cycle, config, slot, prepared),
         };
@@ -530,10 +593,9 @@ impl Sm {
             // Everything else changes only through an event of this warp, which invalidates.
             _ => u64::MAX,
         };
-        if let Some(w) = self.warps[slot as usize].as_mut() {
-            w.cached = state;
-            w.cache_until = until;
-        }
+        let hot = &mut self.hot[slot as usize];
+        hot.cached = state;
+        hot.cache_until = until;
         state
     }
 
@@ -548,7 +610,8 @@ impl Sm {
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return WarpState::NoInstruction;
         };
-        if w.finished() {
+        let hot = &self.hot[slot as usize];
+        if hot.done {
             // Exited: waiting for its memory operations, or for its last instruction.
             return if w.mem_inflight > 0 {
                 WarpState::Drain
@@ -571,7 +634,7 @@ impl Sm {
         if cycle < w.stall_until {
             return WarpState::StallCount;
         }
-        if matches!(config.sm.core, CoreModel::NonPipelined { .. }) && w.inflight > 0 {
+        if matches!(config.sm.core, CoreModel::NonPipelined { .. }) && hot.inflight > 0 {
             return WarpState::StallCount;
         }
         if cycle < w.sleep_until {
@@ -621,10 +684,28 @@ impl Sm {
             };
         }
         let pipe = inst.op.pipe();
-        if let Some(w) = self.warps[slot as usize].as_mut() {
-            w.ready_pipe = Some(pipe);
-        }
+        self.hot[slot as usize].ready_pipe = Some(pipe);
         self.pipe_and_queue_state(cycle, config, slot, pipe)
+    }
+
+    /// [`Sm::pipe_and_queue_state`] for each pipe of scheduler `s` (by [`pipe_index`]), with
+    /// the cycle until which that answer holds unless an issue or completion intervenes.
+    #[inline]
+    fn pipe_states(&self, cycle: u64, config: &GpuConfig, s: usize) -> [(WarpState, u64); 6] {
+        let pipe_free = &self.schedulers[s].pipe_free;
+        let mio_full = self.mio_inflight >= config.sm.mio_queue;
+        let lsu_full = self.lsu_inflight >= config.sm.lsu_queue;
+        let mut table = [(WarpState::NotSelected, cycle + 1); 6];
+        for ((entry, &pipe), &free) in table.iter_mut().zip(&ALL_PIPES).zip(pipe_free) {
+            if free > cycle {
+                *entry = (WarpState::PipeBusy { pipe }, free);
+            } else if mio_full && matches!(pipe, Pipe::Mufu | Pipe::Shared) {
+                *entry = (WarpState::MioThrottle, u64::MAX);
+            } else if lsu_full && pipe == Pipe::Global {
+                *entry = (WarpState::LgThrottle, u64::MAX);
+            }
+        }
+        table
     }
 
     /// The last checks of [`Sm::warp_state`]: the pipe's issue interval and the MIO/LSU queues.
@@ -702,23 +783,68 @@ impl Sm {
         unfinished.clear();
         let mut quiet_until = u64::MAX;
         let mut eligible_count = 0u64;
+        // Most warps that wait are ready but for their pipe or queue (every cycle in a
+        // compute-bound kernel): their state is this table's entry for their pipe.
+        let by_pipe = self.pipe_states(cycle, config, s);
+        let throttle_dirty = self.throttle_dirty;
+        // What the simple policies need, found in the same pass: only the first warp in the
+        // policy's order that is eligible issues (all but `smt` stop after one warp).
+        // Positions in the pool, `NONE` for none.
+        const NONE: usize = usize::MAX;
+        let last_issued = self.schedulers[s].last_issued.unwrap_or(u32::MAX);
+        let mut greedy = NONE;
+        let mut first_eligible = NONE;
+        let mut first_eligible_after_greedy = NONE;
+        let mut active = 0u32;
+        let wants_unfinished = matches!(
+            policy,
+            Policy::Barrel | Policy::Sequential | Policy::TwoLevel | Policy::Coarse
+        );
         for &slot in &all {
-            let Some(w) = self.warps[slot as usize].as_ref() else {
-                continue;
-            };
+            // Every slot in the scheduler's list holds a warp (`wrap_up` removes those leaving).
+            let w = &mut self.hot[slot as usize];
             // A warp whose last instruction completed this cycle leaves now: it is not resident.
             if w.done && w.inflight == 0 {
                 continue;
             }
-            let (launch, done) = (w.launch, w.done);
-            let state = self.cached_state(cycle, config, slot, &cx.launches[launch as usize]);
-            if let Some(w) = self.warps[slot as usize].as_ref() {
+            let done = w.done;
+            let state = if cycle < w.cache_until
+                && !(throttle_dirty
+                    && matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle))
+            {
                 quiet_until = quiet_until.min(w.cache_until);
-            }
+                w.cached
+            } else if let Some(pipe) = w.ready_pipe {
+                let (state, until) = by_pipe[pipe_index(pipe)];
+                w.cached = state;
+                w.cache_until = until;
+                quiet_until = quiet_until.min(until);
+                state
+            } else {
+                let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
+                let state = self.refresh_state(cycle, config, slot, &cx.launches[launch as usize]);
+                quiet_until = quiet_until.min(self.hot[slot as usize].cache_until);
+                state
+            };
+            let i = pool.len();
             if !done {
-                unfinished.push(pool.len());
+                active += 1;
+                if wants_unfinished {
+                    unfinished.push(i);
+                }
             }
-            eligible_count += state.is_eligible() as u64;
+            if slot == last_issued {
+                greedy = i;
+            }
+            if state.is_eligible() {
+                eligible_count += 1;
+                if first_eligible == NONE {
+                    first_eligible = i;
+                }
+                if greedy != NONE && greedy < i && first_eligible_after_greedy == NONE {
+                    first_eligible_after_greedy = i;
+                }
+            }
             pool.push(slot);
             states.push(state);
         }
@@ -743,19 +869,27 @@ impl Sm {
             let pos_of = |slot: Option<u32>| slot.and_then(|sl| pool.iter().position(|&p| p == sl));
             let n = pool.len();
             let rare: Vec<usize> = match policy {
+                // Round robin from the warp after the last one issued: the first eligible
+                // after it, else the first eligible from the start.
                 Policy::Lrr => {
-                    let first = pos_of(sched.last_issued).map_or(0, |i| i + 1);
-                    order.extend((0..n).map(|k| (first + k) % n));
+                    order.push(if first_eligible_after_greedy != NONE {
+                        first_eligible_after_greedy
+                    } else {
+                        first_eligible
+                    });
                     Vec::new()
                 }
                 Policy::Oldest => {
-                    order.extend(0..n);
+                    order.push(first_eligible);
                     Vec::new()
                 }
+                // The last warp issued while it is eligible, else the oldest eligible.
                 Policy::Gto => {
-                    let greedy = pos_of(sched.last_issued);
-                    order.extend(greedy);
-                    order.extend((0..n).filter(|i| Some(*i) != greedy));
+                    order.push(if greedy != NONE && states[greedy].is_eligible() {
+                        greedy
+                    } else {
+                        first_eligible
+                    });
                     Vec::new()
                 }
                 Policy::Smt => {
@@ -901,16 +1035,16 @@ impl Sm {
         // Report state changes.
         for (i, &slot) in pool.iter().enumerate() {
             let state = states[i];
-            if let Some(w) = self.warps[slot as usize].as_mut() {
-                if w.state != Some(state) {
-                    w.state = Some(state);
+            let w = &mut self.hot[slot as usize];
+            {
+                if w.reported != Some(state) {
+                    w.reported = Some(state);
                     cx.observer
                         .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
                 }
             }
         }
         let sched = &mut self.schedulers[s];
-        let active = unfinished.len() as u32;
         let st = &mut sched.stats;
         st.cycles += 1;
         if active > 0 {
@@ -1015,15 +1149,25 @@ impl Sm {
             smid: self.id,
             clock: cycle,
         };
-        let done = match (warp.replay.as_mut(), prepared.replay.as_deref()) {
-            (Some(stream), Some(ops)) => Ok(replay_step(stream, ops, &mut warp.ctx)),
-            _ => exec::execute(
+        // Filled in place, into a buffer kept across issues: the description is several
+        // hundred bytes (a fresh one is a copy of all of them).
+        let mut done = self
+            .executed
+            .take()
+            .unwrap_or_else(|| Box::new(exec::Executed::NOTHING));
+        match (warp.replay.as_mut(), prepared.replay.as_deref()) {
+            (Some(stream), Some(ops)) => {
+                replay_step(stream, ops, &mut warp.ctx, &mut done);
+                Ok(())
+            }
+            _ => exec::execute_into(
                 program,
                 &prepared.reconvergence,
                 &mut warp.ctx,
                 &env,
                 cx.memory,
                 &mut block.shared,
+                &mut done,
             ),
         }
         .map_err(|e| {
@@ -1037,7 +1181,8 @@ impl Sm {
                 kind: e.kind,
             })
         })?;
-        warp.done = warp.compute_done();
+        self.hot[slot as usize].done = warp.compute_done();
+        warp.pc = warp.compute_next_pc();
         let inst = &program.instructions[pc as usize];
         let pipe = inst.op.pipe();
         cx.observer
@@ -1103,10 +1248,11 @@ impl Sm {
                     pc,
                     kind: EventKind::SourcesRead,
                     ticket,
-                    writeback: None,
+                    writeback: false,
                     pipe,
                     memory: false,
                 },
+                None,
             );
         } else {
             self.scoreboard.sources_read(slot as usize, ticket);
@@ -1114,10 +1260,10 @@ impl Sm {
         let warp = self.warps[slot as usize]
             .as_mut()
             .expect("issuing warp is resident");
-        warp.cache_until = 0;
         warp.deps = None;
-        warp.ready_pipe = None;
-        warp.inflight += 1;
+        let hot = &mut self.hot[slot as usize];
+        hot.invalidate();
+        hot.inflight += 1;
         if is_memory {
             warp.mem_inflight += 1;
         }
@@ -1150,7 +1296,6 @@ impl Sm {
             Flow::Membar => warp.membar = true,
             _ => {}
         }
-        let writeback = done.writeback;
         self.push_event(
             complete_at,
             Event {
@@ -1158,12 +1303,15 @@ impl Sm {
                 pc,
                 kind: EventKind::Complete,
                 ticket,
-                writeback,
+                writeback: done.writeback.is_some(),
                 pipe,
                 memory: is_memory,
             },
+            done.writeback.as_ref(),
         );
-        Ok(done.executed.count_ones() as u64)
+        let threads = done.executed.count_ones() as u64;
+        self.executed = Some(done);
+        Ok(threads)
     }
 
     /// Releases CTA barriers, retires finished warps and blocks. Returns blocks that finished.
@@ -1186,7 +1334,7 @@ impl Sm {
             let mut any_arrived = false;
             for &slot in &block.warps {
                 if let Some(w) = self.warps[slot as usize].as_ref() {
-                    if w.finished() {
+                    if self.hot[slot as usize].done {
                         continue;
                     }
                     live_threads += (w.ctx.valid & !w.ctx.exited).count_ones();
@@ -1199,7 +1347,7 @@ impl Sm {
                 for &slot in &block.warps {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
                         w.at_barrier = false;
-                        w.cache_until = 0;
+                        self.hot[slot as usize].cache_until = 0;
                         self.schedulers[w.scheduler as usize].dirty = true;
                     }
                 }
@@ -1210,9 +1358,8 @@ impl Sm {
             }
         }
         for slot in 0..self.warps.len() {
-            let gone = self.warps[slot]
-                .as_ref()
-                .is_some_and(|w| w.finished() && w.inflight == 0);
+            let hot = &self.hot[slot];
+            let gone = self.warps[slot].is_some() && hot.done && hot.inflight == 0;
             if !gone {
                 continue;
             }
@@ -1272,7 +1419,7 @@ impl Sm {
             let text = pc
                 .map(|pc| program.instruction_text(pc))
                 .unwrap_or_default();
-            let why = match w.state {
+            let why = match self.hot[slot].reported {
                 Some(WarpState::CtaBarrier) => {
                     let lanes = w.arrived_lanes.count_ones();
                     let live = (w.ctx.valid & !w.ctx.exited).count_ones();
@@ -1307,18 +1454,20 @@ impl Sm {
 
 /// Consumes a replayed warp's next recorded instruction and describes it as `exec` would have:
 /// the recorded mask executes, the recorded addresses are accessed, no register is written.
-fn replay_step(stream: &mut WarpStream, ops: &[ReplayOp], ctx: &mut WarpContext) -> exec::Executed {
+fn replay_step(
+    stream: &mut WarpStream,
+    ops: &[ReplayOp],
+    ctx: &mut WarpContext,
+    out: &mut exec::Executed,
+) {
     let Some(step) = stream.advance() else {
         // Unreachable for a resident warp (a finished warp never issues); a no-op keeps the
         // accounting consistent rather than panicking.
-        return exec::Executed {
-            pc: 0,
-            active: 0,
-            executed: 0,
-            writeback: None,
-            mem: None,
+        *out = exec::Executed {
             flow: Flow::Exit { warp_done: true },
+            ..exec::Executed::NOTHING
         };
+        return;
     };
     let pc = step.pc;
     let op = ops.get(pc as usize).copied().unwrap_or(ReplayOp::PLAIN);
@@ -1353,12 +1502,12 @@ fn replay_step(stream: &mut WarpStream, ops: &[ReplayOp], ctx: &mut WarpContext)
             }
         }
     };
-    exec::Executed {
+    *out = exec::Executed {
         pc,
         active: mask,
         executed: mask,
         writeback: None,
         mem,
         flow,
-    }
+    };
 }

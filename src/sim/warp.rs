@@ -66,6 +66,18 @@ impl WarpContext {
         self.regs[(r * self.warp_size + lane) as usize]
     }
 
+    /// Register `reg` of every lane in place, for a full-size warp (`None` for RZ, registers
+    /// beyond `.regs`, and warps narrower than [`MAX_WARP_SIZE`]).
+    #[inline]
+    pub fn reg_row(&self, reg: u8) -> Option<&[u32; MAX_WARP_SIZE]> {
+        let r = reg as u32;
+        if r >= self.regs_per_thread || self.warp_size as usize != MAX_WARP_SIZE {
+            return None;
+        }
+        let start = (r * self.warp_size) as usize;
+        self.regs.get(start..start + MAX_WARP_SIZE)?.try_into().ok()
+    }
+
     /// Register `reg` of every lane into `out` (zeros for RZ and registers beyond `.regs`).
     #[inline]
     pub fn reg_lanes(&self, reg: u8, out: &mut [u32; MAX_WARP_SIZE]) {
@@ -111,6 +123,44 @@ impl WarpContext {
     #[inline]
     pub fn pred(&self, pred: u8, lane: u32) -> bool {
         pred >= 7 || self.preds[lane as usize] & (1 << pred) != 0
+    }
+
+    /// The lanes whose predicate `pred` holds (all of them for `PT`), computed for every lane
+    /// at once.
+    #[inline]
+    pub fn pred_lanes(&self, pred: u8) -> LaneMask {
+        if pred >= 7 {
+            return LaneMask::MAX;
+        }
+        let mut holds: LaneMask = 0;
+        for (lane, &p) in self.preds.iter().enumerate() {
+            holds |= (((p >> pred) & 1) as LaneMask) << lane;
+        }
+        holds
+    }
+
+    /// Predicate `pred` of the lanes in `mask` set to `values[lane] != 0` (writes to `PT` are
+    /// dropped), without a branch per lane.
+    #[inline]
+    pub fn set_pred_lanes(&mut self, pred: u8, mask: LaneMask, values: &[u32; MAX_WARP_SIZE]) {
+        if pred >= 7 {
+            return;
+        }
+        let bit = 1u8 << pred;
+        for (lane, (p, &v)) in self.preds.iter_mut().zip(values).enumerate() {
+            let written = if v != 0 { *p | bit } else { *p & !bit };
+            *p = if mask >> lane & 1 != 0 { written } else { *p };
+        }
+    }
+
+    /// The lanes whose NZP flags meet `mask` (any flag in common).
+    #[inline]
+    pub fn nzp_lanes(&self, mask: u8) -> LaneMask {
+        let mut meets: LaneMask = 0;
+        for (lane, &f) in self.nzp.iter().enumerate() {
+            meets |= ((f & mask != 0) as LaneMask) << lane;
+        }
+        meets
     }
 
     #[inline]

@@ -11,53 +11,50 @@
 //! cannot issue); sources are checked at issue only, so there is no WAR tracking — operands are
 //! taken to be read in order at issue, as the bitmap hardware of seeds/002 assumes.
 
-use super::{Blocked, DepOperands, Producer, RegRef, Ticket};
+use super::{Blocked, DepOperands, Producer, RegRef, Ticket, NAME_WORDS};
 
-const WORDS: usize = RegRef::COUNT.div_ceil(64);
+const WORDS: usize = NAME_WORDS;
 
-#[derive(Debug, Clone)]
-struct WarpBits {
-    bits: [u64; WORDS],
-    producer: [Producer; RegRef::COUNT],
-}
+type Bits = [u64; WORDS];
 
-impl WarpBits {
-    const EMPTY: WarpBits = WarpBits {
-        bits: [0; WORDS],
-        producer: [Producer::NONE; RegRef::COUNT],
-    };
-
-    fn is_set(&self, i: usize) -> bool {
-        self.bits[i / 64] & (1 << (i % 64)) != 0
-    }
+fn is_set(bits: &Bits, i: usize) -> bool {
+    bits[i / 64] & (1 << (i % 64)) != 0
 }
 
 #[derive(Debug, Clone)]
 pub(super) struct Bitmap {
-    warps: Vec<WarpBits>,
+    /// Per warp slot: the pending bits, apart from the producers (which only a blocked check
+    /// reads) so that checking every warp's next instruction stays in a few cache lines.
+    bits: Vec<Bits>,
+    /// Per warp slot and name: the last producer (meaningful where the bit is set).
+    producers: Vec<[Producer; RegRef::COUNT]>,
 }
 
 impl Bitmap {
     pub(super) fn new(warps: usize) -> Bitmap {
         Bitmap {
-            warps: vec![WarpBits::EMPTY; warps],
+            bits: vec![[0; WORDS]; warps],
+            producers: vec![[Producer::NONE; RegRef::COUNT]; warps],
         }
     }
 
     pub(super) fn warps(&self) -> usize {
-        self.warps.len()
+        self.bits.len()
     }
 
     pub(super) fn reset_warp(&mut self, warp: usize) {
-        self.warps[warp].bits = [0; WORDS];
+        self.bits[warp] = [0; WORDS];
     }
 
     pub(super) fn check(&self, warp: usize, ops: &DepOperands) -> Result<(), Blocked> {
-        let w = &self.warps[warp];
+        let bits = &self.bits[warp];
+        if bits.iter().zip(ops.names()).all(|(b, n)| b & n == 0) {
+            return Ok(());
+        }
         for &r in ops.srcs().iter().chain(ops.dst().iter()) {
             let i = r.index();
-            if w.is_set(i) {
-                let p = w.producer[i];
+            if is_set(bits, i) {
+                let p = self.producers[warp][i];
                 return Err(Blocked::Register {
                     reg: r,
                     producer_pc: p.pc,
@@ -70,21 +67,20 @@ impl Bitmap {
 
     pub(super) fn issue(&mut self, warp: usize, ops: &DepOperands, producer: Producer) {
         if let Some(d) = ops.dst() {
-            let w = &mut self.warps[warp];
             let i = d.index();
-            w.bits[i / 64] |= 1 << (i % 64);
-            w.producer[i] = producer;
+            self.bits[warp][i / 64] |= 1 << (i % 64);
+            self.producers[warp][i] = producer;
         }
     }
 
     pub(super) fn complete(&mut self, warp: usize, ticket: &Ticket) {
         if let Some(i) = ticket.dst() {
-            self.warps[warp].bits[i / 64] &= !(1 << (i % 64));
+            self.bits[warp][i / 64] &= !(1 << (i % 64));
         }
     }
 
     pub(super) fn pending(&self, warp: usize) -> bool {
-        self.warps[warp].bits.iter().any(|&b| b != 0)
+        self.bits[warp].iter().any(|&b| b != 0)
     }
 }
 

@@ -126,7 +126,14 @@ pub struct DepOperands {
     dst: Option<RegRef>,
     srcs: [RegRef; MAX_SOURCES],
     len: u8,
+    /// Bit [`RegRef::index`] set for each name read or written: a bit-per-name scoreboard
+    /// clears an instruction with one AND per word, looking at names one by one only to say
+    /// which one blocks it.
+    names: [u64; NAME_WORDS],
 }
+
+/// Words of a set of names, one bit per [`RegRef::index`].
+pub(super) const NAME_WORDS: usize = RegRef::COUNT.div_ceil(64);
 
 impl DepOperands {
     pub fn of(inst: &Instruction) -> DepOperands {
@@ -141,6 +148,7 @@ impl DepOperands {
             dst,
             srcs: [RegRef::Nzp; MAX_SOURCES],
             len: 0,
+            names: [0; NAME_WORDS],
         };
         for r in inst.src_regs() {
             ops.push(RegRef::Reg(r.0));
@@ -151,7 +159,16 @@ impl DepOperands {
         if matches!(inst.op, Opcode::Bra(BranchCond::Nzp(_))) {
             ops.push(RegRef::Nzp);
         }
+        for r in ops.srcs[..ops.len as usize].iter().chain(ops.dst.iter()) {
+            let i = r.index();
+            ops.names[i / 64] |= 1 << (i % 64);
+        }
         ops
+    }
+
+    /// Every name read or written, one bit per [`RegRef::index`].
+    pub(super) fn names(&self) -> &[u64; NAME_WORDS] {
+        &self.names
     }
 
     fn push(&mut self, r: RegRef) {
