@@ -917,3 +917,41 @@ fn recorder_matches_the_writer_and_reports_write_errors() {
     observe(&mut rec, 20 * n);
     assert!(matches!(rec.finish(true), Err(TraceError::Io { .. })));
 }
+
+/// Everything a reader yields (events, then the error or the trailer) as text.
+fn outcome(mut r: BinaryReader<Cursor<Vec<u8>>>) -> Vec<String> {
+    let mut out: Vec<String> = r.by_ref().map(|e| format!("{e:?}")).collect();
+    out.push(format!("{:?}", r.trailer()));
+    out
+}
+
+#[test]
+fn inflating_ahead_changes_nothing_a_reader_sees() {
+    // Many blocks, so that reading ahead matters.
+    let b = write(TraceFormat::Binary, &realistic(60_000), true);
+    let header_end = 14 + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize;
+    let (mut blocks, mut at) = (0, header_end);
+    while at < b.len() {
+        at += 8 + u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+        blocks += 1;
+    }
+    assert!(blocks >= 6, "{blocks} blocks");
+    let mut cases = vec![b.clone()];
+    for cut in (header_end..b.len()).step_by(b.len() / 16) {
+        cases.push(b[..cut].to_vec());
+    }
+    for at in (header_end..b.len()).step_by(b.len() / 16) {
+        let mut f = b.clone();
+        f[at] ^= 0x10;
+        cases.push(f);
+    }
+    let mut trailing = b.clone();
+    trailing.push(0);
+    cases.push(trailing);
+    for (k, case) in cases.into_iter().enumerate() {
+        let inline = outcome(BinaryReader::new(Cursor::new(case.clone())).unwrap());
+        let mut ahead = BinaryReader::new(Cursor::new(case)).unwrap();
+        ahead.inflate_ahead();
+        assert_eq!(outcome(ahead), inline, "case {k}");
+    }
+}

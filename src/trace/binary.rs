@@ -1686,6 +1686,50 @@ impl Decoder {
 // ---------------------------------------------------------------------------------------------
 // Reader.
 
+/// Inflates an events block's DEFLATE stream, which must give exactly `raw_len` bytes; errors
+/// name `base`, the block payload's offset.
+fn inflate_block(deflated: &[u8], raw_len: u64, base: u64) -> Result<Vec<u8>, TraceError> {
+    let malformed = |message: String| TraceError::Malformed {
+        offset: base,
+        message,
+    };
+    let raw = miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, raw_len as usize)
+        .map_err(|e| malformed(format!("block does not inflate: {:?}", e.status)))?;
+    if raw.len() as u64 != raw_len {
+        return Err(malformed(format!(
+            "block inflates to {} bytes, its header says {raw_len}",
+            raw.len()
+        )));
+    }
+    Ok(raw)
+}
+
+/// A block to inflate: payload, start of its DEFLATE stream, decoded length, payload offset.
+type InflateJob = (Vec<u8>, usize, u64, u64);
+
+/// An inflated block: its payload (for reuse) and the decoded bytes.
+type Inflated = (Vec<u8>, Result<Vec<u8>, TraceError>);
+
+/// The thread that inflates blocks read ahead; results come back in order.
+struct Inflater {
+    jobs: mpsc::Sender<InflateJob>,
+    results: mpsc::Receiver<Inflated>,
+}
+
+/// Blocks read ahead of the decoder, at most.
+const BLOCKS_AHEAD: usize = 2;
+
+/// A block read ahead of the decoder.
+enum Ahead {
+    /// An events block with the inflater.
+    Inflating { base: u64 },
+    /// A block to act on when reached (the trailer, a bad kind, or an events block the
+    /// inflater could not take).
+    Read { base: u64, block: Vec<u8> },
+    /// Reading it failed; reported when reached.
+    Failed(TraceError),
+}
+
 /// Reads `buf.len()` bytes unless the input ends first; returns how many were read.
 fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
@@ -1731,6 +1775,11 @@ pub struct BinaryReader<R: Read> {
     /// Events decoded so far.
     events: u64,
     trailer: Option<Trailer>,
+    /// Set by [`BinaryReader::inflate_ahead`].
+    inflater: Option<Inflater>,
+    ahead: std::collections::VecDeque<Ahead>,
+    /// Reading ahead stopped at the trailer, a block that is not events, or an error.
+    ahead_stopped: bool,
     done: bool,
 }
 
@@ -1819,6 +1868,9 @@ impl<R: Read> BinaryReader<R> {
             batch: Vec::new(),
             batch_pos: 0,
             error: None,
+            inflater: None,
+            ahead: Default::default(),
+            ahead_stopped: false,
             events: 0,
             trailer: None,
             done: false,
@@ -1841,6 +1893,15 @@ impl<R: Read> BinaryReader<R> {
 
     /// Reads the next block into `self.block`; `Ok(false)` when the trailer was read.
     fn next_block(&mut self) -> Result<bool, TraceError> {
+        if self.inflater.is_some() {
+            return self.next_block_ahead();
+        }
+        self.read_frame()?;
+        self.interpret_block()
+    }
+
+    /// Reads the next block's frame and payload into `self.block`, checking its CRC.
+    fn read_frame(&mut self) -> Result<(), TraceError> {
         let start = self.offset;
         let mut frame = [0u8; 8];
         let n =
@@ -1890,6 +1951,11 @@ impl<R: Read> BinaryReader<R> {
         }
         self.offset = start + 8 + len;
         self.block_base = start + 8;
+        Ok(())
+    }
+
+    /// Acts on the block in `self.block`: decodes events, or reads the trailer (`Ok(false)`).
+    fn interpret_block(&mut self) -> Result<bool, TraceError> {
         match self.block[0] {
             BLOCK_EVENTS => {
                 self.decode_block()?;
@@ -1946,11 +2012,15 @@ impl<R: Read> BinaryReader<R> {
 
     /// Inflates the event block in `self.block` into `self.raw` and locates its streams.
     fn decode_block(&mut self) -> Result<(), TraceError> {
+        let (start, raw_len) = self.events_header()?;
+        let raw = inflate_block(&self.block[start..], raw_len, self.block_base)?;
+        self.set_raw(raw)
+    }
+
+    /// Where the DEFLATE stream of the events block in `self.block` starts, and the length
+    /// it must inflate to.
+    fn events_header(&self) -> Result<(usize, u64), TraceError> {
         let base = self.block_base;
-        let malformed = |message: String| TraceError::Malformed {
-            offset: base,
-            message,
-        };
         let mut cur = Cursor {
             data: &self.block,
             pos: 1,
@@ -1965,17 +2035,12 @@ impl<R: Read> BinaryReader<R> {
                 limit: MAX_LEN,
             });
         }
-        let raw = miniz_oxide::inflate::decompress_to_vec_with_limit(
-            &self.block[cur.pos..],
-            raw_len as usize,
-        )
-        .map_err(|e| malformed(format!("block does not inflate: {:?}", e.status)))?;
-        if raw.len() as u64 != raw_len {
-            return Err(malformed(format!(
-                "block inflates to {} bytes, its header says {raw_len}",
-                raw.len()
-            )));
-        }
+        Ok((cur.pos, raw_len))
+    }
+
+    /// Takes an inflated block and locates its streams.
+    fn set_raw(&mut self, raw: Vec<u8>) -> Result<(), TraceError> {
+        let base = self.block_base;
         let mut cur = Cursor {
             data: &raw,
             pos: 0,
@@ -1985,9 +2050,12 @@ impl<R: Read> BinaryReader<R> {
         let warps = cur.varint("warp stream length")?;
         let rest = (raw.len() - cur.pos) as u64;
         if tags == 0 || tags.saturating_add(warps) > rest {
-            return Err(malformed(format!(
-                "stream lengths {tags} + {warps} do not fit the {rest} decoded bytes"
-            )));
+            return Err(TraceError::Malformed {
+                offset: base,
+                message: format!(
+                    "stream lengths {tags} + {warps} do not fit the {rest} decoded bytes"
+                ),
+            });
         }
         let t0 = cur.pos;
         let w0 = t0 + tags as usize;
@@ -1995,6 +2063,84 @@ impl<R: Read> BinaryReader<R> {
         self.streams = [(t0, w0), (w0, a0), (a0, raw.len())];
         self.raw = raw;
         Ok(())
+    }
+
+    /// Inflates blocks on a second thread from now on, reading up to [`BLOCKS_AHEAD`] blocks
+    /// ahead of the decoder (frames and CRCs are still checked here). Events, errors and their
+    /// order are those of reading in line (tested); if no thread can be started, nothing
+    /// changes.
+    pub fn inflate_ahead(&mut self) {
+        if self.inflater.is_some() {
+            return;
+        }
+        let (jobs, inbox) = mpsc::channel::<InflateJob>();
+        let (outbox, results) = mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("trace-inflate".into())
+            .spawn(move || {
+                for (block, start, raw_len, base) in inbox {
+                    let raw = inflate_block(&block[start..], raw_len, base);
+                    if outbox.send((block, raw)).is_err() {
+                        break;
+                    }
+                }
+            });
+        if spawned.is_ok() {
+            self.inflater = Some(Inflater { jobs, results });
+        }
+    }
+
+    /// [`next_block`](Self::next_block) with blocks read ahead and inflated on the inflater.
+    fn next_block_ahead(&mut self) -> Result<bool, TraceError> {
+        while !self.ahead_stopped && self.ahead.len() < BLOCKS_AHEAD {
+            let item = match self.read_frame() {
+                Err(e) => Ahead::Failed(e),
+                Ok(()) if self.block[0] == BLOCK_EVENTS => match self.events_header() {
+                    Err(e) => Ahead::Failed(e),
+                    Ok((start, raw_len)) => {
+                        let block = std::mem::take(&mut self.block);
+                        let inflater = self.inflater.as_ref().expect("reading ahead");
+                        match inflater.jobs.send((block, start, raw_len, self.block_base)) {
+                            Ok(()) => Ahead::Inflating {
+                                base: self.block_base,
+                            },
+                            Err(mpsc::SendError((block, ..))) => Ahead::Read {
+                                base: self.block_base,
+                                block,
+                            },
+                        }
+                    }
+                },
+                // The trailer or a bad block kind: nothing is read after it.
+                Ok(()) => Ahead::Read {
+                    base: self.block_base,
+                    block: std::mem::take(&mut self.block),
+                },
+            };
+            self.ahead_stopped = !matches!(item, Ahead::Inflating { .. });
+            self.ahead.push_back(item);
+        }
+        match self.ahead.pop_front() {
+            // Not reached: iteration ends at the trailer or the first error.
+            None => Ok(false),
+            Some(Ahead::Failed(e)) => Err(e),
+            Some(Ahead::Read { base, block }) => {
+                self.block = block;
+                self.block_base = base;
+                self.interpret_block()
+            }
+            Some(Ahead::Inflating { base }) => {
+                let inflater = self.inflater.as_ref().expect("reading ahead");
+                let (block, raw) = inflater.results.recv().map_err(|_| {
+                    TraceError::io("inflating a block")(std::io::Error::other(
+                        "the inflate thread stopped",
+                    ))
+                })?;
+                self.block = block;
+                self.block_base = base;
+                self.set_raw(raw?).map(|()| true)
+            }
+        }
     }
 
     /// Reads the next block; an events block is decoded whole into `self.batch`. `Ok(false)`
@@ -2420,6 +2566,15 @@ mod tests {
             assert_eq!(
                 taken, one_by_one,
                 "take_batch, corruption at decoded byte {i}"
+            );
+            // Blocks inflated ahead on another thread.
+            let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
+            reader.inflate_ahead();
+            assert!(reader.inflater.is_some());
+            assert_eq!(
+                yielded(reader),
+                one_by_one,
+                "inflated ahead, corruption at {i}"
             );
             let last_is_error = one_by_one.last().is_some_and(|l| l.starts_with("Err"));
             partial += (last_is_error && one_by_one.len() > 1) as u32;
