@@ -216,16 +216,7 @@ struct CycleSnapshot {
     quiet_until: u64,
 }
 
-/// Every pipe, in [`pipe_index`] order.
-const ALL_PIPES: [Pipe; 6] = [
-    Pipe::Alu,
-    Pipe::Fma,
-    Pipe::Mufu,
-    Pipe::Shared,
-    Pipe::Global,
-    Pipe::Branch,
-];
-
+/// A pipe's index in per-pipe arrays: its position in [`Pipe::ALL`].
 fn pipe_index(p: Pipe) -> usize {
     match p {
         Pipe::Alu => 0,
@@ -696,7 +687,7 @@ impl Sm {
         let mio_full = self.mio_inflight >= config.sm.mio_queue;
         let lsu_full = self.lsu_inflight >= config.sm.lsu_queue;
         let mut table = [(WarpState::NotSelected, cycle + 1); 6];
-        for ((entry, &pipe), &free) in table.iter_mut().zip(&ALL_PIPES).zip(pipe_free) {
+        for ((entry, &pipe), &free) in table.iter_mut().zip(&Pipe::ALL).zip(pipe_free) {
             if free > cycle {
                 *entry = (WarpState::PipeBusy { pipe }, free);
             } else if mio_full && matches!(pipe, Pipe::Mufu | Pipe::Shared) {
@@ -1510,4 +1501,16 @@ fn replay_step(
         mem,
         flow,
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_index_is_the_position_in_all() {
+        for (i, &p) in Pipe::ALL.iter().enumerate() {
+            assert_eq!(pipe_index(p), i, "{p:?}");
+        }
+    }
 }

@@ -2369,6 +2369,15 @@ mod tests {
         out
     }
 
+    /// `events` written with this module's writer.
+    fn encoded(events: &[Event]) -> Vec<u8> {
+        let mut w = BinaryWriter::new(Vec::new(), &header()).unwrap();
+        for e in events {
+            w.write(e).unwrap();
+        }
+        w.finish(true).unwrap()
+    }
+
     fn read(bytes: Vec<u8>) -> Result<Vec<Event>, TraceError> {
         BinaryReader::new(std::io::Cursor::new(bytes))?.collect()
     }
@@ -2376,12 +2385,7 @@ mod tests {
     #[test]
     fn groups_and_predictions_are_used_and_round_trip() {
         let evs = events();
-        let header = header();
-        let mut w = BinaryWriter::new(Vec::new(), &header).unwrap();
-        for e in &evs {
-            w.write(e).unwrap();
-        }
-        let bytes = w.finish(true).unwrap();
+        let bytes = encoded(&evs);
         let (_, raw) = raw_block(&bytes);
         let mut cur = Cursor {
             data: &raw,
@@ -2404,12 +2408,7 @@ mod tests {
 
     #[test]
     fn corrupt_decoded_bytes_give_errors_not_panics() {
-        let header = header();
-        let mut w = BinaryWriter::new(Vec::new(), &header).unwrap();
-        for e in &events() {
-            w.write(e).unwrap();
-        }
-        let bytes = w.finish(true).unwrap();
+        let bytes = encoded(&events());
         let (header_end, raw) = raw_block(&bytes);
         let mut errors = 0;
         for i in 0..raw.len() {
@@ -2517,12 +2516,7 @@ mod tests {
 
     #[test]
     fn batches_yield_what_the_iterator_yields_even_on_corrupt_blocks() {
-        let header = header();
-        let mut w = BinaryWriter::new(Vec::new(), &header).unwrap();
-        for e in &events() {
-            w.write(e).unwrap();
-        }
-        let bytes = w.finish(true).unwrap();
+        let bytes = encoded(&events());
         let (header_end, raw) = raw_block(&bytes);
         let mut partial = 0;
         for i in (0..raw.len()).step_by(3) {
