@@ -373,23 +373,9 @@ fn lanes(mask: LaneMask) -> impl Iterator<Item = u32> {
     })
 }
 
-/// Executes the warp's next instruction. On a fault nothing of this instruction is written.
-pub fn execute(
-    program: &Program,
-    reconvergence: &Reconvergence,
-    warp: &mut WarpContext,
-    env: &ExecEnv,
-    global: &mut GlobalMemory,
-    shared: &mut SharedMemory,
-) -> Result<Executed, ExecFault> {
-    let mut out = Executed::NOTHING;
-    execute_into(program, reconvergence, warp, env, global, shared, &mut out)?;
-    Ok(out)
-}
-
-/// [`execute`], describing the instruction in `out` (whose old contents are overwritten)
-/// instead of returning it: the description is several hundred bytes, and the timing model
-/// issues millions of instructions. On a fault `out` holds nothing meaningful.
+/// Executes the warp's next instruction and describes it in `out` (whose old contents are
+/// overwritten; the description is several hundred bytes, so callers keep one buffer). On a
+/// fault nothing of this instruction is written and `out` holds nothing meaningful.
 pub fn execute_into(
     program: &Program,
     reconvergence: &Reconvergence,

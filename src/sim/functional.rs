@@ -70,6 +70,8 @@ pub fn run(
             clock: 0,
         };
         let mut shared = SharedMemory::new(program.shared_bytes);
+        // One instruction description, rewritten by every issue.
+        let mut done = exec::Executed::NOTHING;
         let mut warps: Vec<WarpContext> = (0..warps_per_block)
             .map(|w| WarpContext::new(ws, w, launch.block, program.regs as u32))
             .collect();
@@ -96,18 +98,26 @@ pub fn run(
                     clock: stats.warp_instructions,
                     ..env
                 };
-                let done = exec::execute(program, &reconvergence, warp, &env, memory, &mut shared)
-                    .map_err(|e| {
-                        RunError::Fault(Box::new(Fault {
-                            kernel: program.name.clone(),
-                            block: Some(ctaid),
-                            warp: Some(w as u32),
-                            lane: e.lane,
-                            pc: Some(e.pc),
-                            instruction: Some(program.instruction_text(e.pc)),
-                            kind: e.kind,
-                        }))
-                    })?;
+                exec::execute_into(
+                    program,
+                    &reconvergence,
+                    warp,
+                    &env,
+                    memory,
+                    &mut shared,
+                    &mut done,
+                )
+                .map_err(|e| {
+                    RunError::Fault(Box::new(Fault {
+                        kernel: program.name.clone(),
+                        block: Some(ctaid),
+                        warp: Some(w as u32),
+                        lane: e.lane,
+                        pc: Some(e.pc),
+                        instruction: Some(program.instruction_text(e.pc)),
+                        kind: e.kind,
+                    }))
+                })?;
                 stats.warp_instructions += 1;
                 stats.thread_instructions += done.executed.count_ones() as u64;
                 if let Some(wb) = &done.writeback {

@@ -209,7 +209,7 @@ struct Completions {
     wheel: Vec<Vec<Expected>>,
     /// Every expectation due before this cycle has been dropped.
     now: u64,
-    expected: usize,
+    live: usize,
     issued: u64,
     /// By pc below [`DENSE_PCS`]: cycles from issue to completion the last time, if any.
     latency: Vec<Option<u64>>,
@@ -239,13 +239,13 @@ impl Completions {
             .filter(|&l| l < WHEEL)
             .and_then(|l| cycle.checked_add(l))
         {
-            if self.expected < MAX_EXPECTED {
+            if self.live < MAX_EXPECTED {
                 let e = (w.sm, self.issued, w.slot, pc);
                 let bucket = self.bucket(due);
                 // Issue numbers grow, so within an SM a new expectation goes last.
                 let at = bucket.partition_point(|x| x.0 <= e.0);
                 bucket.insert(at, e);
-                self.expected += 1;
+                self.live += 1;
             }
         }
         self.issued += 1;
@@ -263,12 +263,12 @@ impl Completions {
         if cycle <= self.now {
             return;
         }
-        if self.expected > 0 {
+        if self.live > 0 {
             let passed = (cycle - self.now).min(WHEEL);
             for t in self.now..self.now + passed {
                 // Expectations exist, so the wheel does.
                 let bucket = &mut self.wheel[(t % WHEEL) as usize];
-                self.expected -= bucket.len();
+                self.live -= bucket.len();
                 bucket.clear();
             }
         }
@@ -278,7 +278,7 @@ impl Completions {
     /// The completion expected next at `cycle`, if any: (warp, pc).
     fn expected(&mut self, cycle: u64) -> Option<(WarpRef, u32)> {
         self.expire(cycle);
-        if self.expected == 0 {
+        if self.live == 0 {
             return None;
         }
         let &(sm, _, slot, pc) = self.bucket(cycle).first()?;
@@ -290,7 +290,7 @@ impl Completions {
     fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64, expected: bool) {
         if expected {
             self.bucket(cycle).remove(0);
-            self.expected -= 1;
+            self.live -= 1;
             return;
         }
         let issued = self
