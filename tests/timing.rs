@@ -558,6 +558,50 @@ fn skipping_idle_cycles_changes_nothing() {
     }
 }
 
+/// The bundled kernels step alike with and without skipping (`skip_idle: false` also visits
+/// every warp of a scheduler each cycle it runs, instead of only those events touched), for
+/// the policies whose passes may visit only touched warps, at issue widths 1 and 2, with a
+/// small LSU queue so that warps throttle and wake when entries free.
+#[test]
+fn skipping_work_changes_nothing_on_the_bundled_kernels() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    for file in [
+        "vecadd.json",
+        "reduce.json",
+        "matmul.json",
+        "divergent.json",
+    ] {
+        let lf = warpscope::launchfile::LaunchFile::load(&dir.join(file)).unwrap();
+        for policy in [Policy::Gto, Policy::Lrr, Policy::Oldest] {
+            for width in [1, 2] {
+                let mut config = GpuConfig::preset("volta").unwrap();
+                config.scheduler.policy = policy;
+                config.sm.issue_width = width;
+                config.sm.lsu_queue = 2;
+                config.validate().unwrap();
+                let run = |skip: bool| {
+                    let mut mem = lf.initial_memory();
+                    let mut log = Log::default();
+                    let options = SimOptions {
+                        skip_idle: skip,
+                        ..SimOptions::default()
+                    };
+                    let report =
+                        simulate(&config, &lf.kernel_launches(), &mut mem, options, &mut log)
+                            .unwrap();
+                    (report, log.issues, log.states, log.lines)
+                };
+                let (fast, slow) = (run(true), run(false));
+                assert!(
+                    fast.2.iter().any(|s| s.2 == WarpState::LgThrottle) || file != "vecadd.json",
+                    "{file}: the LSU queue never filled"
+                );
+                assert_eq!(fast, slow, "{file} {policy:?} width {width}");
+            }
+        }
+    }
+}
+
 #[test]
 fn unprotected_dependency_is_reported_and_reads_the_stale_value() {
     // The codes forget to wait on B0 before reading R1.

@@ -20,7 +20,9 @@ use std::sync::Arc;
 pub struct SimOptions {
     /// Watchdog: stop with a fault after this many cycles.
     pub max_cycles: u64,
-    /// Skip cycles in which nothing can change (results are identical either way).
+    /// Skip work that cannot change anything: cycles in which nothing can change, and the
+    /// warps of a scheduler that no event touched since its last pass (results are identical
+    /// either way; `false` is the reference that steps every cycle and visits every warp).
     pub skip_idle: bool,
 }
 
@@ -210,6 +212,7 @@ pub fn simulate_with_source<O: Observer>(
                 memory,
                 timing: &mut timing,
                 observer,
+                incremental: options.skip_idle,
             };
             match sm.schedule(cycle, &mut cx) {
                 Ok(c) => {
@@ -277,7 +280,7 @@ pub fn simulate_with_source<O: Observer>(
         let quiet = issued == 0 && !any_eligible && grants.is_empty() && finished.is_empty();
         let mut next = cycle + 1;
         if quiet {
-            let wake = sms.iter().filter_map(|s| s.next_wakeup(cycle)).min();
+            let wake = sms.iter_mut().filter_map(|s| s.next_wakeup(cycle)).min();
             match wake {
                 None if sms.iter().any(|s| s.has_resident_warps()) => {
                     let detail: Vec<String> = sms

@@ -202,18 +202,42 @@ struct SchedulerUnit {
     active_set: Vec<u32>,
     /// An event touched one of this scheduler's warps since it was last stepped.
     dirty: bool,
+    /// The warps events touched since the last pass (in no order, perhaps repeated), when
+    /// that is all that changed; see [`Sm::schedule_touched`].
+    touched: Vec<u32>,
+    /// Something beyond single warps changed (a warp arrived or left): the next pass visits
+    /// every warp.
+    full: bool,
     stats: SchedulerStats,
     /// What the last stepped cycle looked like, to account for skipped cycles.
     last: CycleSnapshot,
 }
 
+impl SchedulerUnit {
+    /// An event changed warp `slot` (of this scheduler).
+    fn touch(&mut self, slot: u32) {
+        self.dirty = true;
+        if !self.full {
+            self.touched.push(slot);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct CycleSnapshot {
+    /// Unfinished warps after the cycle (those that finished by issuing in it not counted).
     active: u32,
     refill: bool,
     eligible: bool,
-    /// No warp's cached state expires before this cycle.
+    /// The one eligible warp issued, so none is left eligible without being touched.
+    only_issued: bool,
+    /// No cached state of a warp that was not eligible expires before this cycle.
     quiet_until: u64,
+}
+
+/// Whether a warp in `state` waits for an MIO or LSU queue entry.
+fn is_throttle(state: WarpState) -> bool {
+    matches!(state, WarpState::MioThrottle | WarpState::LgThrottle)
 }
 
 /// A pipe's index in per-pipe arrays: its position in [`Pipe::ALL`].
@@ -264,14 +288,24 @@ pub struct Sm {
     pub blocks_run: u64,
     pub busy_cycles: u64,
     states: Vec<WarpState>,
+    /// Scratch for [`Sm::schedule_touched`]: the visited warps' states (`None`: leaving).
+    touched_states: Vec<Option<WarpState>>,
     unfinished: Vec<usize>,
     /// Scratch: the order in which the policy tries the pool's warps this cycle.
     order: Vec<usize>,
     pool: Vec<u32>,
-    /// An MIO or LSU queue entry was freed: throttled warps must look again.
+    /// An MIO or LSU queue entry was freed while a warp waited for one: throttled warps must
+    /// look again.
     throttle_dirty: bool,
+    /// Some warp's cached state is `MioThrottle` or `LgThrottle` (since throttled warps last
+    /// looked again): only then does a freed queue entry change anything.
+    throttle_waiting: bool,
     /// A warp arrived at a barrier or may have finished: `wrap_up` has work.
     wrap_dirty: bool,
+    /// Every warp timer (fetch, branch, stall, sleep) later than the cycle at which
+    /// [`Sm::next_wakeup`] last looked at them all is at least this: the earliest one, unless
+    /// a timer set since is earlier (each one set lowers it).
+    timer_floor: u64,
     hazards: Vec<Hazard>,
     pub hazard_count: u64,
     /// Scratch for [`Sm::issue`]: what the issuing instruction did.
@@ -285,6 +319,8 @@ pub struct CycleContext<'a, O: Observer> {
     pub memory: &'a mut GlobalMemory,
     pub timing: &'a mut MemoryTiming,
     pub observer: &'a mut O,
+    /// Whether a scheduler whose only change is a few touched warps may visit just those.
+    pub incremental: bool,
 }
 
 impl Sm {
@@ -297,6 +333,8 @@ impl Sm {
             refill_until: 0,
             active_set: Vec::new(),
             dirty: true,
+            touched: Vec::new(),
+            full: true,
             stats: SchedulerStats::default(),
             last: CycleSnapshot::default(),
         };
@@ -327,11 +365,14 @@ impl Sm {
             blocks_run: 0,
             busy_cycles: 0,
             states: Vec::new(),
+            touched_states: Vec::new(),
             unfinished: Vec::new(),
             order: Vec::new(),
             pool: Vec::new(),
             throttle_dirty: false,
+            throttle_waiting: false,
             wrap_dirty: false,
+            timer_floor: 0,
             hazards: Vec::new(),
             hazard_count: 0,
             executed: None,
@@ -404,7 +445,11 @@ impl Sm {
                 launch: launch_index,
                 block_slot,
                 scheduler,
-                fetch_until: cycle + 1 + config.sm.fetch_latency as u64,
+                fetch_until: {
+                    let t = cycle + 1 + config.sm.fetch_latency as u64;
+                    self.timer_floor = self.timer_floor.min(t);
+                    t
+                },
                 branch_until: 0,
                 stall_until: 0,
                 sleep_until: 0,
@@ -425,8 +470,10 @@ impl Sm {
                 ..HotWarp::FRESH
             };
             self.warps[slot as usize] = Some(warp);
-            self.schedulers[scheduler as usize].warps.push(slot);
-            self.schedulers[scheduler as usize].dirty = true;
+            let sched = &mut self.schedulers[scheduler as usize];
+            sched.warps.push(slot);
+            sched.dirty = true;
+            sched.full = true;
             warp_ids.push(slot);
             observer.warp_launch(cycle, WarpRef { sm: self.id, slot }, &info);
             // Resident from the grant cycle on, before its first instruction is fetched.
@@ -469,7 +516,7 @@ impl Sm {
     }
 
     /// The earliest cycle after `cycle` at which something on this SM can change by itself.
-    pub fn next_wakeup(&self, cycle: u64) -> Option<u64> {
+    pub fn next_wakeup(&mut self, cycle: u64) -> Option<u64> {
         let mut next = self.events.next_due();
         // Nothing counted below is earlier than `cycle + 1`: once the answer is that soon, the
         // rest cannot change it (a memory-bound run asks nearly every cycle).
@@ -493,14 +540,18 @@ impl Sm {
                 return next;
             }
         }
-        for w in self.warps.iter().flatten() {
-            if consider(w.fetch_until)
-                || consider(w.branch_until)
-                || consider(w.stall_until)
-                || consider(w.sleep_until)
-            {
-                return next;
-            }
+        if self.timer_floor <= cycle {
+            self.timer_floor = self
+                .warps
+                .iter()
+                .flatten()
+                .flat_map(|w| [w.fetch_until, w.branch_until, w.stall_until, w.sleep_until])
+                .filter(|&t| t > cycle)
+                .min()
+                .unwrap_or(u64::MAX);
+        }
+        if self.timer_floor != u64::MAX {
+            consider(self.timer_floor);
         }
         next
     }
@@ -516,7 +567,7 @@ impl Sm {
             if let Some(w) = self.warps[slot].as_mut() {
                 self.hot[slot].invalidate();
                 w.deps = None;
-                self.schedulers[w.scheduler as usize].dirty = true;
+                self.schedulers[w.scheduler as usize].touch(event.slot);
             }
             match event.kind {
                 EventKind::SourcesRead => self.scoreboard.sources_read(slot, event.ticket),
@@ -539,8 +590,8 @@ impl Sm {
                         Pipe::Mufu | Pipe::Shared => self.mio_inflight -= 1,
                         _ => {}
                     }
-                    self.throttle_dirty |=
-                        matches!(event.pipe, Pipe::Global | Pipe::Mufu | Pipe::Shared);
+                    self.throttle_dirty |= self.throttle_waiting
+                        && matches!(event.pipe, Pipe::Global | Pipe::Mufu | Pipe::Shared);
                     observer.complete(
                         cycle,
                         WarpRef {
@@ -586,6 +637,7 @@ impl Sm {
         };
         let hot = &mut self.hot[slot as usize];
         hot.cached = state;
+        self.throttle_waiting |= is_throttle(state);
         hot.cache_until = until;
         state
     }
@@ -679,6 +731,36 @@ impl Sm {
         self.pipe_and_queue_state(cycle, config, slot, pipe)
     }
 
+    /// The state of resident warp `slot` at `cycle` and the cycle until which it holds unless
+    /// an event of the warp comes first: the cached answer while it holds, else the entry of
+    /// `by_pipe` (the scheduler's [`Sm::pipe_states`]) for a warp ready but for its pipe, else
+    /// worked out afresh. The answer is cached.
+    #[inline(always)]
+    fn state_now(
+        &mut self,
+        cycle: u64,
+        config: &GpuConfig,
+        slot: u32,
+        by_pipe: Option<&[(WarpState, u64); 6]>,
+        throttle_dirty: bool,
+        launches: &[PreparedLaunch],
+    ) -> (WarpState, u64) {
+        let w = &mut self.hot[slot as usize];
+        if cycle < w.cache_until && !(throttle_dirty && is_throttle(w.cached)) {
+            return (w.cached, w.cache_until);
+        }
+        if let (Some(pipe), Some(by_pipe)) = (w.ready_pipe, by_pipe) {
+            let (state, until) = by_pipe[pipe_index(pipe)];
+            w.cached = state;
+            w.cache_until = until;
+            self.throttle_waiting |= is_throttle(state);
+            return (state, until);
+        }
+        let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
+        let state = self.refresh_state(cycle, config, slot, &launches[launch as usize]);
+        (state, self.hot[slot as usize].cache_until)
+    }
+
     /// [`Sm::pipe_and_queue_state`] for each pipe of scheduler `s` (by [`pipe_index`]), with
     /// the cycle until which that answer holds unless an issue or completion intervenes.
     #[inline]
@@ -732,6 +814,11 @@ impl Sm {
         if self.room.resident_blocks > 0 {
             self.busy_cycles += 1;
         }
+        if self.throttle_dirty {
+            // Every throttled warp looks again in this cycle's passes, and caches a throttle
+            // state again if it still waits.
+            self.throttle_waiting = false;
+        }
         for s in 0..self.schedulers.len() {
             if self.throttle_dirty {
                 self.schedulers[s].dirty = true;
@@ -747,8 +834,28 @@ impl Sm {
                 self.repeat_last_cycle(s, 1, cx.config.sm.issue_width);
                 continue;
             }
-            self.schedulers[s].dirty = false;
-            self.schedule_one(cycle, s, cx, &mut out)?;
+            let sched = &mut self.schedulers[s];
+            sched.dirty = false;
+            // Since the last pass no warp's state expired and none was eligible: only the
+            // touched warps can be in a new state, and the simple policies' choice is among
+            // them.
+            let touched_only = cx.incremental
+                && !sched.full
+                && (!sched.last.eligible || sched.last.only_issued)
+                && !sched.last.refill
+                && cycle < sched.last.quiet_until
+                && !self.throttle_dirty
+                && matches!(
+                    cx.config.scheduler.policy,
+                    Policy::Gto | Policy::Lrr | Policy::Oldest
+                );
+            sched.full = false;
+            if touched_only {
+                self.schedule_touched(cycle, s, cx, &mut out)?;
+            } else {
+                self.schedulers[s].touched.clear();
+                self.schedule_one(cycle, s, cx, &mut out)?;
+            }
         }
         self.throttle_dirty = false;
         Ok(out)
@@ -799,24 +906,19 @@ impl Sm {
                 continue;
             }
             let done = w.done;
-            let state = if cycle < w.cache_until
-                && !(throttle_dirty
-                    && matches!(w.cached, WarpState::MioThrottle | WarpState::LgThrottle))
-            {
-                quiet_until = quiet_until.min(w.cache_until);
-                w.cached
-            } else if let Some(pipe) = w.ready_pipe {
-                let (state, until) = by_pipe[pipe_index(pipe)];
-                w.cached = state;
-                w.cache_until = until;
+            let (state, until) = self.state_now(
+                cycle,
+                config,
+                slot,
+                Some(&by_pipe),
+                throttle_dirty,
+                cx.launches,
+            );
+            // An eligible warp's state holds for this cycle only; whether that ends the quiet
+            // is for the snapshot to say (it may have issued, and then it is touched).
+            if !state.is_eligible() {
                 quiet_until = quiet_until.min(until);
-                state
-            } else {
-                let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-                let state = self.refresh_state(cycle, config, slot, &cx.launches[launch as usize]);
-                quiet_until = quiet_until.min(self.hot[slot as usize].cache_until);
-                state
-            };
+            }
             let i = pool.len();
             if !done {
                 active += 1;
@@ -983,6 +1085,7 @@ impl Sm {
 
         let mut slots_left = width;
         let mut issued_here = 0u32;
+        let mut finished = 0;
         for &i in &order {
             if slots_left == 0 {
                 break;
@@ -991,25 +1094,10 @@ impl Sm {
                 continue;
             }
             let slot = pool[i];
-            let mut issued_by_warp = 0;
-            while slots_left > 0 {
-                // Earlier issues this cycle may have taken the pipe or a queue entry.
-                if issued_here > 0 || issued_by_warp > 0 {
-                    let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-                    if !self
-                        .warp_state(cycle, config, slot, &cx.launches[launch as usize])
-                        .is_eligible()
-                    {
-                        break;
-                    }
-                }
-                let issue_slot = width - slots_left;
-                let threads = self.issue(cycle, s, slot, issue_slot, cx)?;
-                out.thread_instructions += threads;
-                issued_by_warp += 1;
-                slots_left -= 1;
-            }
+            let issued_by_warp =
+                self.issue_from(cycle, s, slot, &mut slots_left, issued_here, cx, out)?;
             if issued_by_warp > 0 {
+                finished += self.hot[slot as usize].done as u32;
                 states[i] = WarpState::Selected;
                 issued_here += issued_by_warp;
                 self.schedulers[s].last_issued = Some(slot);
@@ -1035,6 +1123,76 @@ impl Sm {
                 }
             }
         }
+        self.close_cycle(
+            s,
+            active,
+            eligible_count,
+            issued_here,
+            refill,
+            quiet_until,
+            width,
+            finished,
+        );
+        self.states = states;
+        self.unfinished = unfinished;
+        self.order = order;
+        self.schedulers[s].warps = all;
+        self.pool = pool;
+        Ok(())
+    }
+
+    /// Issues warp `slot`'s next instructions into the `slots_left` slots of this cycle (more
+    /// than one only while it stays eligible); `issued_before` is what other warps issued this
+    /// cycle. Returns the number issued.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn issue_from<O: Observer>(
+        &mut self,
+        cycle: u64,
+        s: usize,
+        slot: u32,
+        slots_left: &mut u32,
+        issued_before: u32,
+        cx: &mut CycleContext<'_, O>,
+        out: &mut SmCycle,
+    ) -> Result<u32, Box<Fault>> {
+        let config = cx.config;
+        let width = config.sm.issue_width;
+        let mut issued_by_warp = 0;
+        while *slots_left > 0 {
+            // Earlier issues this cycle may have taken the pipe or a queue entry.
+            if issued_before > 0 || issued_by_warp > 0 {
+                let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
+                if !self
+                    .warp_state(cycle, config, slot, &cx.launches[launch as usize])
+                    .is_eligible()
+                {
+                    break;
+                }
+            }
+            let issue_slot = width - *slots_left;
+            let threads = self.issue(cycle, s, slot, issue_slot, cx)?;
+            out.thread_instructions += threads;
+            issued_by_warp += 1;
+            *slots_left -= 1;
+        }
+        Ok(issued_by_warp)
+    }
+
+    /// Counts a stepped cycle of scheduler `s` and keeps what it looked like.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn close_cycle(
+        &mut self,
+        s: usize,
+        active: u32,
+        eligible_count: u64,
+        issued_here: u32,
+        refill: bool,
+        quiet_until: u64,
+        width: u32,
+        finished: u32,
+    ) {
         let sched = &mut self.schedulers[s];
         let st = &mut sched.stats;
         st.cycles += 1;
@@ -1053,16 +1211,121 @@ impl Sm {
             st.horizontal_waste += (width - issued_here) as u64;
         }
         sched.last = CycleSnapshot {
-            active,
+            active: active - finished,
             refill,
             eligible: eligible_count > 0,
+            only_issued: eligible_count == 1 && issued_here > 0,
             quiet_until,
         };
-        self.states = states;
-        self.unfinished = unfinished;
-        self.order = order;
-        self.schedulers[s].warps = all;
-        self.pool = pool;
+    }
+
+    /// A pass of scheduler `s` (policy `gto`, `lrr` or `oldest`) that visits only the warps
+    /// events touched since the last pass, which [`Sm::schedule_one`] would give the same
+    /// result: in that pass no warp was eligible and no cached state has expired since, so
+    /// every other warp is still in the state it reported, not eligible, and counts as active
+    /// as it did (a warp finishes only by issuing). A memory-bound kernel's schedulers mostly
+    /// wake for one completion among a dozen waiting warps.
+    fn schedule_touched<O: Observer>(
+        &mut self,
+        cycle: u64,
+        s: usize,
+        cx: &mut CycleContext<'_, O>,
+        out: &mut SmCycle,
+    ) -> Result<(), Box<Fault>> {
+        let config = cx.config;
+        let width = config.sm.issue_width;
+        let sched = &mut self.schedulers[s];
+        let mut touched = std::mem::take(&mut sched.touched);
+        // Positions in the scheduler's (oldest-first) list: the policies' order, and the order
+        // in which a full pass reports state changes.
+        let mut visit = std::mem::take(&mut self.order);
+        visit.clear();
+        for &slot in &touched {
+            if let Some(i) = sched.warps.iter().position(|&w| w == slot) {
+                visit.push(i);
+            }
+        }
+        touched.clear();
+        self.schedulers[s].touched = touched;
+        visit.sort_unstable();
+        visit.dedup();
+        let last = self.schedulers[s].last;
+        let last_issued = self.schedulers[s]
+            .last_issued
+            .filter(|&sl| !(self.hot[sl as usize].done && self.hot[sl as usize].inflight == 0));
+        let greedy =
+            last_issued.and_then(|sl| self.schedulers[s].warps.iter().position(|&w| w == sl));
+        let mut states = std::mem::take(&mut self.touched_states);
+        states.clear();
+        let mut quiet_until = last.quiet_until;
+        let mut eligible_count = 0u64;
+        let mut chosen = None;
+        let mut first_eligible = None;
+        for &i in &visit {
+            let slot = self.schedulers[s].warps[i];
+            let w = &self.hot[slot as usize];
+            if w.done && w.inflight == 0 {
+                states.push(None);
+                continue;
+            }
+            let (state, until) = self.state_now(cycle, config, slot, None, false, cx.launches);
+            if !state.is_eligible() {
+                quiet_until = quiet_until.min(until);
+            }
+            states.push(Some(state));
+            if state.is_eligible() {
+                eligible_count += 1;
+                first_eligible.get_or_insert(i);
+                let pick = match config.scheduler.policy {
+                    Policy::Gto => greedy == Some(i),
+                    Policy::Lrr => greedy.is_some_and(|g| i > g),
+                    _ => false,
+                };
+                if pick && chosen.is_none() {
+                    chosen = Some(i);
+                }
+            }
+        }
+        out.any_eligible |= eligible_count > 0;
+        let mut slots_left = width;
+        let mut issued_here = 0;
+        let mut finished = 0;
+        if let Some(i) = chosen.or(first_eligible) {
+            let slot = self.schedulers[s].warps[i];
+            issued_here = self.issue_from(cycle, s, slot, &mut slots_left, 0, cx, out)?;
+            if issued_here > 0 {
+                finished = self.hot[slot as usize].done as u32;
+                let k = visit
+                    .iter()
+                    .position(|&v| v == i)
+                    .expect("the chosen warp was visited");
+                states[k] = Some(WarpState::Selected);
+                self.schedulers[s].last_issued = Some(slot);
+            }
+        }
+        out.issued += issued_here;
+        for (&i, state) in visit.iter().zip(&states) {
+            let Some(state) = *state else { continue };
+            let slot = self.schedulers[s].warps[i];
+            let w = &mut self.hot[slot as usize];
+            if w.reported != Some(state) {
+                w.reported = Some(state);
+                cx.observer
+                    .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
+            }
+        }
+        self.close_cycle(
+            s,
+            last.active,
+            eligible_count,
+            issued_here,
+            false,
+            quiet_until,
+            width,
+            finished,
+        );
+        self.touched_states = states;
+        self.order = visit;
         Ok(())
     }
 
@@ -1255,6 +1518,7 @@ impl Sm {
         let hot = &mut self.hot[slot as usize];
         hot.invalidate();
         hot.inflight += 1;
+        self.schedulers[s].touch(slot);
         if is_memory {
             warp.mem_inflight += 1;
         }
@@ -1267,6 +1531,7 @@ impl Sm {
         if config.scheduler.scoreboard == ScoreboardKind::Barriers {
             if let Some(code) = &inst.control {
                 warp.stall_until = cycle + (code.stall as u64).max(1);
+                self.timer_floor = self.timer_floor.min(warp.stall_until);
                 if code.yield_hint {
                     warp.sleep_until = warp.stall_until.max(cycle + 2);
                 }
@@ -1275,6 +1540,7 @@ impl Sm {
         match done.flow {
             Flow::Branch { .. } if config.sm.branch_resolve > 0 => {
                 warp.branch_until = cycle + 1 + config.sm.branch_resolve as u64;
+                self.timer_floor = self.timer_floor.min(warp.branch_until);
             }
             Flow::Barrier => {
                 self.wrap_dirty = true;
@@ -1339,7 +1605,7 @@ impl Sm {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
                         w.at_barrier = false;
                         self.hot[slot as usize].cache_until = 0;
-                        self.schedulers[w.scheduler as usize].dirty = true;
+                        self.schedulers[w.scheduler as usize].touch(slot);
                     }
                 }
                 if let Some(block) = self.blocks[b].as_mut() {
@@ -1366,6 +1632,7 @@ impl Sm {
             );
             let sched = &mut self.schedulers[w.scheduler as usize];
             sched.dirty = true;
+            sched.full = true;
             sched.warps.retain(|&x| x != slot as u32);
             sched.active_set.retain(|&x| x != slot as u32);
             if sched.last_issued == Some(slot as u32) {
