@@ -753,7 +753,7 @@ impl Sm {
             let (state, until) = by_pipe[pipe_index(pipe)];
             w.cached = state;
             w.cache_until = until;
-            self.throttle_waiting |= is_throttle(state);
+            // (`throttle_waiting` is set by the pass that made a table with throttle entries.)
             return (state, until);
         }
         let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
@@ -884,6 +884,8 @@ impl Sm {
         // Most warps that wait are ready but for their pipe or queue (every cycle in a
         // compute-bound kernel): their state is this table's entry for their pipe.
         let by_pipe = self.pipe_states(cycle, config, s);
+        // Conservatively: some warp may take a throttle state from the table.
+        self.throttle_waiting |= by_pipe.iter().any(|&(state, _)| is_throttle(state));
         let throttle_dirty = self.throttle_dirty;
         // What the simple policies need, found in the same pass: only the first warp in the
         // policy's order that is eligible issues (all but `smt` stop after one warp).
@@ -1145,7 +1147,7 @@ impl Sm {
     /// than one only while it stays eligible); `issued_before` is what other warps issued this
     /// cycle. Returns the number issued.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn issue_from<O: Observer>(
         &mut self,
         cycle: u64,
