@@ -1223,7 +1223,8 @@ impl Sm {
 
     /// A pass of scheduler `s` (policy `gto`, `lrr` or `oldest`) that visits only the warps
     /// events touched since the last pass, which [`Sm::schedule_one`] would give the same
-    /// result: in that pass no warp was eligible and no cached state has expired since, so
+    /// result: in that pass no warp was eligible (or the only one issued, and is touched) and no
+    /// cached state of the others has expired since, so
     /// every other warp is still in the state it reported, not eligible, and counts as active
     /// as it did (a warp finishes only by issuing). A memory-bound kernel's schedulers mostly
     /// wake for one completion among a dozen waiting warps.
