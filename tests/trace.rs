@@ -807,43 +807,52 @@ fn vecadd_trace_size() {
         i.counts["memory"], 0,
         "memory events only at verbosity >= 2"
     );
-    // Target is 4 bytes/instruction; the current encoding reaches 8.3 (see docs/trace-format.md):
+    // Target is 4 bytes/instruction; version 4 reaches 5.3 here (see docs/trace-format.md):
     // this bound catches a regression of the encoding, not the target.
-    assert!(bpi <= 6.5, "{bpi:.3} bytes per warp instruction");
+    assert!(bpi <= 5.5, "{bpi:.3} bytes per warp instruction");
 }
 
-/// `matmul` on `volta` (gto, verbosity 2) as written by format versions 1 and 2 (the
+/// `matmul` on `volta` (gto, verbosity 2) as written by format versions 1, 2 and 3 (the
 /// checked-in samples of those versions, kept unaltered).
 const V1: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v1.wstrace");
 const V2: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v2.wstrace");
+const V3: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v3.wstrace");
 
 #[test]
 fn older_format_versions_still_read() {
     assert_eq!(&V1[8..10], &1u16.to_le_bytes());
     assert_eq!(&V2[8..10], &2u16.to_le_bytes());
+    assert_eq!(&V3[8..10], &3u16.to_le_bytes());
     let (v1, complete1) = read_all(V1).unwrap();
     let (v2, complete2) = read_all(V2).unwrap();
-    // Two encoders, two decoding paths, one run.
+    let (v3, complete3) = read_all(V3).unwrap();
+    // Three encoders, three decoding paths, one run.
     assert!(v1.len() > 1000, "{} events", v1.len());
     assert_eq!(v1, v2);
-    assert_eq!((complete1, complete2), (Some(true), Some(true)));
+    assert_eq!(v1, v3);
+    assert_eq!(
+        (complete1, complete2, complete3),
+        (Some(true), Some(true), Some(true))
+    );
     assert!(v1.iter().any(|e| matches!(e, Event::Complete { .. })));
 
-    // Re-encoded by this version: the same events, in fewer bytes.
-    let reader = TraceReader::new(Cursor::new(V2)).unwrap();
-    let (v3, n) = convert(reader, Vec::new(), TraceFormat::Binary).unwrap();
-    assert_eq!(n, v2.len() as u64);
-    assert_eq!(&v3[8..10], &FORMAT_VERSION.to_le_bytes());
-    assert_eq!(read_all(&v3).unwrap().0, v2);
-    assert!(
-        v3.len() < V2.len(),
-        "{} bytes, version 2 {}",
-        v3.len(),
-        V2.len()
-    );
+    // Re-encoded by this version: the same events, in fewer bytes than any older one.
+    for old in [V1, V2, V3] {
+        let reader = TraceReader::new(Cursor::new(old)).unwrap();
+        let (now, n) = convert(reader, Vec::new(), TraceFormat::Binary).unwrap();
+        assert_eq!(n, v1.len() as u64);
+        assert_eq!(&now[8..10], &FORMAT_VERSION.to_le_bytes());
+        assert_eq!(read_all(&now).unwrap().0, v1);
+        assert!(
+            now.len() < V3.len(),
+            "{} bytes, version 3 {}",
+            now.len(),
+            V3.len()
+        );
+    }
 
     // A version-3 code in a file that says version 2 is not guessed at.
-    let mut relabelled = v3.clone();
+    let mut relabelled = V3.to_vec();
     relabelled[8..10].copy_from_slice(&2u16.to_le_bytes());
     match read_all(&relabelled) {
         Err(TraceError::BadTag { tag, .. }) => assert_eq!(tag & 0x1F, 15),
@@ -928,14 +937,14 @@ fn outcome(mut r: BinaryReader<Cursor<Vec<u8>>>) -> Vec<String> {
 #[test]
 fn inflating_ahead_changes_nothing_a_reader_sees() {
     // Many blocks, so that reading ahead matters.
-    let b = write(TraceFormat::Binary, &realistic(60_000), true);
+    let b = write(TraceFormat::Binary, &realistic(120_000), true);
     let header_end = 14 + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize;
     let (mut blocks, mut at) = (0, header_end);
     while at < b.len() {
         at += 8 + u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
         blocks += 1;
     }
-    assert!(blocks >= 6, "{blocks} blocks");
+    assert!(blocks >= 3, "{blocks} blocks");
     let mut cases = vec![b.clone()];
     for cut in (header_end..b.len()).step_by(b.len() / 16) {
         cases.push(b[..cut].to_vec());

@@ -16,13 +16,29 @@ use std::sync::mpsc;
 pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
 /// The binary format version this build writes (it reads every version up to this one:
 /// version 2 added state groups and predicted states, version 3 predicted completions; older
-/// files never contain them).
-pub const FORMAT_VERSION: u16 = 3;
-/// A block is closed once its encoded events reach this many bytes.
+/// files never contain them; version 4 split the streams by kind of event and deflates each
+/// alone).
+pub const FORMAT_VERSION: u16 = 4;
+/// A block is closed once its encoded events reach this many bytes. Larger blocks deflate a
+/// little better (256 KiB: 3 % fewer bytes) but the analyzer's three-thread pipeline then
+/// takes longer to fill: on the benchmark trace analysis took twice as long.
 pub const BLOCK_TARGET: usize = 64 * 1024;
-/// miniz_oxide compression level of event blocks: 2 keeps recording within 1.5× of an
-/// untraced run (level 9 took 2.8×) for 7 % more bytes (BENCHMARKS.md).
-const DEFLATE_LEVEL: u8 = 2;
+/// miniz_oxide compression level of event blocks. Compression runs on its own thread and
+/// sets the pace of recording: level 9 made recording 2.6× an untraced run for 4 % fewer
+/// bytes than level 6 (1.4×), level 4 1.3× for 3 % more (BENCHMARKS.md).
+const DEFLATE_LEVEL: u8 = 6;
+
+/// Streams of a version-4 block, in their order in the block.
+const STREAMS: usize = 8;
+const S_TAGS: usize = 0;
+const S_ISSUE_WARPS: usize = 1;
+const S_STATE_WARPS: usize = 2;
+const S_WARPS: usize = 3;
+const S_ISSUE_ARGS: usize = 4;
+/// State groups' member and miss masks.
+const S_GROUPS: usize = 5;
+const S_STATE_ARGS: usize = 6;
+const S_ARGS: usize = 7;
 
 /// Block kinds (first payload byte).
 const BLOCK_EVENTS: u8 = 0x01;
@@ -677,11 +693,13 @@ impl Encoder {
 
     fn single_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
         if self.cx.groups.predict(w, cycle) == Some(state) {
-            self.tag(&mut s.tags, &mut s.warps, T_STATE_PREDICTED, cycle, Some(w));
+            let [tags, _, warps, ..] = &mut s.bufs;
+            self.tag(tags, warps, T_STATE_PREDICTED, cycle, Some(w));
         } else {
             let code = T_STATE + state_code(&state);
-            self.tag(&mut s.tags, &mut s.warps, code, cycle, Some(w));
-            put_state_details(&mut s.args, &state, self.cx.last_pc(w));
+            let [tags, _, warps, ..] = &mut s.bufs;
+            self.tag(tags, warps, code, cycle, Some(w));
+            put_state_details(&mut s.bufs[S_STATE_ARGS], &state, self.cx.last_pc(w));
         }
         self.cx.groups.set_state(w, state);
     }
@@ -692,11 +710,12 @@ impl Encoder {
     fn state_group(&mut self, s: &mut Streams) {
         let cycle = self.run_cycle;
         let (first, _, first_i) = self.run[0];
-        self.tag(&mut s.tags, &mut s.warps, T_STATE_GROUP, cycle, Some(first));
+        let [tags, _, warps, ..] = &mut s.bufs;
+        self.tag(tags, warps, T_STATE_GROUP, cycle, Some(first));
         let members = self.run[1..]
             .iter()
             .fold(0u64, |m, &(_, _, i)| m | 1 << (i - first_i - 1));
-        put_varint(&mut s.args, members);
+        put_varint(&mut s.bufs[S_GROUPS], members);
         // A member's prediction can depend on the members before it (they share the
         // scheduler's table), so misses are found in order and their states written after
         // the mask.
@@ -711,8 +730,8 @@ impl Encoder {
             }
             self.cx.groups.set_state(w, state);
         }
-        put_varint(&mut s.args, misses);
-        s.args.extend_from_slice(&states);
+        put_varint(&mut s.bufs[S_GROUPS], misses);
+        s.bufs[S_STATE_ARGS].extend_from_slice(&states);
         self.scratch = states;
     }
 
@@ -722,11 +741,7 @@ impl Encoder {
         if let Event::WarpState { cycle, warp, state } = *e {
             return self.single_state(s, cycle, warp, state);
         }
-        let Streams {
-            tags,
-            warps,
-            args: out,
-        } = s;
+        let [tags, issue_warps, _, warps, issue_args, _, _, out] = &mut s.bufs;
         let cycle = e.cycle();
         match e {
             Event::KernelLaunch { launch, .. } => {
@@ -786,7 +801,8 @@ impl Encoder {
                 slot,
                 ..
             } => {
-                self.tag(tags, warps, T_ISSUE, cycle, Some(*warp));
+                self.tag(tags, issue_warps, T_ISSUE, cycle, Some(*warp));
+                let out = issue_args;
                 let predicted = self.cx.last_pc(*warp).wrapping_add(1);
                 let mut flags = pipe_code(*pipe);
                 if *slot != 0 {
@@ -891,32 +907,40 @@ impl Encoder {
 // ---------------------------------------------------------------------------------------------
 // Writer.
 
-/// The three streams a block's events are split into (tags and cycle deltas, warp references,
-/// other fields): kept apart, they deflate far better than interleaved.
+/// The streams a block's events are split into (version 4; versions 1–3 had three: tags,
+/// warps, fields): tags and cycle deltas, then warp references and fields, each split by
+/// the kind of event — kept apart, alike values sit together and deflate far better.
 #[derive(Debug, Default)]
 struct Streams {
-    tags: Vec<u8>,
-    warps: Vec<u8>,
-    args: Vec<u8>,
+    bufs: [Vec<u8>; STREAMS],
 }
 
 impl Streams {
     fn len(&self) -> usize {
-        self.tags.len() + self.warps.len() + self.args.len()
-    }
-
-    fn clear(&mut self) {
-        self.tags.clear();
-        self.warps.clear();
-        self.args.clear();
+        self.bufs.iter().map(Vec::len).sum()
     }
 }
 
-/// The payload of an events block: kind, decoded length, the DEFLATE stream of `raw`.
-fn events_payload(raw: &[u8]) -> Vec<u8> {
+/// The payload of an events block: kind, decoded length, then each stream's decoded and
+/// compressed lengths, then their DEFLATE streams (each stream deflated alone gets codes
+/// fitted to its own values).
+fn events_payload(streams: &[Vec<u8>]) -> Vec<u8> {
+    let deflated: Vec<Vec<u8>> = streams
+        .iter()
+        .map(|b| match b.is_empty() {
+            true => Vec::new(),
+            false => miniz_oxide::deflate::compress_to_vec(b, DEFLATE_LEVEL),
+        })
+        .collect();
     let mut payload = vec![BLOCK_EVENTS];
-    put_varint(&mut payload, raw.len() as u64);
-    payload.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(raw, DEFLATE_LEVEL));
+    put_varint(&mut payload, streams.iter().map(|b| b.len() as u64).sum());
+    for (b, z) in streams.iter().zip(&deflated) {
+        put_varint(&mut payload, b.len() as u64);
+        put_varint(&mut payload, z.len() as u64);
+    }
+    for z in &deflated {
+        payload.extend_from_slice(z);
+    }
     payload
 }
 
@@ -924,7 +948,7 @@ fn events_payload(raw: &[u8]) -> Vec<u8> {
 /// the recorder's work); payloads come back in the order the blocks went in, so the file is
 /// the same bytes as when compressing in line.
 struct Compressor {
-    blocks: mpsc::Sender<Vec<u8>>,
+    blocks: mpsc::Sender<Vec<Vec<u8>>>,
     payloads: mpsc::Receiver<Vec<u8>>,
     in_flight: usize,
 }
@@ -935,7 +959,7 @@ const MAX_IN_FLIGHT: usize = 2;
 impl Compressor {
     /// `None` if no thread can be started (the writer then compresses in line).
     fn start() -> Option<Compressor> {
-        let (blocks, inbox) = mpsc::channel::<Vec<u8>>();
+        let (blocks, inbox) = mpsc::channel::<Vec<Vec<u8>>>();
         let (outbox, payloads) = mpsc::channel();
         std::thread::Builder::new()
             .name("trace-deflate".into())
@@ -1080,17 +1104,10 @@ impl<W: Write> BinaryWriter<W> {
     }
 
     fn flush_block(&mut self) -> Result<(), TraceError> {
-        if self.streams.tags.is_empty() {
+        if self.streams.bufs[S_TAGS].is_empty() {
             return Ok(());
         }
-        let s = &self.streams;
-        let mut raw = Vec::with_capacity(s.len() + 12);
-        put_varint(&mut raw, s.tags.len() as u64);
-        put_varint(&mut raw, s.warps.len() as u64);
-        raw.extend_from_slice(&s.tags);
-        raw.extend_from_slice(&s.warps);
-        raw.extend_from_slice(&s.args);
-        self.streams.clear();
+        let raw: Vec<Vec<u8>> = self.streams.bufs.iter_mut().map(std::mem::take).collect();
         match self.compressor.as_mut() {
             Some(c) => {
                 c.blocks.send(raw).map_err(|_| compressor_stopped())?;
@@ -1199,6 +1216,35 @@ impl Cursor<'_> {
     fn bad_tag(&self, offset: u64, tag: u8, what: &'static str) -> TraceError {
         let _ = self;
         TraceError::BadTag { offset, tag, what }
+    }
+}
+
+/// Cursors over a block's streams. `map` sends each version-4 stream to the cursor that
+/// holds it: in versions 1–3 every event's warp went to one stream and its fields to another.
+struct Inputs<'a> {
+    cursors: [Cursor<'a>; STREAMS],
+    map: [usize; STREAMS],
+}
+
+/// Where versions 1–3 kept what version 4 splits: tags 0, warps 1, fields 2.
+const V3_STREAMS: [usize; STREAMS] = [0, 1, 1, 1, 2, 2, 2, 2];
+const V4_STREAMS: [usize; STREAMS] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+impl<'a> Inputs<'a> {
+    #[inline]
+    fn at(&mut self, stream: usize) -> &mut Cursor<'a> {
+        &mut self.cursors[self.map[stream]]
+    }
+}
+
+/// The streams of an event's warp reference and of its fields.
+#[inline]
+fn streams_of(code: u8) -> (usize, usize) {
+    match code {
+        T_ISSUE => (S_ISSUE_WARPS, S_ISSUE_ARGS),
+        T_STATE_GROUP | T_STATE_PREDICTED => (S_STATE_WARPS, S_STATE_ARGS),
+        c if (T_STATE..T_STATE + STATES).contains(&c) => (S_STATE_WARPS, S_STATE_ARGS),
+        _ => (S_WARPS, S_ARGS),
     }
 }
 
@@ -1332,7 +1378,7 @@ impl Decoder {
     /// Decodes a state group into its `warp_state` events, appended to `out` in group order.
     fn state_group(
         &mut self,
-        cur: &mut Cursor,
+        ins: &mut Inputs,
         cycle: u64,
         first: WarpRef,
         offset: u64,
@@ -1345,7 +1391,8 @@ impl Decoder {
                 first.sm, first.slot
             ))
         })?;
-        let mask = cur.varint("state group members")?;
+        let masks = ins.at(S_GROUPS);
+        let mask = masks.varint("state group members")?;
         if mask >> GROUP_SPAN != 0 {
             return Err(malformed(format!(
                 "state group member mask {mask:#x} too wide"
@@ -1371,7 +1418,7 @@ impl Decoder {
         if n < 2 {
             return Err(malformed("state group of one warp".into()));
         }
-        let misses = cur.varint("state group predictions")?;
+        let misses = masks.varint("state group predictions")?;
         if n < 64 && misses >> n != 0 {
             return Err(malformed(format!(
                 "state group prediction mask {misses:#x} for {n} warps"
@@ -1379,6 +1426,7 @@ impl Decoder {
         }
         for (k, &w) in warps[..n].iter().enumerate() {
             let state = if misses >> k & 1 != 0 {
+                let cur = ins.at(S_STATE_ARGS);
                 let code = cur.byte("state number")?;
                 let state = self.state(cur, code, w)?;
                 self.cx.groups.set_state(w, state);
@@ -1397,13 +1445,8 @@ impl Decoder {
 
     /// Decodes one tag's events (one, an issue and its elided `Selected`, or a state group's)
     /// and appends them to `out`.
-    fn decode(
-        &mut self,
-        tags: &mut Cursor,
-        warps: &mut Cursor,
-        cur: &mut Cursor,
-        out: &mut Vec<Event>,
-    ) -> Result<(), TraceError> {
+    fn decode(&mut self, ins: &mut Inputs, out: &mut Vec<Event>) -> Result<(), TraceError> {
+        let tags = ins.at(S_TAGS);
         let tag_off = tags.offset();
         let tag = tags.byte("event tag")?;
         let code = tag & 0x1F;
@@ -1440,13 +1483,19 @@ impl Decoder {
                 | T_STATE_PREDICTED
         ) || (T_STATE..T_STATE + STATES).contains(&code);
         if same && !has_warp {
-            return Err(cur.bad_tag(tag_off, tag, "same-warp bit on an event without a warp"));
+            return Err(TraceError::BadTag {
+                offset: tag_off,
+                tag,
+                what: "same-warp bit on an event without a warp",
+            });
         }
+        let (warp_stream, field_stream) = streams_of(code);
         let warp = if has_warp {
-            Some(self.warp(warps, same)?)
+            Some(self.warp(ins.at(warp_stream), same)?)
         } else {
             None
         };
+        let cur = ins.at(field_stream);
         let w = warp.unwrap_or(WarpRef { sm: 0, slot: 0 });
         let ev = match code {
             T_KERNEL_LAUNCH => Event::KernelLaunch {
@@ -1675,7 +1724,7 @@ impl Decoder {
                     state,
                 }
             }
-            T_STATE_GROUP => return self.state_group(cur, cycle, w, tag_off, out),
+            T_STATE_GROUP => return self.state_group(ins, cycle, w, tag_off, out),
             _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=31)")),
         };
         out.push(ev);
@@ -1688,7 +1737,15 @@ impl Decoder {
 
 /// Inflates an events block's DEFLATE stream, which must give exactly `raw_len` bytes; errors
 /// name `base`, the block payload's offset.
-fn inflate_block(deflated: &[u8], raw_len: u64, base: u64) -> Result<Vec<u8>, TraceError> {
+fn inflate_block(
+    deflated: &[u8],
+    raw_len: u64,
+    base: u64,
+    version: u16,
+) -> Result<Vec<u8>, TraceError> {
+    if version >= 4 {
+        return inflate_streams(deflated, raw_len, base);
+    }
     let malformed = |message: String| TraceError::Malformed {
         offset: base,
         message,
@@ -1704,8 +1761,61 @@ fn inflate_block(deflated: &[u8], raw_len: u64, base: u64) -> Result<Vec<u8>, Tr
     Ok(raw)
 }
 
-/// A block to inflate: payload, start of its DEFLATE stream, decoded length, payload offset.
-type InflateJob = (Vec<u8>, usize, u64, u64);
+/// Version 4: inflates each stream on its own and lays them out as earlier versions' decoded
+/// block (stream lengths, then the streams), which [`BinaryReader::set_raw`] reads.
+fn inflate_streams(payload: &[u8], raw_len: u64, base: u64) -> Result<Vec<u8>, TraceError> {
+    let malformed = |message: String| TraceError::Malformed {
+        offset: base,
+        message,
+    };
+    let mut cur = Cursor {
+        data: payload,
+        pos: 0,
+        base,
+    };
+    let mut lens = [(0u64, 0u64); STREAMS];
+    for l in &mut lens {
+        *l = (cur.varint("stream length")?, cur.varint("deflated length")?);
+    }
+    let total = lens.iter().fold(0u64, |a, l| a.saturating_add(l.0));
+    let deflated = lens.iter().fold(0u64, |a, l| a.saturating_add(l.1));
+    if total != raw_len || deflated != (payload.len() - cur.pos) as u64 {
+        return Err(malformed(format!(
+            "stream lengths add up to {total} decoded and {deflated} deflated bytes, the block \
+             has {raw_len} and {}",
+            payload.len() - cur.pos
+        )));
+    }
+    let mut raw = Vec::with_capacity(raw_len as usize + 4 * STREAMS);
+    for &(len, _) in &lens[..STREAMS - 1] {
+        put_varint(&mut raw, len);
+    }
+    let mut at = cur.pos;
+    for (i, &(len, zlen)) in lens.iter().enumerate() {
+        let z = &payload[at..at + zlen as usize];
+        at += zlen as usize;
+        if len == 0 {
+            if zlen != 0 {
+                return Err(malformed(format!("empty stream {i} with deflated bytes")));
+            }
+            continue;
+        }
+        let part = miniz_oxide::inflate::decompress_to_vec_with_limit(z, len as usize)
+            .map_err(|e| malformed(format!("stream {i} does not inflate: {:?}", e.status)))?;
+        if part.len() as u64 != len {
+            return Err(malformed(format!(
+                "stream {i} inflates to {} bytes, its header says {len}",
+                part.len()
+            )));
+        }
+        raw.extend_from_slice(&part);
+    }
+    Ok(raw)
+}
+
+/// A block to inflate: payload, start of its DEFLATE stream, decoded length, payload offset,
+/// format version.
+type InflateJob = (Vec<u8>, usize, u64, u64, u16);
 
 /// An inflated block: its payload (for reuse) and the decoded bytes.
 type Inflated = (Vec<u8>, Result<Vec<u8>, TraceError>);
@@ -1763,8 +1873,8 @@ pub struct BinaryReader<R: Read> {
     block: Vec<u8>,
     /// The current block's decoded streams and read positions in them.
     raw: Vec<u8>,
-    /// (position, end) of the tag, warp and field streams in `raw`.
-    streams: [(usize, usize); 3],
+    /// (position, end) of each stream in `raw` (versions 1–3 use the first three).
+    streams: [(usize, usize); STREAMS],
     block_base: u64,
     dec: Decoder,
     /// The current block's events and how many of them have been returned.
@@ -1859,7 +1969,7 @@ impl<R: Read> BinaryReader<R> {
             offset: 14 + len,
             block: Vec::new(),
             raw: Vec::new(),
-            streams: [(0, 0); 3],
+            streams: [(0, 0); STREAMS],
             block_base: 0,
             dec: Decoder {
                 cx: Context::default(),
@@ -2013,7 +2123,12 @@ impl<R: Read> BinaryReader<R> {
     /// Inflates the event block in `self.block` into `self.raw` and locates its streams.
     fn decode_block(&mut self) -> Result<(), TraceError> {
         let (start, raw_len) = self.events_header()?;
-        let raw = inflate_block(&self.block[start..], raw_len, self.block_base)?;
+        let raw = inflate_block(
+            &self.block[start..],
+            raw_len,
+            self.block_base,
+            self.dec.version,
+        )?;
         self.set_raw(raw)
     }
 
@@ -2046,21 +2161,29 @@ impl<R: Read> BinaryReader<R> {
             pos: 0,
             base,
         };
-        let tags = cur.varint("tag stream length")?;
-        let warps = cur.varint("warp stream length")?;
+        let n = if self.dec.version >= 4 { STREAMS } else { 3 };
+        let mut lens = [0u64; STREAMS];
+        for len in &mut lens[..n - 1] {
+            *len = cur.varint("stream length")?;
+        }
         let rest = (raw.len() - cur.pos) as u64;
-        if tags == 0 || tags.saturating_add(warps) > rest {
+        let listed = lens.iter().fold(0u64, |a, &l| a.saturating_add(l));
+        if lens[0] == 0 || listed > rest {
             return Err(TraceError::Malformed {
                 offset: base,
                 message: format!(
-                    "stream lengths {tags} + {warps} do not fit the {rest} decoded bytes"
+                    "stream lengths {:?} do not fit the {rest} decoded bytes (or no tags)",
+                    &lens[..n - 1]
                 ),
             });
         }
-        let t0 = cur.pos;
-        let w0 = t0 + tags as usize;
-        let a0 = w0 + warps as usize;
-        self.streams = [(t0, w0), (w0, a0), (a0, raw.len())];
+        lens[n - 1] = rest - listed;
+        let mut at = cur.pos;
+        self.streams = [(0, 0); STREAMS];
+        for (s, &len) in self.streams.iter_mut().zip(&lens[..n]) {
+            *s = (at, at + len as usize);
+            at += len as usize;
+        }
         self.raw = raw;
         Ok(())
     }
@@ -2078,8 +2201,8 @@ impl<R: Read> BinaryReader<R> {
         let spawned = std::thread::Builder::new()
             .name("trace-inflate".into())
             .spawn(move || {
-                for (block, start, raw_len, base) in inbox {
-                    let raw = inflate_block(&block[start..], raw_len, base);
+                for (block, start, raw_len, base, version) in inbox {
+                    let raw = inflate_block(&block[start..], raw_len, base, version);
                     if outbox.send((block, raw)).is_err() {
                         break;
                     }
@@ -2099,8 +2222,12 @@ impl<R: Read> BinaryReader<R> {
                     Err(e) => Ahead::Failed(e),
                     Ok((start, raw_len)) => {
                         let block = std::mem::take(&mut self.block);
+                        let version = self.dec.version;
                         let inflater = self.inflater.as_ref().expect("reading ahead");
-                        match inflater.jobs.send((block, start, raw_len, self.block_base)) {
+                        match inflater
+                            .jobs
+                            .send((block, start, raw_len, self.block_base, version))
+                        {
                             Ok(()) => Ahead::Inflating {
                                 base: self.block_base,
                             },
@@ -2153,36 +2280,32 @@ impl<R: Read> BinaryReader<R> {
             return Ok(false);
         }
         let base = self.block_base;
-        let [(t, te), (w, we), (a, ae)] = self.streams;
-        let mut tags = Cursor {
-            data: &self.raw[..te],
-            pos: t,
-            base,
+        let raw = &self.raw;
+        let mut ins = Inputs {
+            cursors: self.streams.map(|(pos, end)| Cursor {
+                data: &raw[..end],
+                pos,
+                base,
+            }),
+            map: if self.dec.version >= 4 {
+                V4_STREAMS
+            } else {
+                V3_STREAMS
+            },
         };
-        let mut warps = Cursor {
-            data: &self.raw[..we],
-            pos: w,
-            base,
-        };
-        let mut args = Cursor {
-            data: &self.raw[..ae],
-            pos: a,
-            base,
-        };
+        let tags_end = self.streams[S_TAGS].1;
         let mut result = Ok(());
-        while tags.pos < te {
+        while ins.cursors[S_TAGS].pos < tags_end {
             let before = self.batch.len();
-            if let Err(e) = self
-                .dec
-                .decode(&mut tags, &mut warps, &mut args, &mut self.batch)
-            {
+            if let Err(e) = self.dec.decode(&mut ins, &mut self.batch) {
                 // A state group is all or nothing.
                 self.batch.truncate(before);
                 result = Err(e);
                 break;
             }
         }
-        if result.is_ok() && (warps.pos < we || args.pos < ae) {
+        let left = ins.cursors.iter().any(|c| c.pos < c.data.len());
+        if result.is_ok() && left {
             result = Err(TraceError::Malformed {
                 offset: base,
                 message: "block has warp or field bytes left after its last event".into(),
@@ -2341,8 +2464,8 @@ mod tests {
         v
     }
 
-    /// The decoded payload of the single event block of `bytes`.
-    fn raw_block(bytes: &[u8]) -> (usize, Vec<u8>) {
+    /// The decoded streams of the single event block of `bytes`.
+    fn raw_block(bytes: &[u8]) -> (usize, Vec<Vec<u8>>) {
         let header_end = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
         let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
         let payload = &bytes[header_end + 8..header_end + 8 + len as usize];
@@ -2351,15 +2474,37 @@ mod tests {
             pos: 1,
             base: 0,
         };
-        let _ = cur.varint("len").unwrap();
-        let raw = miniz_oxide::inflate::decompress_to_vec(&payload[cur.pos..]).unwrap();
-        (header_end, raw)
+        let total = cur.varint("len").unwrap();
+        let raw = inflate_streams(&payload[cur.pos..], total, 0).unwrap();
+        let mut cur = Cursor {
+            data: &raw,
+            pos: 0,
+            base: 0,
+        };
+        let mut lens: Vec<usize> = (1..STREAMS)
+            .map(|_| cur.varint("len").unwrap() as usize)
+            .collect();
+        lens.push(raw.len() - cur.pos - lens.iter().sum::<usize>());
+        let mut at = cur.pos;
+        let streams = lens
+            .iter()
+            .map(|&l| {
+                at += l;
+                raw[at - l..at].to_vec()
+            })
+            .collect();
+        (header_end, streams)
     }
 
-    fn reframe(bytes: &[u8], header_end: usize, raw: &[u8]) -> Vec<u8> {
-        let mut payload = vec![BLOCK_EVENTS];
-        put_varint(&mut payload, raw.len() as u64);
-        payload.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(raw, 1));
+    /// Every (stream, byte) of `streams`.
+    fn positions(streams: &[Vec<u8>]) -> Vec<(usize, usize)> {
+        (0..streams.len())
+            .flat_map(|s| (0..streams[s].len()).map(move |i| (s, i)))
+            .collect()
+    }
+
+    fn reframe(bytes: &[u8], header_end: usize, streams: &[Vec<u8>]) -> Vec<u8> {
+        let payload = events_payload(streams);
         let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
         let mut out = bytes[..header_end].to_vec();
         out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -2386,15 +2531,8 @@ mod tests {
     fn groups_and_predictions_are_used_and_round_trip() {
         let evs = events();
         let bytes = encoded(&evs);
-        let (_, raw) = raw_block(&bytes);
-        let mut cur = Cursor {
-            data: &raw,
-            pos: 0,
-            base: 0,
-        };
-        let tags = cur.varint("tags").unwrap() as usize;
-        let _warps = cur.varint("warps").unwrap();
-        let tags = &raw[cur.pos..cur.pos + tags];
+        let (_, streams) = raw_block(&bytes);
+        let tags = &streams[S_TAGS];
         let code = |c: u8| tags.iter().filter(|&&t| t & 0x1F == c).count();
         assert!(code(T_STATE_GROUP) > 20, "{} groups", code(T_STATE_GROUP));
         // A pc's first completion teaches its latency; issues after that are predicted.
@@ -2407,19 +2545,41 @@ mod tests {
     }
 
     #[test]
+    fn corrupt_stream_lengths_give_errors_not_panics() {
+        let bytes = encoded(&events());
+        let header_end = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+        let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
+        let payload = &bytes[header_end + 8..header_end + 8 + len as usize];
+        // Kind, decoded length and the 2 × 8 stream lengths: the first few dozen bytes.
+        for i in 1..40.min(payload.len()) {
+            for flip in [0x01u8, 0x40, 0x80] {
+                let mut bad = payload.to_vec();
+                bad[i] ^= flip;
+                let mut out = bytes[..header_end].to_vec();
+                out.extend_from_slice(&(bad.len() as u32).to_le_bytes());
+                out.extend_from_slice(&crc32(&bad).to_le_bytes());
+                out.extend_from_slice(&bad);
+                out.extend_from_slice(&bytes[header_end + 8 + len as usize..]);
+                assert!(read(out).is_err(), "byte {i} ^ {flip:#x} went unnoticed");
+            }
+        }
+    }
+
+    #[test]
     fn corrupt_decoded_bytes_give_errors_not_panics() {
         let bytes = encoded(&events());
-        let (header_end, raw) = raw_block(&bytes);
+        let (header_end, streams) = raw_block(&bytes);
         let mut errors = 0;
-        for i in 0..raw.len() {
+        let at = positions(&streams);
+        for &(s, i) in &at {
             for flip in [0x01u8, 0x80, 0xFF] {
-                let mut bad = raw.clone();
-                bad[i] ^= flip;
+                let mut bad = streams.clone();
+                bad[s][i] ^= flip;
                 errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
             }
         }
         assert!(
-            errors > raw.len() as u32,
+            errors > at.len() as u32,
             "only {errors} of the corruptions were noticed"
         );
     }
@@ -2517,11 +2677,11 @@ mod tests {
     #[test]
     fn batches_yield_what_the_iterator_yields_even_on_corrupt_blocks() {
         let bytes = encoded(&events());
-        let (header_end, raw) = raw_block(&bytes);
+        let (header_end, streams) = raw_block(&bytes);
         let mut partial = 0;
-        for i in (0..raw.len()).step_by(3) {
-            let mut bad = raw.clone();
-            bad[i] ^= 0x5A;
+        for &(s, i) in positions(&streams).iter().step_by(3) {
+            let mut bad = streams.clone();
+            bad[s][i] ^= 0x5A;
             let bad = reframe(&bytes, header_end, &bad);
             let one_by_one = yielded(BinaryReader::new(std::io::Cursor::new(&bad)).unwrap());
             let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
