@@ -880,16 +880,11 @@ impl Sm {
         let policy = config.scheduler.policy;
         // One pass over the scheduler's warps: this runs for every scheduler every cycle.
         let all = std::mem::take(&mut self.schedulers[s].warps);
-        // The pool (the resident warps, `all` but those leaving) and their states are written
-        // by position into buffers that only grow: no capacity check per warp.
-        let mut pool_buf = std::mem::take(&mut self.pool);
-        let mut states_buf = std::mem::take(&mut self.states);
-        if pool_buf.len() < all.len() {
-            pool_buf.resize(all.len(), 0);
-            states_buf.resize(all.len(), WarpState::NoInstruction);
-        }
-        let mut pooled = 0;
+        let mut pool = std::mem::take(&mut self.pool);
+        let mut states = std::mem::take(&mut self.states);
         let mut unfinished = std::mem::take(&mut self.unfinished);
+        pool.clear();
+        states.clear();
         unfinished.clear();
         let mut quiet_until = u64::MAX;
         let mut eligible_count = 0u64;
@@ -933,8 +928,7 @@ impl Sm {
             if !state.is_eligible() {
                 quiet_until = quiet_until.min(until);
             }
-            let i = pooled;
-            pooled += 1;
+            let i = pool.len();
             if !done {
                 active += 1;
                 if wants_unfinished {
@@ -953,11 +947,9 @@ impl Sm {
                     first_eligible_after_greedy = i;
                 }
             }
-            pool_buf[i] = slot;
-            states_buf[i] = state;
+            pool.push(slot);
+            states.push(state);
         }
-        let pool = &pool_buf[..pooled];
-        let states = &mut states_buf[..pooled];
         out.any_eligible |= eligible_count > 0;
 
         // Which warps may issue this cycle, in the order the policy tries them.
@@ -1129,7 +1121,8 @@ impl Sm {
         out.issued += issued_here;
 
         // Report state changes.
-        for (&slot, &state) in pool.iter().zip(states.iter()) {
+        for (i, &slot) in pool.iter().enumerate() {
+            let state = states[i];
             let w = &mut self.hot[slot as usize];
             {
                 if w.reported != Some(state) {
@@ -1149,11 +1142,11 @@ impl Sm {
             width,
             finished,
         );
-        self.states = states_buf;
+        self.states = states;
         self.unfinished = unfinished;
         self.order = order;
         self.schedulers[s].warps = all;
-        self.pool = pool_buf;
+        self.pool = pool;
         Ok(())
     }
 
