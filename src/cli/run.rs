@@ -188,8 +188,9 @@ struct TimingJson {
 /// Counts warps and instructions per launch from the timing simulator's events.
 #[derive(Default)]
 struct LaunchCounter {
-    /// The launch of the warp in each slot, as `warp_launch` last said.
-    slots: std::collections::HashMap<WarpRef, u32>,
+    /// The launch of the warp in each slot, as `warp_launch` last said (FxHash: it is looked
+    /// up at every issue, and SipHash cost `run` a few percent of its time).
+    slots: rustc_hash::FxHashMap<WarpRef, u32>,
     stats: Vec<FunctionalStats>,
 }
 

@@ -302,10 +302,18 @@ fn alu_lanes(
     n: usize,
     out: &mut [u32; MAX_WARP_SIZE],
 ) {
+    // A full warp's loop has a constant trip count, so it compiles to straight vector code
+    // without a remainder loop.
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {
-            for (((o, &$x), &$y), &$z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
-                *o = $e;
+            if n == MAX_WARP_SIZE {
+                for (((o, &$x), &$y), &$z) in out.iter_mut().zip(a).zip(b).zip(c) {
+                    *o = $e;
+                }
+            } else {
+                for (((o, &$x), &$y), &$z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
+                    *o = $e;
+                }
             }
         };
     }
@@ -316,7 +324,11 @@ fn alu_lanes(
         Opcode::Fadd => each!(|x, y, _z| (f(x) + f(y)).to_bits()),
         Opcode::Fmul => each!(|x, y, _z| (f(x) * f(y)).to_bits()),
         Opcode::Ffma => ffma_lanes(out, a, b, c, n),
-        _ => each!(|x, y, z| alu(op, x, y, z)),
+        _ => {
+            for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
+                *o = alu(op, x, y, z);
+            }
+        }
     }
 }
 
@@ -331,6 +343,7 @@ fn ffma_lanes(
     c: &[u32; MAX_WARP_SIZE],
     n: usize,
 ) {
+    #[inline(always)]
     fn lanes_fma(
         out: &mut [u32; MAX_WARP_SIZE],
         a: &[u32; MAX_WARP_SIZE],
@@ -338,8 +351,15 @@ fn ffma_lanes(
         c: &[u32; MAX_WARP_SIZE],
         n: usize,
     ) {
-        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
-            *o = f(x).mul_add(f(y), f(z)).to_bits();
+        // As in `alu_lanes`: a full warp's loop has a constant trip count.
+        if n == MAX_WARP_SIZE {
+            for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+                *o = f(x).mul_add(f(y), f(z)).to_bits();
+            }
+        } else {
+            for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
+                *o = f(x).mul_add(f(y), f(z)).to_bits();
+            }
         }
     }
     #[cfg(target_arch = "x86_64")]

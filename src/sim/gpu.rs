@@ -203,7 +203,7 @@ pub fn simulate_with_source<O: Observer>(
         let mut issued = 0u32;
         let mut any_eligible = false;
         for sm in sms.iter_mut() {
-            sm.retire(cycle, observer);
+            sm.retire(cycle, options.skip_idle, observer);
         }
         for sm in sms.iter_mut() {
             let mut cx = CycleContext {

@@ -556,8 +556,13 @@ impl Sm {
         next
     }
 
-    /// Retires every completion due at `cycle`.
-    pub fn retire<O: Observer>(&mut self, cycle: u64, observer: &mut O) {
+    /// Retires every completion due at `cycle`. With `keep_ready`, a warp whose next
+    /// instruction was ready but for its pipe or queue stays so without being looked at again:
+    /// a completion only releases (registers, dependency barriers, table slots, in-flight
+    /// counts), so it cannot block that instruction, and a freed queue entry reaches throttled
+    /// warps through `throttle_dirty`. Without it (the reference), every event of a warp
+    /// recomputes its state.
+    pub fn retire<O: Observer>(&mut self, cycle: u64, keep_ready: bool, observer: &mut O) {
         while let Some(index) = self.events.pop_due(cycle) {
             let Some(event) = self.event_slab[index].take() else {
                 continue;
@@ -565,9 +570,11 @@ impl Sm {
             self.free_events.push(index);
             let slot = event.slot as usize;
             if let Some(w) = self.warps[slot].as_mut() {
-                self.hot[slot].invalidate();
-                w.deps = None;
-                self.schedulers[w.scheduler as usize].touch(event.slot);
+                if !(keep_ready && self.hot[slot].ready_pipe.is_some()) {
+                    self.hot[slot].invalidate();
+                    w.deps = None;
+                    self.schedulers[w.scheduler as usize].touch(event.slot);
+                }
             }
             match event.kind {
                 EventKind::SourcesRead => self.scoreboard.sources_read(slot, event.ticket),
