@@ -24,9 +24,10 @@ pub const FORMAT_VERSION: u16 = 4;
 /// takes longer to fill: on the benchmark trace analysis took twice as long.
 pub const BLOCK_TARGET: usize = 64 * 1024;
 /// miniz_oxide compression level of event blocks. Compression runs on its own thread and
-/// sets the pace of recording: level 9 made recording 2.6× an untraced run for 4 % fewer
-/// bytes than level 6 (1.4×), level 4 1.3× for 3 % more (BENCHMARKS.md).
-const DEFLATE_LEVEL: u8 = 6;
+/// sets the pace of recording: on the benchmark trace level 9 made recording 2.6× an
+/// untraced run for 4 % fewer bytes, level 6 up to 1.55×; level 5 stays under 1.4×
+/// (BENCHMARKS.md).
+const DEFLATE_LEVEL: u8 = 5;
 
 /// Streams of a version-4 block, in their order in the block.
 const STREAMS: usize = 8;
