@@ -937,14 +937,14 @@ fn outcome(mut r: BinaryReader<Cursor<Vec<u8>>>) -> Vec<String> {
 #[test]
 fn inflating_ahead_changes_nothing_a_reader_sees() {
     // Many blocks, so that reading ahead matters.
-    let b = write(TraceFormat::Binary, &realistic(120_000), true);
+    let b = write(TraceFormat::Binary, &realistic(60_000), true);
     let header_end = 14 + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize;
     let (mut blocks, mut at) = (0, header_end);
     while at < b.len() {
         at += 8 + u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
         blocks += 1;
     }
-    assert!(blocks >= 3, "{blocks} blocks");
+    assert!(blocks >= 6, "{blocks} blocks");
     let mut cases = vec![b.clone()];
     for cut in (header_end..b.len()).step_by(b.len() / 16) {
         cases.push(b[..cut].to_vec());
