@@ -733,3 +733,56 @@ fn tiny_gpu_spends_six_cycles_per_instruction() {
     assert_eq!(row[0], Some(WarpState::NoInstruction));
     assert_eq!(waits, 13 * 5);
 }
+
+/// An observer that ignores warp states (the null observer) is not told of the group changes
+/// of ready warps, and must see the same run: the same report, and the same per-warp
+/// description when the watchdog stops a run mid-way (it names each warp's state).
+#[test]
+fn an_observer_that_ignores_states_sees_the_same_run() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let mut runs: Vec<(String, Vec<KernelLaunch>, GlobalMemory)> = ["vecadd.json", "matmul.json"]
+        .iter()
+        .map(|file| {
+            let lf = warpscope::launchfile::LaunchFile::load(&dir.join(file)).unwrap();
+            (file.to_string(), lf.kernel_launches(), lf.initial_memory())
+        })
+        .collect();
+    // On volta the FMA pipe takes an instruction every second cycle: its ready warps change
+    // state together every cycle.
+    runs.push((
+        "ffma_loop".into(),
+        vec![warpscope::bench::ffma_launch(8, 20)],
+        GlobalMemory::new(1 << 16),
+    ));
+    for (name, launches, memory) in &runs {
+        for policy in [Policy::Gto, Policy::Lrr, Policy::Oldest] {
+            let mut config = GpuConfig::preset("volta").unwrap();
+            config.scheduler.policy = policy;
+            config.validate().unwrap();
+            let run = |options: SimOptions, watch: bool| {
+                let mut memory = memory.clone();
+                let result = if watch {
+                    simulate(&config, launches, &mut memory, options, &mut Log::default())
+                } else {
+                    simulate(&config, launches, &mut memory, options, &mut NullObserver)
+                };
+                match result {
+                    Ok(report) => (format!("{report:?}"), report.cycles),
+                    Err(e) => (e.to_string(), 0),
+                }
+            };
+            let full = SimOptions::default();
+            let (watched, cycles) = run(full, true);
+            assert_eq!(watched, run(full, false).0, "{name} {policy:?}");
+            for cut in [cycles / 2, cycles / 2 + 1] {
+                let cut = SimOptions {
+                    max_cycles: cut,
+                    ..full
+                };
+                let watched = run(cut, true).0;
+                assert!(watched.contains("resident warps:\n  sm 0 slot"), "{watched}");
+                assert_eq!(watched, run(cut, false).0, "{name} {policy:?}");
+            }
+        }
+    }
+}

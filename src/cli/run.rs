@@ -208,6 +208,7 @@ impl LaunchCounter {
 }
 
 impl Observer for LaunchCounter {
+    const WARP_STATES: bool = false;
     fn block_assign(&mut self, _cycle: u64, launch: u32, _block: u32, _sm: u32) {
         if let Some(s) = self.at(launch) {
             s.blocks += 1;

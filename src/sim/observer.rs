@@ -132,6 +132,10 @@ impl From<AccessKind> for MemKind {
 /// Receives every event of a run. All methods default to doing nothing.
 #[allow(unused_variables)]
 pub trait Observer {
+    /// Whether this observer looks at `warp_state` at all. Without it, the simulator may skip
+    /// telling every warp of a group about a state they all change to at once (the warps ready
+    /// but for one pipe, when the pipe frees or fills).
+    const WARP_STATES: bool = true;
     fn kernel_launch(&mut self, cycle: u64, launch: u32) {}
     fn kernel_complete(&mut self, cycle: u64, launch: u32) {}
     fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {}
@@ -165,4 +169,6 @@ pub trait Observer {
 /// The observer that observes nothing.
 pub struct NullObserver;
 
-impl Observer for NullObserver {}
+impl Observer for NullObserver {
+    const WARP_STATES: bool = false;
+}

@@ -203,11 +203,13 @@ struct SchedulerUnit {
     /// An event touched one of this scheduler's warps since it was last stepped.
     dirty: bool,
     /// The warps events touched since the last pass (in no order, perhaps repeated), when
-    /// that is all that changed; see [`Sm::schedule_touched`].
+    /// that is all that changed; see [`Sm::schedule_masked`].
     touched: Vec<u32>,
     /// Something beyond single warps changed (a warp arrived or left): the next pass visits
     /// every warp.
     full: bool,
+    /// The warps grouped by what their state depends on, for [`Sm::schedule_masked`].
+    masks: PoolMasks,
     stats: SchedulerStats,
     /// What the last stepped cycle looked like, to account for skipped cycles.
     last: CycleSnapshot,
@@ -229,10 +231,63 @@ struct CycleSnapshot {
     active: u32,
     refill: bool,
     eligible: bool,
-    /// The one eligible warp issued, so none is left eligible without being touched.
-    only_issued: bool,
     /// No cached state of a warp that was not eligible expires before this cycle.
     quiet_until: u64,
+}
+
+/// A scheduler's warps as bit sets over their positions in its oldest-first list, grouped by
+/// what their state depends on: a warp ready but for its pipe (or that pipe's queue) is in
+/// the state of its pipe's [`Sm::pipe_states`] entry, whatever cycle it is; every other warp
+/// is in its cached state until that expires or an event of the warp touches it. So a pass
+/// looks only at touched and expired warps, and a pipe's ready warps change state together.
+#[derive(Debug, Clone, Copy)]
+struct PoolMasks {
+    /// False until the first pass after warps arrived or left, which rebuilds the sets.
+    valid: bool,
+    /// By pipe index: the warps ready but for that pipe.
+    ready: [u64; 6],
+    /// The other resident warps.
+    waiting: u64,
+    /// Those of `waiting` whose cached state is eligible (a warp about to run off the end of
+    /// its program: issue reports the fault).
+    waiting_eligible: u64,
+    /// Exited warps still draining (resident, not active).
+    done: u64,
+    /// No cached state of a warp in `waiting` expires before this cycle (a lower bound: the
+    /// warps touched since are visited anyway).
+    waiting_until: u64,
+    /// Each pipe's entry as last reported to that pipe's ready warps.
+    reported: [WarpState; 6],
+}
+
+impl PoolMasks {
+    const INVALID: PoolMasks = PoolMasks {
+        valid: false,
+        ready: [0; 6],
+        waiting: 0,
+        waiting_eligible: 0,
+        done: 0,
+        waiting_until: 0,
+        reported: [WarpState::NotSelected; 6],
+    };
+
+    /// The position leaves every set (before it is placed again).
+    fn remove(&mut self, bit: u64) {
+        for r in &mut self.ready {
+            *r &= !bit;
+        }
+        self.waiting &= !bit;
+        self.waiting_eligible &= !bit;
+        self.done &= !bit;
+    }
+}
+
+/// The most warps one scheduler's [`PoolMasks`] can hold; a larger pool takes the full pass.
+const MASKED_POOL: usize = 64;
+
+/// The lowest position in `mask`.
+fn lowest(mask: u64) -> Option<usize> {
+    (mask != 0).then(|| mask.trailing_zeros() as usize)
 }
 
 /// Whether a warp in `state` waits for an MIO or LSU queue entry.
@@ -288,8 +343,9 @@ pub struct Sm {
     pub blocks_run: u64,
     pub busy_cycles: u64,
     states: Vec<WarpState>,
-    /// Scratch for [`Sm::schedule_touched`]: the visited warps' states (`None`: leaving).
-    touched_states: Vec<Option<WarpState>>,
+    /// Per warp slot: its position in its scheduler's list, as of that scheduler's last
+    /// [`PoolMasks`] rebuild.
+    position: Vec<u8>,
     unfinished: Vec<usize>,
     /// Scratch: the order in which the policy tries the pool's warps this cycle.
     order: Vec<usize>,
@@ -335,6 +391,7 @@ impl Sm {
             dirty: true,
             touched: Vec::new(),
             full: true,
+            masks: PoolMasks::INVALID,
             stats: SchedulerStats::default(),
             last: CycleSnapshot::default(),
         };
@@ -365,7 +422,7 @@ impl Sm {
             blocks_run: 0,
             busy_cycles: 0,
             states: Vec::new(),
-            touched_states: Vec::new(),
+            position: vec![0; config.sm.max_warps as usize],
             unfinished: Vec::new(),
             order: Vec::new(),
             pool: Vec::new(),
@@ -841,26 +898,21 @@ impl Sm {
                 self.repeat_last_cycle(s, 1, cx.config.sm.issue_width);
                 continue;
             }
-            let sched = &mut self.schedulers[s];
-            sched.dirty = false;
-            // Since the last pass no warp's state expired and none was eligible: only the
-            // touched warps can be in a new state, and the simple policies' choice is among
-            // them.
-            let touched_only = cx.incremental
-                && !sched.full
-                && (!sched.last.eligible || sched.last.only_issued)
-                && !sched.last.refill
-                && cycle < sched.last.quiet_until
-                && !self.throttle_dirty
+            let masked = cx.incremental
+                && sched.warps.len() <= MASKED_POOL
                 && matches!(
                     cx.config.scheduler.policy,
                     Policy::Gto | Policy::Lrr | Policy::Oldest
                 );
-            sched.full = false;
-            if touched_only {
-                self.schedule_touched(cycle, s, cx, &mut out)?;
+            let sched = &mut self.schedulers[s];
+            sched.dirty = false;
+            if std::mem::take(&mut sched.full) || !masked {
+                sched.masks.valid = false;
+            }
+            if masked {
+                self.schedule_masked(cycle, s, cx, &mut out)?;
             } else {
-                self.schedulers[s].touched.clear();
+                sched.touched.clear();
                 self.schedule_one(cycle, s, cx, &mut out)?;
             }
         }
@@ -1223,19 +1275,17 @@ impl Sm {
             active: active - finished,
             refill,
             eligible: eligible_count > 0,
-            only_issued: eligible_count == 1 && issued_here > 0,
             quiet_until,
         };
     }
 
-    /// A pass of scheduler `s` (policy `gto`, `lrr` or `oldest`) that visits only the warps
-    /// events touched since the last pass, which [`Sm::schedule_one`] would give the same
-    /// result: in that pass no warp was eligible (or the only one issued, and is touched) and no
-    /// cached state of the others has expired since, so
-    /// every other warp is still in the state it reported, not eligible, and counts as active
-    /// as it did (a warp finishes only by issuing). A memory-bound kernel's schedulers mostly
-    /// wake for one completion among a dozen waiting warps.
-    fn schedule_touched<O: Observer>(
+    /// A pass of scheduler `s` (policy `gto`, `lrr` or `oldest`) that gives what
+    /// [`Sm::schedule_one`] would, looking only at the warps whose state may have changed: those
+    /// events touched, and those whose cached state expired (see [`PoolMasks`]). Warps ready
+    /// but for a pipe take that pipe's entry as a group; whom to issue is a bit search. A
+    /// compute-bound kernel's warps mostly wait for their pipe, a memory-bound kernel's for a
+    /// completion, so either way a cycle costs little more than what changed in it.
+    fn schedule_masked<O: Observer>(
         &mut self,
         cycle: u64,
         s: usize,
@@ -1244,89 +1294,179 @@ impl Sm {
     ) -> Result<(), Box<Fault>> {
         let config = cx.config;
         let width = config.sm.issue_width;
+        let by_pipe = self.pipe_states(cycle, config, s);
+        // Conservatively: some ready warp may be in a throttle state of the table.
+        self.throttle_waiting |= by_pipe.iter().any(|&(state, _)| is_throttle(state));
+        let throttle_dirty = self.throttle_dirty;
         let sched = &mut self.schedulers[s];
-        let mut touched = std::mem::take(&mut sched.touched);
-        // Positions in the scheduler's (oldest-first) list: the policies' order, and the order
-        // in which a full pass reports state changes.
-        let mut visit = std::mem::take(&mut self.order);
-        visit.clear();
-        for &slot in &touched {
-            if let Some(i) = sched.warps.iter().position(|&w| w == slot) {
-                visit.push(i);
+        let n = sched.warps.len();
+        let mut m = sched.masks;
+        let mut visit = 0u64;
+        if !m.valid {
+            for (i, &slot) in sched.warps.iter().enumerate() {
+                self.position[slot as usize] = i as u8;
+            }
+            m = PoolMasks {
+                valid: true,
+                waiting_until: u64::MAX,
+                ..PoolMasks::INVALID
+            };
+            visit = if n == MASKED_POOL {
+                u64::MAX
+            } else {
+                (1u64 << n) - 1
+            };
+        } else {
+            for &slot in &sched.touched {
+                let i = self.position[slot as usize] as usize;
+                if sched.warps.get(i) == Some(&slot) {
+                    visit |= 1 << i;
+                }
+            }
+            if cycle >= m.waiting_until {
+                visit |= m.waiting;
+                m.waiting_until = u64::MAX;
             }
         }
-        touched.clear();
-        self.schedulers[s].touched = touched;
-        visit.sort_unstable();
-        visit.dedup();
-        let last = self.schedulers[s].last;
-        let last_issued = self.schedulers[s]
-            .last_issued
-            .filter(|&sl| !(self.hot[sl as usize].done && self.hot[sl as usize].inflight == 0));
-        let greedy =
-            last_issued.and_then(|sl| self.schedulers[s].warps.iter().position(|&w| w == sl));
-        let mut states = std::mem::take(&mut self.touched_states);
-        states.clear();
-        let mut quiet_until = last.quiet_until;
-        let mut eligible_count = 0u64;
-        let mut chosen = None;
-        let mut first_eligible = None;
-        for &i in &visit {
+        sched.touched.clear();
+
+        let mut bits = visit;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let bit = 1u64 << i;
+            m.remove(bit);
             let slot = self.schedulers[s].warps[i];
-            let w = &self.hot[slot as usize];
+            let w = &mut self.hot[slot as usize];
+            // A warp whose last instruction completed this cycle leaves now: it is not resident.
             if w.done && w.inflight == 0 {
-                states.push(None);
                 continue;
             }
-            let (state, until) = self.state_now(cycle, config, slot, None, false, cx.launches);
-            if !state.is_eligible() {
-                quiet_until = quiet_until.min(until);
+            if w.done {
+                m.done |= bit;
             }
-            states.push(Some(state));
-            if state.is_eligible() {
-                eligible_count += 1;
-                first_eligible.get_or_insert(i);
-                let pick = match config.scheduler.policy {
-                    Policy::Gto => greedy == Some(i),
-                    Policy::Lrr => greedy.is_some_and(|g| i > g),
-                    _ => false,
-                };
-                if pick && chosen.is_none() {
-                    chosen = Some(i);
+            if let Some(pipe) = w.ready_pipe {
+                // The table is the truth for a ready warp (a cached throttle state may be stale).
+                let (state, until) = by_pipe[pipe_index(pipe)];
+                w.cached = state;
+                w.cache_until = until;
+                m.ready[pipe_index(pipe)] |= bit;
+                continue;
+            }
+            let (state, until) = self.state_now(
+                cycle,
+                config,
+                slot,
+                Some(&by_pipe),
+                throttle_dirty,
+                cx.launches,
+            );
+            match self.hot[slot as usize].ready_pipe {
+                Some(pipe) => m.ready[pipe_index(pipe)] |= bit,
+                None => {
+                    m.waiting |= bit;
+                    m.waiting_until = m.waiting_until.min(until);
+                    if state.is_eligible() {
+                        m.waiting_eligible |= bit;
+                    }
                 }
             }
         }
-        out.any_eligible |= eligible_count > 0;
+
+        let mut eligible = m.waiting_eligible;
+        let mut quiet_until = m.waiting_until;
+        let mut present = m.waiting;
+        for (&ready, &(state, until)) in m.ready.iter().zip(&by_pipe) {
+            present |= ready;
+            if ready != 0 {
+                if state.is_eligible() {
+                    eligible |= ready;
+                } else {
+                    quiet_until = quiet_until.min(until);
+                }
+            }
+        }
+        let active = (present & !m.done).count_ones();
+        let eligible_count = eligible.count_ones() as u64;
+        out.any_eligible |= eligible != 0;
+
+        let sched = &self.schedulers[s];
+        let greedy = sched
+            .last_issued
+            .map(|slot| self.position[slot as usize] as usize)
+            .filter(|&i| sched.warps.get(i) == Some(&sched.last_issued.unwrap_or(u32::MAX)))
+            .filter(|&i| present & (1 << i) != 0);
+        let chosen = match config.scheduler.policy {
+            // The last warp issued while it is eligible, else the oldest eligible.
+            Policy::Gto => greedy
+                .filter(|&g| eligible & (1 << g) != 0)
+                .or(lowest(eligible)),
+            // Round robin from the warp after the last one issued.
+            Policy::Lrr => greedy
+                .and_then(|g| lowest(eligible & (!0u64).checked_shl(g as u32 + 1).unwrap_or(0)))
+                .or(lowest(eligible)),
+            _ => lowest(eligible),
+        };
         let mut slots_left = width;
         let mut issued_here = 0;
         let mut finished = 0;
-        if let Some(i) = chosen.or(first_eligible) {
+        let mut issued_at = None;
+        if let Some(i) = chosen {
             let slot = self.schedulers[s].warps[i];
             issued_here = self.issue_from(cycle, s, slot, &mut slots_left, 0, cx, out)?;
             if issued_here > 0 {
                 finished = self.hot[slot as usize].done as u32;
-                let k = visit
-                    .iter()
-                    .position(|&v| v == i)
-                    .expect("the chosen warp was visited");
-                states[k] = Some(WarpState::Selected);
                 self.schedulers[s].last_issued = Some(slot);
+                issued_at = Some(i);
+                // Its state is for the next pass to find out: issue touched it.
+                let bit = 1u64 << i;
+                let done = m.done & bit;
+                m.remove(bit);
+                m.waiting |= bit;
+                m.done |= done;
             }
         }
         out.issued += issued_here;
-        for (&i, state) in visit.iter().zip(&states) {
-            let Some(state) = *state else { continue };
+
+        // Report state changes, in list order as the full pass does: the warps looked at, the
+        // one that issued, and the ready warps of each pipe whose entry changed.
+        let mut report = visit & present;
+        for ((reported, &(state, _)), &ready) in m.reported.iter_mut().zip(&by_pipe).zip(&m.ready) {
+            if *reported != state {
+                // (An observer that ignores states is not told; see `Sm::reported_state`.)
+                if O::WARP_STATES {
+                    report |= ready;
+                }
+                *reported = state;
+            }
+        }
+        if let Some(i) = issued_at {
+            report |= 1 << i;
+        }
+        let mut bits = report;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
             let slot = self.schedulers[s].warps[i];
             let w = &mut self.hot[slot as usize];
+            let state = if issued_at == Some(i) {
+                WarpState::Selected
+            } else {
+                match w.ready_pipe {
+                    Some(pipe) => by_pipe[pipe_index(pipe)].0,
+                    None => w.cached,
+                }
+            };
             if w.reported != Some(state) {
                 w.reported = Some(state);
                 cx.observer
                     .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
             }
         }
+        self.schedulers[s].masks = m;
         self.close_cycle(
             s,
-            last.active,
+            active,
             eligible_count,
             issued_here,
             false,
@@ -1334,8 +1474,6 @@ impl Sm {
             width,
             finished,
         );
-        self.touched_states = states;
-        self.order = visit;
         Ok(())
     }
 
@@ -1673,6 +1811,19 @@ impl Sm {
         }
     }
 
+    /// The state last reported for warp `slot`, or that would have been to an observer that
+    /// looks at states: a warp ready but for its pipe is in its pipe's last reported entry.
+    fn reported_state(&self, slot: usize) -> Option<WarpState> {
+        let hot = &self.hot[slot];
+        let masks = self.warps[slot]
+            .as_ref()
+            .map(|w| &self.schedulers[w.scheduler as usize].masks);
+        match (hot.ready_pipe, masks) {
+            (Some(pipe), Some(m)) if m.valid => Some(m.reported[pipe_index(pipe)]),
+            _ => hot.reported,
+        }
+    }
+
     /// One line per resident warp: where it is and why it waits (for deadlock and watchdog
     /// messages).
     pub fn describe_warps(&self, launches: &[PreparedLaunch]) -> Vec<String> {
@@ -1687,7 +1838,7 @@ impl Sm {
             let text = pc
                 .map(|pc| program.instruction_text(pc))
                 .unwrap_or_default();
-            let why = match self.hot[slot].reported {
+            let why = match self.reported_state(slot) {
                 Some(WarpState::CtaBarrier) => {
                     let lanes = w.arrived_lanes.count_ones();
                     let live = (w.ctx.valid & !w.ctx.exited).count_ones();
