@@ -780,7 +780,10 @@ fn an_observer_that_ignores_states_sees_the_same_run() {
                     ..full
                 };
                 let watched = run(cut, true).0;
-                assert!(watched.contains("resident warps:\n  sm 0 slot"), "{watched}");
+                assert!(
+                    watched.contains("resident warps:\n  sm 0 slot"),
+                    "{watched}"
+                );
                 assert_eq!(watched, run(cut, false).0, "{name} {policy:?}");
             }
         }

@@ -825,27 +825,34 @@ impl Sm {
         (state, self.hot[slot as usize].cache_until)
     }
 
-    /// [`Sm::pipe_and_queue_state`] for each pipe of scheduler `s` (by [`pipe_index`]), with
-    /// the cycle until which that answer holds unless an issue or completion intervenes.
+    /// [`Sm::pipe_entry`] for each pipe of scheduler `s` (by [`pipe_index`]).
     #[inline]
     fn pipe_states(&self, cycle: u64, config: &GpuConfig, s: usize) -> [(WarpState, u64); 6] {
-        let pipe_free = &self.schedulers[s].pipe_free;
-        let mio_full = self.mio_inflight >= config.sm.mio_queue;
-        let lsu_full = self.lsu_inflight >= config.sm.lsu_queue;
-        let mut table = [(WarpState::NotSelected, cycle + 1); 6];
-        for ((entry, &pipe), &free) in table.iter_mut().zip(&Pipe::ALL).zip(pipe_free) {
-            if free > cycle {
-                *entry = (WarpState::PipeBusy { pipe }, free);
-            } else if mio_full && matches!(pipe, Pipe::Mufu | Pipe::Shared) {
-                *entry = (WarpState::MioThrottle, u64::MAX);
-            } else if lsu_full && pipe == Pipe::Global {
-                *entry = (WarpState::LgThrottle, u64::MAX);
-            }
-        }
-        table
+        std::array::from_fn(|p| self.pipe_entry(cycle, config, s, p))
     }
 
-    /// The last checks of [`Sm::warp_state`]: the pipe's issue interval and the MIO/LSU queues.
+    /// The state of a warp of scheduler `s` whose next instruction is ready but for pipe `p`
+    /// (by [`pipe_index`]) — the pipe's issue interval and the MIO/LSU queues — with the cycle
+    /// until which that answer holds unless an issue or completion intervenes.
+    #[inline]
+    fn pipe_entry(&self, cycle: u64, config: &GpuConfig, s: usize, p: usize) -> (WarpState, u64) {
+        let pipe = Pipe::ALL[p];
+        let free = self.schedulers[s].pipe_free[p];
+        if free > cycle {
+            return (WarpState::PipeBusy { pipe }, free);
+        }
+        match pipe {
+            Pipe::Mufu | Pipe::Shared if self.mio_inflight >= config.sm.mio_queue => {
+                (WarpState::MioThrottle, u64::MAX)
+            }
+            Pipe::Global if self.lsu_inflight >= config.sm.lsu_queue => {
+                (WarpState::LgThrottle, u64::MAX)
+            }
+            _ => (WarpState::NotSelected, cycle + 1),
+        }
+    }
+
+    /// The last checks of [`Sm::warp_state`]: [`Sm::pipe_entry`] of the warp's scheduler.
     fn pipe_and_queue_state(
         &self,
         cycle: u64,
@@ -856,16 +863,8 @@ impl Sm {
         let scheduler = self.warps[slot as usize]
             .as_ref()
             .map_or(0, |w| w.scheduler);
-        if self.schedulers[scheduler as usize].pipe_free[pipe_index(pipe)] > cycle {
-            return WarpState::PipeBusy { pipe };
-        }
-        match pipe {
-            Pipe::Mufu | Pipe::Shared if self.mio_inflight >= config.sm.mio_queue => {
-                WarpState::MioThrottle
-            }
-            Pipe::Global if self.lsu_inflight >= config.sm.lsu_queue => WarpState::LgThrottle,
-            _ => WarpState::NotSelected,
-        }
+        self.pipe_entry(cycle, config, scheduler as usize, pipe_index(pipe))
+            .0
     }
 
     /// Steps every scheduler of this SM through `cycle`.
@@ -1294,9 +1293,6 @@ impl Sm {
     ) -> Result<(), Box<Fault>> {
         let config = cx.config;
         let width = config.sm.issue_width;
-        let by_pipe = self.pipe_states(cycle, config, s);
-        // Conservatively: some ready warp may be in a throttle state of the table.
-        self.throttle_waiting |= by_pipe.iter().any(|&(state, _)| is_throttle(state));
         let throttle_dirty = self.throttle_dirty;
         let sched = &mut self.schedulers[s];
         let n = sched.warps.len();
@@ -1346,21 +1342,12 @@ impl Sm {
                 m.done |= bit;
             }
             if let Some(pipe) = w.ready_pipe {
-                // The table is the truth for a ready warp (a cached throttle state may be stale).
-                let (state, until) = by_pipe[pipe_index(pipe)];
-                w.cached = state;
-                w.cache_until = until;
+                // In its pipe's state (not the cached one, which may be a stale throttle).
                 m.ready[pipe_index(pipe)] |= bit;
                 continue;
             }
-            let (state, until) = self.state_now(
-                cycle,
-                config,
-                slot,
-                Some(&by_pipe),
-                throttle_dirty,
-                cx.launches,
-            );
+            let (state, until) =
+                self.state_now(cycle, config, slot, None, throttle_dirty, cx.launches);
             match self.hot[slot as usize].ready_pipe {
                 Some(pipe) => m.ready[pipe_index(pipe)] |= bit,
                 None => {
@@ -1373,12 +1360,17 @@ impl Sm {
             }
         }
 
+        // The state of each pipe's ready warps (only pipes with some are looked at).
+        let mut by_pipe = [(WarpState::NotSelected, 0); 6];
         let mut eligible = m.waiting_eligible;
         let mut quiet_until = m.waiting_until;
         let mut present = m.waiting;
-        for (&ready, &(state, until)) in m.ready.iter().zip(&by_pipe) {
+        for (p, &ready) in m.ready.iter().enumerate() {
             present |= ready;
             if ready != 0 {
+                let (state, until) = self.pipe_entry(cycle, config, s, p);
+                by_pipe[p] = (state, until);
+                self.throttle_waiting |= is_throttle(state);
                 if state.is_eligible() {
                     eligible |= ready;
                 } else {
@@ -1432,7 +1424,7 @@ impl Sm {
         // one that issued, and the ready warps of each pipe whose entry changed.
         let mut report = visit & present;
         for ((reported, &(state, _)), &ready) in m.reported.iter_mut().zip(&by_pipe).zip(&m.ready) {
-            if *reported != state {
+            if ready != 0 && *reported != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
                 if O::WARP_STATES {
                     report |= ready;
