@@ -562,6 +562,30 @@ fn memory_op(
         }
     }
     let mut values = [0u32; MAX_WARP_SIZE];
+    // Plain global loads and stores a warp at a time (the addresses are valid).
+    match (space, kind) {
+        (Space::Global, AccessKind::Load) => {
+            global.read_lanes(executed, &access.addrs, &mut values);
+            out.writeback = inst.dst_reg().filter(|_| executed != 0).map(|r| Writeback {
+                dst: WriteDst::Reg(r.0),
+                mask: executed,
+                values,
+            });
+            return Ok(());
+        }
+        (Space::Global, AccessKind::Store) => {
+            let mut data = [0u32; MAX_WARP_SIZE];
+            if let Some(o) = data_operand {
+                for lane in lanes(executed) {
+                    data[lane as usize] = read(env, warp, o, lane);
+                }
+            }
+            global.write_lanes(executed, &access.addrs, &data);
+            out.writeback = None;
+            return Ok(());
+        }
+        _ => {}
+    }
     for lane in lanes(executed) {
         let addr = access.addrs[lane as usize];
         let data = data_operand.map_or(0, |o| read(env, warp, o, lane));

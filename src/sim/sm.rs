@@ -210,6 +210,8 @@ struct SchedulerUnit {
     full: bool,
     /// The warps grouped by what their state depends on, for [`Sm::schedule_masked`].
     masks: PoolMasks,
+    /// Each pipe's entry as last reported to that pipe's ready warps (in `masks`).
+    ready_reported: [WarpState; 6],
     stats: SchedulerStats,
     /// What the last stepped cycle looked like, to account for skipped cycles.
     last: CycleSnapshot,
@@ -256,8 +258,6 @@ struct PoolMasks {
     /// No cached state of a warp in `waiting` expires before this cycle (a lower bound: the
     /// warps touched since are visited anyway).
     waiting_until: u64,
-    /// Each pipe's entry as last reported to that pipe's ready warps.
-    reported: [WarpState; 6],
 }
 
 impl PoolMasks {
@@ -268,7 +268,6 @@ impl PoolMasks {
         waiting_eligible: 0,
         done: 0,
         waiting_until: 0,
-        reported: [WarpState::NotSelected; 6],
     };
 
     /// The position leaves every set (before it is placed again).
@@ -392,6 +391,7 @@ impl Sm {
             touched: Vec::new(),
             full: true,
             masks: PoolMasks::INVALID,
+            ready_reported: [WarpState::NotSelected; 6],
             stats: SchedulerStats::default(),
             last: CycleSnapshot::default(),
         };
@@ -1423,7 +1423,10 @@ impl Sm {
         // Report state changes, in list order as the full pass does: the warps looked at, the
         // one that issued, and the ready warps of each pipe whose entry changed.
         let mut report = visit & present;
-        for ((reported, &(state, _)), &ready) in m.reported.iter_mut().zip(&by_pipe).zip(&m.ready) {
+        let ready_reported = &mut self.schedulers[s].ready_reported;
+        for ((reported, &(state, _)), &ready) in
+            ready_reported.iter_mut().zip(&by_pipe).zip(&m.ready)
+        {
             if ready != 0 && *reported != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
                 if O::WARP_STATES {
@@ -1807,11 +1810,13 @@ impl Sm {
     /// looks at states: a warp ready but for its pipe is in its pipe's last reported entry.
     fn reported_state(&self, slot: usize) -> Option<WarpState> {
         let hot = &self.hot[slot];
-        let masks = self.warps[slot]
+        let sched = self.warps[slot]
             .as_ref()
-            .map(|w| &self.schedulers[w.scheduler as usize].masks);
-        match (hot.ready_pipe, masks) {
-            (Some(pipe), Some(m)) if m.valid => Some(m.reported[pipe_index(pipe)]),
+            .map(|w| &self.schedulers[w.scheduler as usize]);
+        match (hot.ready_pipe, sched) {
+            (Some(pipe), Some(sched)) if sched.masks.valid => {
+                Some(sched.ready_reported[pipe_index(pipe)])
+            }
             _ => hot.reported,
         }
     }

@@ -1,6 +1,7 @@
 //! Device (global) memory contents: byte-addressed, 32-bit little-endian words, allocated on
 //! demand in 64 KiB pages up to a configurable limit. Timing is not modelled here.
 
+use crate::sim::MAX_WARP_SIZE;
 use rustc_hash::FxHashMap as HashMap;
 
 const PAGE_BITS: u32 = 16;
@@ -15,6 +16,35 @@ pub enum MemFault {
     Misaligned { addr: u64 },
     #[error("access at 0x{addr:x} beyond the memory limit of 0x{limit:x} bytes")]
     OutOfBounds { addr: u64, limit: u64 },
+}
+
+/// The word of its page that byte address `addr` is in.
+fn word_index(addr: u64) -> usize {
+    ((addr as usize) >> 2) & (PAGE_WORDS - 1)
+}
+
+fn page_of(addr: u64) -> u32 {
+    (addr >> PAGE_BITS) as u32
+}
+
+/// Calls `f(lane, word index)` for the lanes of `mask`, lowest first, while their address is on
+/// `page`; returns the lanes left from the first one that is not.
+fn on_page(
+    mask: u32,
+    addrs: &[u64; MAX_WARP_SIZE],
+    page: u32,
+    mut f: impl FnMut(usize, usize),
+) -> u32 {
+    let mut rest = mask;
+    while rest != 0 {
+        let lane = rest.trailing_zeros() as usize;
+        if page_of(addrs[lane]) != page {
+            break;
+        }
+        f(lane, word_index(addrs[lane]));
+        rest &= rest - 1;
+    }
+    rest
 }
 
 #[derive(Debug, Clone)]
@@ -52,9 +82,7 @@ impl GlobalMemory {
                 limit: self.limit,
             });
         }
-        let page = (addr >> PAGE_BITS) as u32;
-        let index = ((addr as usize) >> 2) & (PAGE_WORDS - 1);
-        Ok((page, index))
+        Ok((page_of(addr), word_index(addr)))
     }
 
     /// Checks that a word access at `addr` would succeed, without touching memory.
@@ -76,6 +104,44 @@ impl GlobalMemory {
     }
 
     /// Adds `value` to the word at `addr` (wrapping) and returns the old value.
+    /// For each lane in `mask`, the word at `addrs[lane]` into `out[lane]`. The addresses must
+    /// have passed [`GlobalMemory::validate`]. A page is looked up once per run of lanes on it
+    /// (a coalesced warp access is on one page).
+    pub fn read_lanes(
+        &self,
+        mask: u32,
+        addrs: &[u64; MAX_WARP_SIZE],
+        out: &mut [u32; MAX_WARP_SIZE],
+    ) {
+        let mut rest = mask;
+        while rest != 0 {
+            let page = page_of(addrs[rest.trailing_zeros() as usize]);
+            let words = self.pages.get(&page);
+            rest = on_page(rest, addrs, page, |lane, index| {
+                out[lane] = words.map_or(0, |w| w[index]);
+            });
+        }
+    }
+
+    /// For each lane in `mask` in lane order, `data[lane]` to the word at `addrs[lane]`, which
+    /// must have passed [`GlobalMemory::validate`].
+    pub fn write_lanes(
+        &mut self,
+        mask: u32,
+        addrs: &[u64; MAX_WARP_SIZE],
+        data: &[u32; MAX_WARP_SIZE],
+    ) {
+        let mut rest = mask;
+        while rest != 0 {
+            let page = page_of(addrs[rest.trailing_zeros() as usize]);
+            let words = self
+                .pages
+                .entry(page)
+                .or_insert_with(|| vec![0u32; PAGE_WORDS].into_boxed_slice());
+            rest = on_page(rest, addrs, page, |lane, index| words[index] = data[lane]);
+        }
+    }
+
     pub fn atomic_add(&mut self, addr: u64, value: u32) -> Result<u32, MemFault> {
         let old = self.read(addr)?;
         self.write(addr, old.wrapping_add(value))?;
