@@ -200,6 +200,30 @@ fn read_all<'a>(
         Some(Operand::Param(i)) => {
             buf.insert([env.launch.params.get(*i as usize).copied().unwrap_or(0); MAX_WARP_SIZE])
         }
+        Some(Operand::Special(sr)) => {
+            let out = buf.insert([0; MAX_WARP_SIZE]);
+            match sr {
+                // Per lane, without a match per lane (every lane: those outside `mask` may
+                // hold anything).
+                SpecialReg::TidX | SpecialReg::TidY | SpecialReg::TidZ => {
+                    for (o, t) in out.iter_mut().zip(&warp.tid) {
+                        *o = match sr {
+                            SpecialReg::TidX => t.x,
+                            SpecialReg::TidY => t.y,
+                            _ => t.z,
+                        };
+                    }
+                }
+                SpecialReg::LaneId => {
+                    for (lane, o) in out.iter_mut().enumerate() {
+                        *o = lane as u32;
+                    }
+                }
+                // The same in every lane.
+                _ => *out = [special(env, warp, *sr, 0); MAX_WARP_SIZE],
+            }
+            out
+        }
         Some(o) => {
             let out = buf.insert([0; MAX_WARP_SIZE]);
             for lane in lanes(mask) {
@@ -548,9 +572,26 @@ fn memory_op(
         mask: executed,
         addrs: [0; MAX_WARP_SIZE],
     });
+    let mut base_buf = None;
+    let (base, offset) = match mem_operand {
+        Operand::Mem { base, offset } => (
+            read_all(
+                env,
+                warp,
+                Some(&Operand::Reg(base)),
+                executed,
+                &mut base_buf,
+            ),
+            offset as u32,
+        ),
+        other => (
+            read_all(env, warp, Some(&other), executed, &mut base_buf),
+            0,
+        ),
+    };
     // Check every lane before touching memory, so a fault leaves memory as it was.
     for lane in lanes(executed) {
-        let addr = read(env, warp, &mem_operand, lane) as u64 * scale;
+        let addr = base[lane as usize].wrapping_add(offset) as u64 * scale;
         access.addrs[lane as usize] = addr;
         match space {
             Space::Global => global
@@ -574,13 +615,9 @@ fn memory_op(
             return Ok(());
         }
         (Space::Global, AccessKind::Store) => {
-            let mut data = [0u32; MAX_WARP_SIZE];
-            if let Some(o) = data_operand {
-                for lane in lanes(executed) {
-                    data[lane as usize] = read(env, warp, o, lane);
-                }
-            }
-            global.write_lanes(executed, &access.addrs, &data);
+            let mut data_buf = None;
+            let data = read_all(env, warp, data_operand, executed, &mut data_buf);
+            global.write_lanes(executed, &access.addrs, data);
             out.writeback = None;
             return Ok(());
         }
