@@ -138,6 +138,18 @@ pub struct SimtStack {
 }
 
 impl SimtStack {
+    /// Back to what [`SimtStack::new`] gives, keeping the allocation.
+    pub fn reset(&mut self, mask: LaneMask) {
+        self.entries.clear();
+        if mask != 0 {
+            self.entries.push(Entry {
+                pc: 0,
+                reconverge: NO_RECONVERGENCE,
+                mask,
+            });
+        }
+    }
+
     pub fn new(mask: LaneMask) -> SimtStack {
         let mut s = SimtStack {
             entries: Vec::with_capacity(4),

@@ -363,6 +363,8 @@ pub struct Sm {
     timer_floor: u64,
     hazards: Vec<Hazard>,
     pub hazard_count: u64,
+    /// The contexts of warps that left, for warps that arrive (no allocation per warp).
+    spare_contexts: Vec<Box<WarpContext>>,
     /// Scratch for [`Sm::issue`]: what the issuing instruction did.
     executed: Option<Box<exec::Executed>>,
 }
@@ -433,6 +435,7 @@ impl Sm {
             hazards: Vec::new(),
             hazard_count: 0,
             executed: None,
+            spare_contexts: Vec::new(),
         }
     }
 
@@ -485,7 +488,14 @@ impl Sm {
             } else {
                 prepared.program.regs as u32
             };
-            let ctx = WarpContext::new(config.warp_size, w, prepared.launch.block, regs);
+            let block_dim = prepared.launch.block;
+            let ctx = match self.spare_contexts.pop() {
+                Some(mut ctx) => {
+                    ctx.reset(config.warp_size, w, block_dim, regs);
+                    ctx
+                }
+                None => Box::new(WarpContext::new(config.warp_size, w, block_dim, regs)),
+            };
             let replay = streams.as_mut().map(|s| s.next().unwrap_or_default());
             let scheduler = slot % config.sm.schedulers;
             let info = WarpInfo {
@@ -498,7 +508,7 @@ impl Sm {
             };
             self.scoreboard.reset_warp(slot as usize);
             let warp = ResidentWarp {
-                ctx: Box::new(ctx),
+                ctx,
                 launch: launch_index,
                 block_slot,
                 scheduler,
@@ -1766,6 +1776,8 @@ impl Sm {
             let Some(w) = self.warps[slot].take() else {
                 continue;
             };
+            let (scheduler, block_slot) = (w.scheduler as usize, w.block_slot);
+            self.spare_contexts.push(w.ctx);
             observer.warp_exit(
                 cycle,
                 WarpRef {
@@ -1773,7 +1785,7 @@ impl Sm {
                     slot: slot as u32,
                 },
             );
-            let sched = &mut self.schedulers[w.scheduler as usize];
+            let sched = &mut self.schedulers[scheduler];
             sched.dirty = true;
             sched.full = true;
             sched.warps.retain(|&x| x != slot as u32);
@@ -1784,12 +1796,12 @@ impl Sm {
             if sched.coarse_current == Some(slot as u32) {
                 sched.coarse_current = None;
             }
-            let done = self.blocks[w.block_slot].as_mut().is_some_and(|b| {
+            let done = self.blocks[block_slot].as_mut().is_some_and(|b| {
                 b.warps_left -= 1;
                 b.warps_left == 0
             });
             if done {
-                if let Some(b) = self.blocks[w.block_slot].take() {
+                if let Some(b) = self.blocks[block_slot].take() {
                     let fp = b.footprint;
                     self.room.free_blocks += 1;
                     self.room.free_warps += fp.warps;

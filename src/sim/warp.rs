@@ -28,28 +28,60 @@ pub struct WarpContext {
 
 impl WarpContext {
     pub fn new(warp_size: u32, warp_in_block: u32, block: Dim3, regs_per_thread: u32) -> Self {
-        let threads = block.count();
-        let mut tid = [Dim3::new(0, 0, 0); MAX_WARP_SIZE];
-        let mut valid: LaneMask = 0;
-        for lane in 0..warp_size {
-            let linear = warp_in_block as u64 * warp_size as u64 + lane as u64;
-            if linear < threads {
-                tid[lane as usize] = block.unlinear(linear);
-                valid |= 1 << lane;
-            }
-        }
-        WarpContext {
+        let mut ctx = WarpContext {
             warp_size,
             warp_in_block,
             regs_per_thread,
-            regs: vec![0; (regs_per_thread * warp_size) as usize],
+            regs: Vec::new(),
             preds: [0; MAX_WARP_SIZE],
             nzp: [0; MAX_WARP_SIZE],
-            tid,
-            valid,
+            tid: [Dim3::new(0, 0, 0); MAX_WARP_SIZE],
+            valid: 0,
             exited: 0,
-            simt: SimtStack::new(valid),
+            simt: SimtStack::new(0),
+        };
+        ctx.reset(warp_size, warp_in_block, block, regs_per_thread);
+        ctx
+    }
+
+    /// Makes this context what [`WarpContext::new`] would with these arguments, keeping its
+    /// allocations (an SM reuses the contexts of warps that left).
+    pub fn reset(&mut self, warp_size: u32, warp_in_block: u32, block: Dim3, regs_per_thread: u32) {
+        let threads = block.count();
+        let first = warp_in_block as u64 * warp_size as u64;
+        // Thread indices by counting up from the warp's first thread (no division per lane).
+        let mut next = block.unlinear(first);
+        self.valid = 0;
+        for lane in 0..warp_size {
+            if first + (lane as u64) < threads {
+                self.tid[lane as usize] = next;
+                self.valid |= 1 << lane;
+            }
+            next.x += 1;
+            if next.x == block.x {
+                next.x = 0;
+                next.y += 1;
+                if next.y == block.y {
+                    next.y = 0;
+                    next.z += 1;
+                }
+            }
         }
+        self.tid[warp_size as usize..].fill(Dim3::new(0, 0, 0));
+        for lane in 0..warp_size as usize {
+            if self.valid & (1 << lane) == 0 {
+                self.tid[lane] = Dim3::new(0, 0, 0);
+            }
+        }
+        self.warp_size = warp_size;
+        self.warp_in_block = warp_in_block;
+        self.regs_per_thread = regs_per_thread;
+        self.regs.clear();
+        self.regs.resize((regs_per_thread * warp_size) as usize, 0);
+        self.preds = [0; MAX_WARP_SIZE];
+        self.nzp = [0; MAX_WARP_SIZE];
+        self.exited = 0;
+        self.simt.reset(self.valid);
     }
 
     pub fn regs_per_thread(&self) -> u32 {
@@ -183,5 +215,34 @@ impl WarpContext {
 
     pub fn is_done(&self) -> bool {
         self.simt.is_done()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reset_context_is_a_new_one() {
+        // A 3-D block whose rows wrap inside a warp, and a partial last warp.
+        let block = Dim3::new(5, 3, 3);
+        let mut used = WarpContext::new(32, 0, Dim3::new(64, 1, 1), 8);
+        used.set_reg_lanes(3, u32::MAX, &[7; MAX_WARP_SIZE]);
+        used.exited = 0b1010;
+        for (warp, size, regs) in [(0, 32, 4), (1, 32, 6), (1, 16, 2), (2, 16, 5)] {
+            used.reset(size, warp, block, regs);
+            let fresh = WarpContext::new(size, warp, block, regs);
+            assert_eq!(
+                format!("{used:?}"),
+                format!("{fresh:?}"),
+                "warp {warp} size {size}"
+            );
+            for lane in 0..size {
+                let linear = warp as u64 * size as u64 + lane as u64;
+                if linear < block.count() {
+                    assert_eq!(used.tid[lane as usize], block.unlinear(linear));
+                }
+            }
+        }
     }
 }
