@@ -363,7 +363,9 @@ pub struct Sm {
     timer_floor: u64,
     hazards: Vec<Hazard>,
     pub hazard_count: u64,
-    /// The contexts of warps that left, for warps that arrive (no allocation per warp).
+    /// The contexts of warps that left, for warps that arrive (no allocation per warp); boxed
+    /// as `ResidentWarp` holds them, so that one moves between the two without a copy.
+    #[allow(clippy::vec_box)]
     spare_contexts: Vec<Box<WarpContext>>,
     /// Scratch for [`Sm::issue`]: what the issuing instruction did.
     executed: Option<Box<exec::Executed>>,
