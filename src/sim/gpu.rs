@@ -159,6 +159,8 @@ pub fn simulate_with_source<O: Observer>(
     let mut grants: Vec<Grant> = Vec::new();
     let mut started: Vec<usize> = Vec::new();
     let mut finished: Vec<FinishedBlock> = Vec::new();
+    // Each SM's room, refilled every cycle (kept: a memory-bound run steps most cycles).
+    let mut rooms = Vec::with_capacity(sms.len());
     let mut cycle: u64 = 0;
     let fail = |fault: Fault,
                 cycle: u64,
@@ -249,7 +251,8 @@ pub fn simulate_with_source<O: Observer>(
         }
         grants.clear();
         started.clear();
-        let mut rooms: Vec<_> = sms.iter().map(|s| s.room()).collect();
+        rooms.clear();
+        rooms.extend(sms.iter().map(|s| s.room()));
         dispatcher.grant(
             cycle,
             config.grants_per_cycle,
