@@ -563,3 +563,47 @@ fn generator_script_writes_a_deterministic_trace_that_replays() {
     let r = replay_to(&a, &volta(), "gen.wstrace", 0);
     assert_eq!(r.report.thread_instructions, input.thread_instructions());
 }
+
+/// A launch's blocks are read ahead on a thread while the simulation runs; they are the blocks
+/// read when granted, and blocks asked for out of order are read directly instead.
+#[test]
+fn blocks_read_ahead_are_the_blocks_read_when_granted() {
+    use warpscope::sim::stream::InstructionSource;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
+    let dir = tmp("ahead");
+    let o = Command::new("python3")
+        .arg(&script)
+        .args(["--elements", "20000", "--block", "64", "--out"])
+        .arg(&dir)
+        .output()
+        .expect("python3 runs scripts/gen-accelsim-trace.py");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input = replay::open(&dir).unwrap();
+    let blocks = input.kernels[0].blocks();
+    let warps = input.kernels[0].warps_per_block();
+    // More blocks than the read-ahead holds, so the worker waits for the simulation.
+    assert!(blocks > 64, "{blocks}");
+    let mut ahead = input.source().unwrap();
+    let in_order: Vec<_> = (0..blocks)
+        .map(|b| ahead.block_streams(0, b, warps))
+        .collect();
+    // The last block first: from then on each block is read when asked for.
+    let mut direct = input.source().unwrap();
+    let last = direct.block_streams(0, blocks - 1, warps);
+    assert_eq!(&last, in_order.last().unwrap());
+    for (b, streams) in in_order.iter().enumerate() {
+        assert_eq!(
+            &direct.block_streams(0, b as u64, warps),
+            streams,
+            "block {b}"
+        );
+    }
+    assert!(ahead.take_error().is_none() && direct.take_error().is_none());
+    assert!(in_order.iter().flatten().any(|s| *s != Default::default()));
+    // A source dropped half-way stops its worker.
+    let mut half = input.source().unwrap();
+    for b in 0..blocks / 2 {
+        assert_eq!(half.block_streams(0, b, warps), in_order[b as usize]);
+    }
+    drop(half);
+}

@@ -7,8 +7,9 @@
 //! `KernelLaunch` whose stand-in `Program` has one instruction per distinct trace PC (in PC
 //! order) with the pipe of its opcode ([`opcodes`]) and its register operands, so the
 //! scoreboards track the real dependencies. [`TraceSource`] implements the simulator's
-//! [`InstructionSource`]: when the dispatcher grants a block it reads that block from the file
-//! and hands each warp its recorded PCs, masks and addresses. The trace header's listing shows
+//! [`InstructionSource`]: when the dispatcher grants a block it hands each warp its recorded
+//! PCs, masks and addresses, read from the file by a thread that parses the launch's blocks
+//! ahead in grant order. The trace header's listing shows
 //! the real SASS PC and text (`/*0098*/ LDG.E.CG R4, [R4]`).
 //!
 //! Simplifications: timing-only (no register values, no memory contents; copies in the kernel
@@ -34,7 +35,9 @@ use crate::trace::recorder::{record_with_source, RecordOutcome};
 use crate::trace::{TraceError, TraceFormat, TraceHeader};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use traceg::{BlockReader, KernelTrace, RegKind, StaticInst};
 
 /// Why a trace could not be replayed.
@@ -289,6 +292,7 @@ impl ReplayInput {
             input: self,
             ops: self.kernels.iter().map(KernelTrace::replay_ops).collect(),
             readers,
+            ahead: self.kernels.iter().map(|_| ReadAhead::NotStarted).collect(),
             error: None,
             blocks_read: 0,
         })
@@ -301,8 +305,101 @@ pub struct TraceSource<'a> {
     input: &'a ReplayInput,
     ops: Vec<Arc<[ReplayOp]>>,
     readers: Vec<BlockReader>,
+    /// Per launch: its blocks read ahead in order on a thread of their own.
+    ahead: Vec<ReadAhead>,
     error: Option<ReplayError>,
     pub blocks_read: u64,
+}
+
+/// How many parsed blocks a launch's read-ahead thread may hold before it waits.
+const READ_AHEAD_BLOCKS: usize = 32;
+
+type BlockResult = Result<Vec<WarpStream>, ReplayError>;
+
+/// A launch's blocks parsed ahead of the simulation. The dispatcher grants a launch's blocks in
+/// index order, so a thread can read them from the file in that order while the simulation
+/// runs; the results (blocks and errors) are those of reading each when granted.
+enum ReadAhead {
+    NotStarted,
+    Running {
+        /// The block the next received result is for.
+        next: u64,
+        blocks: Receiver<BlockResult>,
+        worker: JoinHandle<()>,
+    },
+    /// Blocks asked for out of order (or the worker is gone): read each when granted.
+    Off,
+}
+
+impl ReadAhead {
+    fn start(kernel: &KernelTrace) -> ReadAhead {
+        let kernel = kernel.clone();
+        let (to, blocks) = sync_channel(READ_AHEAD_BLOCKS);
+        let worker = std::thread::Builder::new()
+            .name("replay-read".into())
+            .spawn(move || {
+                let mut reader = match BlockReader::open(&kernel) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = to.send(Err(e));
+                        return;
+                    }
+                };
+                for block in 0..kernel.blocks() {
+                    let result = reader.read(&kernel, block);
+                    let failed = result.is_err();
+                    // A send fails once the simulation no longer wants blocks.
+                    if to.send(result).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+        match worker {
+            Ok(worker) => ReadAhead::Running {
+                next: 0,
+                blocks,
+                worker,
+            },
+            Err(_) => ReadAhead::Off,
+        }
+    }
+
+    /// Block `block` if it is the next one read ahead; `None` to read it directly.
+    fn take(&mut self, kernel: &KernelTrace, block: u64) -> Option<BlockResult> {
+        if matches!(self, ReadAhead::NotStarted) {
+            *self = if block == 0 && kernel.blocks() > 1 {
+                ReadAhead::start(kernel)
+            } else {
+                ReadAhead::Off
+            };
+        }
+        if let ReadAhead::Running { next, blocks, .. } = self {
+            if *next == block {
+                if let Ok(result) = blocks.recv() {
+                    *next += 1;
+                    return Some(result);
+                }
+            }
+            self.stop();
+        }
+        None
+    }
+
+    /// Stops the worker (it ends at its next send) and reads directly from now on.
+    fn stop(&mut self) {
+        if let ReadAhead::Running { blocks, worker, .. } = std::mem::replace(self, ReadAhead::Off) {
+            drop(blocks);
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Drop for TraceSource<'_> {
+    fn drop(&mut self) {
+        for ahead in &mut self.ahead {
+            ahead.stop();
+        }
+    }
 }
 
 impl TraceSource<'_> {
@@ -322,12 +419,17 @@ impl InstructionSource for TraceSource<'_> {
         if self.error.is_some() {
             return empty();
         }
-        let (Some(kernel), Some(reader)) =
-            (self.input.kernels.get(launch), self.readers.get_mut(launch))
-        else {
+        let (Some(kernel), Some(reader), Some(ahead)) = (
+            self.input.kernels.get(launch),
+            self.readers.get_mut(launch),
+            self.ahead.get_mut(launch),
+        ) else {
             return empty();
         };
-        match reader.read(kernel, block) {
+        let result = ahead
+            .take(kernel, block)
+            .unwrap_or_else(|| reader.read(kernel, block));
+        match result {
             Ok(streams) => {
                 self.blocks_read += 1;
                 streams
