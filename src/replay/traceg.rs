@@ -81,6 +81,18 @@ impl fmt::Display for TraceReg {
 }
 
 fn parse_reg(token: &str) -> Result<TraceReg, String> {
+    // `R<n>`, nearly every register in a trace, first.
+    if let [b'R', digits @ ..] = token.as_bytes() {
+        if (1..=3).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+            let num = digits.iter().fold(0u16, |v, &b| v * 10 + (b - b'0') as u16);
+            if num <= 255 {
+                return Ok(TraceReg {
+                    kind: RegKind::Reg,
+                    num,
+                });
+            }
+        }
+    }
     let named = match token {
         "RZ" => Some(TraceReg {
             kind: RegKind::Reg,
@@ -145,11 +157,39 @@ fn parse_hex(token: &str, what: &str) -> Result<u64, String> {
         .strip_prefix("0x")
         .or_else(|| token.strip_prefix("0X"))
         .unwrap_or(token);
+    // Nearly every token is plain hex digits that fit: add them up without the general
+    // parser; anything else takes it (its rules and errors).
+    if (1..=16).contains(&digits.len()) {
+        let mut value = 0u64;
+        let mut plain = true;
+        for b in digits.bytes() {
+            let d = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => {
+                    plain = false;
+                    break;
+                }
+            };
+            value = value << 4 | d as u64;
+        }
+        if plain {
+            return Ok(value);
+        }
+    }
     u64::from_str_radix(digits, 16)
         .map_err(|_| format!("bad number `{token}` for {what} (expected hexadecimal)"))
 }
 
-fn parse_dec<T: std::str::FromStr>(token: &str, what: &str) -> Result<T, String> {
+fn parse_dec<T: std::str::FromStr + TryFrom<u64>>(token: &str, what: &str) -> Result<T, String> {
+    // Plain digits that fit (the common case) without the general parser.
+    if (1..=18).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_digit()) {
+        let value = token.bytes().fold(0u64, |v, b| v * 10 + (b - b'0') as u64);
+        if let Ok(v) = T::try_from(value) {
+            return Ok(v);
+        }
+    }
     token
         .parse::<T>()
         .map_err(|_| format!("bad number `{token}` for {what} (expected decimal)"))
@@ -1062,6 +1102,44 @@ mod tests {
             let e = line(text).unwrap_err();
             assert!(e.contains(want), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn number_and_register_fast_paths_agree_with_the_general_parsers() {
+        for t in [
+            "0",
+            "ff",
+            "FF",
+            "0x7f5000000000",
+            "ffffffffffffffff",
+            "00000000000000001",
+        ] {
+            let digits = t.strip_prefix("0x").unwrap_or(t);
+            assert_eq!(
+                parse_hex(t, "x").ok(),
+                u64::from_str_radix(digits, 16).ok(),
+                "{t}"
+            );
+        }
+        // Beyond 64 bits, signs and junk take the general parser and its errors.
+        assert!(parse_hex("1ffffffffffffffff", "x").is_err());
+        assert_eq!(parse_hex("+ff", "x"), Ok(0xff));
+        assert!(parse_hex("0x", "x")
+            .unwrap_err()
+            .contains("bad number `0x`"));
+        assert!(parse_hex("12g4", "x").is_err());
+        for t in [
+            "0", "7", "255", "256", "65535", "65536", "-3", "+4", "007", "",
+        ] {
+            assert_eq!(parse_dec::<u16>(t, "x").ok(), t.parse::<u16>().ok(), "{t}");
+            assert_eq!(parse_dec::<i64>(t, "x").ok(), t.parse::<i64>().ok(), "{t}");
+        }
+        assert_eq!(parse_dec::<u64>("18446744073709551615", "x"), Ok(u64::MAX));
+        for (t, ok) in [("R0", true), ("R255", true), ("R256", false), ("R", false)] {
+            assert_eq!(parse_reg(t).is_ok(), ok, "{t}");
+        }
+        assert_eq!(parse_reg("R007").map(|r| r.num), Ok(7));
+        assert_eq!(parse_reg("RZ").map(|r| r.num), Ok(255));
     }
 
     #[test]
