@@ -822,8 +822,31 @@ fn parse_header<R: BufRead>(
     Ok((h, first_block))
 }
 
+/// Files at least this large are scanned in two halves at once.
+const PARALLEL_SCAN_BYTES: u64 = 4 << 20;
+
+/// What a scan of some of a file's thread blocks found (line numbers relative to where it
+/// started reading, which is the start of the file for the first part).
+#[derive(Default)]
+struct ScanPart {
+    /// (linear index, entry), in file order.
+    blocks: Vec<(u64, BlockEntry)>,
+    /// In order of first appearance.
+    statics: Vec<StaticInst>,
+    pc_index: HashMap<u64, u32>,
+    warp_instructions: u64,
+    thread_instructions: u64,
+    /// Lines read before stopping.
+    lines: u64,
+}
+
 /// Reads a whole kernel trace once: validates it and builds its static table and block index.
 pub fn scan(path: &Path) -> Result<KernelTrace, ReplayError> {
+    scan_split(path, PARALLEL_SCAN_BYTES)
+}
+
+/// [`scan`], in two halves if the file has at least `parallel_bytes`.
+fn scan_split(path: &Path, parallel_bytes: u64) -> Result<KernelTrace, ReplayError> {
     let mut lines = open(path)?;
     let mut buf = Vec::with_capacity(256);
     let (header, first_block) = parse_header(&mut lines, &mut buf)?;
@@ -835,21 +858,156 @@ pub fn scan(path: &Path) -> Result<KernelTrace, ReplayError> {
         warps_per_block: header.block.count().div_ceil(32) as u32,
         lineinfo: header.lineinfo,
     };
-    let total_blocks = header.grid.count();
-    // (linear index, entry), in file order; the grid's size is not trusted for allocation.
-    let mut blocks: Vec<(u64, BlockEntry)> = Vec::new();
-    let mut statics: Vec<StaticInst> = Vec::new();
-    let mut pc_index: HashMap<u64, u32> = HashMap::new();
-    let mut warp_instructions = 0u64;
-    let mut thread_instructions = 0u64;
+    // A large file is scanned in two halves on two threads. Any error in either (or between
+    // them) has the file scanned again in one piece, so that errors and their line numbers are
+    // exactly those of reading it in order.
+    let split = split_point(path, lines.offset, parallel_bytes);
+    let part = match split {
+        Some(split) => std::thread::scope(|scope| {
+            let second = scope.spawn(|| {
+                let mut lines = open_at(path, split)?;
+                let mut buf = Vec::with_capacity(256);
+                scan_blocks(
+                    path,
+                    &mut lines,
+                    &mut buf,
+                    &shape,
+                    generation,
+                    None,
+                    u64::MAX,
+                )
+            });
+            let first = scan_blocks(
+                path,
+                &mut lines,
+                &mut buf,
+                &shape,
+                generation,
+                first_block,
+                split,
+            );
+            let second = second
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            match (first, second) {
+                (Ok(first), Ok(second)) => merge_parts(first, second),
+                _ => None,
+            }
+        }),
+        None => None,
+    };
+    let part = match part {
+        Some(part) => part,
+        None => {
+            if split.is_some() {
+                lines = open(path)?;
+                parse_header(&mut lines, &mut buf)?;
+            }
+            scan_blocks(
+                path,
+                &mut lines,
+                &mut buf,
+                &shape,
+                generation,
+                first_block,
+                u64::MAX,
+            )?
+        }
+    };
+    finish_scan(path, header, generation, part)
+}
+
+/// The offset of the first `#BEGIN_TB` line in the second half of a file large enough to
+/// scan in two halves (after `header_end`), if there is one.
+fn split_point(path: &Path, header_end: u64, parallel_bytes: u64) -> Option<u64> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len < parallel_bytes {
+        return None;
+    }
+    let mid = (len / 2).max(header_end);
+    let mut lines = open_at(path, mid).ok()?;
+    let mut buf = Vec::with_capacity(256);
+    // The line `mid` falls in is partial.
+    lines.next_line(&mut buf).ok()??;
+    loop {
+        let offset = lines.offset;
+        let text = lines.next_line(&mut buf).ok()??;
+        if text.trim_start().starts_with("#BEGIN_TB") {
+            return Some(offset);
+        }
+    }
+}
+
+/// [`open`], positioned at byte `offset` (which must start a line), counting lines from there.
+fn open_at(path: &Path, offset: u64) -> Result<LineReader<BufReader<File>>, ReplayError> {
+    let mut lines = open(path)?;
+    lines
+        .reader
+        .seek(SeekFrom::Start(offset))
+        .map_err(|e| ReplayError::io(path, "seeking", e))?;
+    lines.offset = offset;
+    Ok(lines)
+}
+
+/// The second part after the first, with its line numbers made absolute; `None` where they
+/// disagree (a PC with two meanings), for the scan in one piece to report.
+fn merge_parts(mut first: ScanPart, second: ScanPart) -> Option<ScanPart> {
+    let base = first.lines;
+    first
+        .blocks
+        .extend(second.blocks.into_iter().map(|(linear, entry)| {
+            (
+                linear,
+                BlockEntry {
+                    offset: entry.offset,
+                    line: entry.line + base,
+                },
+            )
+        }));
+    for mut s in second.statics {
+        match first.pc_index.get(&s.pc) {
+            Some(&k) => {
+                let f = &mut first.statics[k as usize];
+                if f.opcode != s.opcode || f.dsts != s.dsts || f.srcs != s.srcs {
+                    return None;
+                }
+                f.count += s.count;
+            }
+            None => {
+                s.first_line += base;
+                first.pc_index.insert(s.pc, first.statics.len() as u32);
+                first.statics.push(s);
+            }
+        }
+    }
+    first.warp_instructions += second.warp_instructions;
+    first.thread_instructions += second.thread_instructions;
+    first.lines += second.lines;
+    Some(first)
+}
+
+/// Scans thread blocks from where `lines` is (the block at `pending` first, if given) until
+/// the end of the file or a block that starts at or after byte `stop_at`.
+fn scan_blocks<R: BufRead>(
+    path: &Path,
+    lines: &mut LineReader<R>,
+    buf: &mut Vec<u8>,
+    shape: &BlockShape,
+    generation: Generation,
+    mut pending: Option<u64>,
+    stop_at: u64,
+) -> Result<ScanPart, ReplayError> {
+    let mut part = ScanPart::default();
     let mut inst = InstLine::default();
-    let mut pending = first_block;
     loop {
         let (offset, begin_line) = match pending.take() {
             Some(offset) => (offset, lines.line),
             None => {
                 let offset = lines.offset;
-                let Some(text) = lines.next_line(&mut buf)? else {
+                if offset >= stop_at {
+                    break;
+                }
+                let Some(text) = lines.next_line(buf)? else {
                     break;
                 };
                 let text = text.trim();
@@ -862,55 +1020,56 @@ pub fn scan(path: &Path) -> Result<KernelTrace, ReplayError> {
                 (offset, lines.line)
             }
         };
-        let ctaid = parse_block(
-            &mut lines,
-            &mut buf,
-            &shape,
-            begin_line,
-            &mut inst,
-            |_, i, line| {
-                warp_instructions += 1;
-                thread_instructions += i.mask.count_ones() as u64;
-                match pc_index.get(&i.pc) {
-                    Some(&k) => {
-                        let s = &mut statics[k as usize];
-                        if s.opcode != i.opcode || s.dsts != i.dsts || s.srcs != i.srcs {
-                            return Err(ReplayError::parse(
-                                path,
-                                line,
-                                format!(
-                                    "PC {:04x} is `{}` here but was `{}` at line {}",
-                                    i.pc, i.opcode, s.opcode, s.first_line
-                                ),
-                            ));
-                        }
-                        s.count += 1;
+        let ScanPart {
+            statics,
+            pc_index,
+            warp_instructions,
+            thread_instructions,
+            ..
+        } = &mut part;
+        let ctaid = parse_block(lines, buf, shape, begin_line, &mut inst, |_, i, line| {
+            *warp_instructions += 1;
+            *thread_instructions += i.mask.count_ones() as u64;
+            match pc_index.get(&i.pc) {
+                Some(&k) => {
+                    let s = &mut statics[k as usize];
+                    if s.opcode != i.opcode || s.dsts != i.dsts || s.srcs != i.srcs {
+                        return Err(ReplayError::parse(
+                            path,
+                            line,
+                            format!(
+                                "PC {:04x} is `{}` here but was `{}` at line {}",
+                                i.pc, i.opcode, s.opcode, s.first_line
+                            ),
+                        ));
                     }
-                    None => {
-                        let known = opcodes::classify(&i.opcode, generation);
-                        let info = known
-                            .unwrap_or_else(|| OpInfo::generic(i.has_addrs, !i.dsts.is_empty()));
-                        pc_index.insert(i.pc, statics.len() as u32);
-                        statics.push(StaticInst {
-                            pc: i.pc,
-                            opcode: i.opcode.clone(),
-                            dsts: i.dsts.clone(),
-                            srcs: i.srcs.clone(),
-                            info,
-                            known: known.is_some(),
-                            width: opcodes::access_width(&i.opcode),
-                            first_line: line,
-                            count: 1,
-                        });
-                    }
+                    s.count += 1;
                 }
-                Ok(())
-            },
-        )?;
+                None => {
+                    let known = opcodes::classify(&i.opcode, generation);
+                    let info =
+                        known.unwrap_or_else(|| OpInfo::generic(i.has_addrs, !i.dsts.is_empty()));
+                    pc_index.insert(i.pc, statics.len() as u32);
+                    statics.push(StaticInst {
+                        pc: i.pc,
+                        opcode: i.opcode.clone(),
+                        dsts: i.dsts.clone(),
+                        srcs: i.srcs.clone(),
+                        info,
+                        known: known.is_some(),
+                        width: opcodes::access_width(&i.opcode),
+                        first_line: line,
+                        count: 1,
+                    });
+                }
+            }
+            Ok(())
+        })?;
+        let grid = shape.grid;
         let linear = ctaid.x as u64
-            + ctaid.y as u64 * header.grid.x as u64
-            + ctaid.z as u64 * header.grid.x as u64 * header.grid.y as u64;
-        blocks.push((
+            + ctaid.y as u64 * grid.x as u64
+            + ctaid.z as u64 * grid.x as u64 * grid.y as u64;
+        part.blocks.push((
             linear,
             BlockEntry {
                 offset,
@@ -918,6 +1077,25 @@ pub fn scan(path: &Path) -> Result<KernelTrace, ReplayError> {
             },
         ));
     }
+    part.lines = lines.line;
+    Ok(part)
+}
+
+/// The block index checked against the grid, and the statics in PC order.
+fn finish_scan(
+    path: &Path,
+    header: KernelHeader,
+    generation: Generation,
+    part: ScanPart,
+) -> Result<KernelTrace, ReplayError> {
+    let ScanPart {
+        mut blocks,
+        mut statics,
+        warp_instructions,
+        thread_instructions,
+        ..
+    } = part;
+    let total_blocks = header.grid.count();
     blocks.sort_by_key(|&(linear, _)| linear);
     if let Some(pair) = blocks.windows(2).find(|p| p[0].0 == p[1].0) {
         return Err(ReplayError::parse(
@@ -1140,6 +1318,36 @@ mod tests {
         }
         assert_eq!(parse_reg("R007").map(|r| r.num), Ok(7));
         assert_eq!(parse_reg("RZ").map(|r| r.num), Ok(255));
+    }
+
+    #[test]
+    fn a_scan_in_two_halves_is_a_scan_in_one() {
+        let dir = std::env::temp_dir().join(format!("ws-split-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = "-kernel name = k\n-kernel id = 1\n-grid dim = (8,1,1)\n-block dim = (32,1,1)\n-shmem = 0\n-nregs = 8\n-binary version = 70\n-cuda stream id = 0\n-accelsim tracer version = 4\n-enable lineinfo = 0\n\n";
+        let block = |b: u32, second_pc: &str| {
+            format!("#BEGIN_TB\nthread block = {b},0,0\nwarp = 0\ninsts = 2\n0000 ffffffff 1 R1 MOV 0 0\n0010 ffffffff 0 {second_pc} 0 0\n#END_TB\n")
+        };
+        let good: String = (0..8).map(|b| block(b, "EXIT")).collect();
+        // The second half disagrees with the first about PC 0x10.
+        let bad: String = (0..8)
+            .map(|b| block(b, if b == 6 { "NOP" } else { "EXIT" }))
+            .collect();
+        let broken = good.replace("thread block = 5,0,0", "thread block = 5,0");
+        for (name, body) in [("good", good), ("bad", bad), ("broken", broken)] {
+            let path = dir.join(format!("{name}.traceg"));
+            std::fs::write(&path, format!("{header}{body}")).unwrap();
+            let halves = scan_split(&path, 0);
+            let whole = scan_split(&path, u64::MAX);
+            assert_eq!(format!("{halves:?}"), format!("{whole:?}"), "{name}");
+            assert_eq!(name == "good", whole.is_ok(), "{name}: {whole:?}");
+            if let Ok(t) = whole {
+                assert_eq!((t.blocks(), t.warp_instructions), (8, 16));
+                assert_eq!(t.statics[1].count, 8);
+            }
+        }
+        assert!(split_point(&dir.join("good.traceg"), 0, 0).is_some());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
