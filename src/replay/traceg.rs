@@ -20,7 +20,7 @@ use super::opcodes::{self, Generation, OpInfo};
 use super::ReplayError;
 use crate::sim::stream::WarpStream;
 use crate::sim::Dim3;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -396,7 +396,7 @@ impl KernelTrace {
 
     /// Opcodes the table does not know, with their dynamic warp-instruction counts.
     pub fn unknown_opcodes(&self) -> Vec<(String, u64)> {
-        let mut map: HashMap<&str, u64> = HashMap::new();
+        let mut map: HashMap<&str, u64> = HashMap::default();
         for s in self.statics.iter().filter(|s| !s.known) {
             *map.entry(s.opcode.as_str()).or_default() += s.count;
         }
@@ -1327,7 +1327,7 @@ mod tests {
                 let mut index: Vec<_> = t.pc_index.iter().collect();
                 index.sort();
                 let without_index = KernelTrace {
-                    pc_index: HashMap::new(),
+                    pc_index: HashMap::default(),
                     ..t.clone()
                 };
                 format!("{without_index:?} {index:?}")
