@@ -607,3 +607,152 @@ fn blocks_read_ahead_are_the_blocks_read_when_granted() {
     }
     drop(half);
 }
+
+/// One way of damaging a trace file, as people's files get damaged: edited by hand, cut
+/// short, concatenated, or with a field gone.
+#[derive(Debug, Clone)]
+enum Damage {
+    /// The file ends at this fraction (per mille) of its length.
+    Truncate(u16),
+    /// Line `at` (modulo the line count) is dropped.
+    DropLine(u16),
+    /// Line `at` appears twice.
+    DuplicateLine(u16),
+    /// Lines `at` and `at + 1` change places.
+    SwapLines(u16),
+    /// Token `token` of line `at` is replaced by `with`.
+    ReplaceToken { at: u16, token: u8, with: String },
+    /// The byte at this fraction (per mille) of the file becomes `byte`.
+    SetByte(u16, u8),
+}
+
+fn damage_strategy() -> impl proptest::strategy::Strategy<Value = Damage> {
+    use proptest::prelude::*;
+    let token = prop_oneof![
+        Just(String::new()),
+        Just("0".to_string()),
+        Just("-1".to_string()),
+        Just("ffffffff".to_string()),
+        Just("99999999999999999999999".to_string()),
+        Just("4294967296".to_string()),
+        Just("R300".to_string()),
+        Just("#END_TB".to_string()),
+        Just("#BEGIN_TB".to_string()),
+        Just("2".to_string()),
+        Just("0x".to_string()),
+        "[0-9a-fA-FxRPUZ=#,() .-]{1,12}",
+    ];
+    prop_oneof![
+        (0u16..1000).prop_map(Damage::Truncate),
+        any::<u16>().prop_map(Damage::DropLine),
+        any::<u16>().prop_map(Damage::DuplicateLine),
+        any::<u16>().prop_map(Damage::SwapLines),
+        (any::<u16>(), 0u8..12, token).prop_map(|(at, token, with)| Damage::ReplaceToken {
+            at,
+            token,
+            with
+        }),
+        (0u16..1000, any::<u8>()).prop_map(|(at, b)| Damage::SetByte(at, b)),
+    ]
+}
+
+fn apply_damage(text: &[u8], damage: &Damage) -> Vec<u8> {
+    let split =
+        |t: &[u8]| -> Vec<Vec<u8>> { t.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect() };
+    let join = |lines: Vec<Vec<u8>>| lines.join(&b'\n');
+    let mut lines = split(text);
+    let n = lines.len();
+    match damage {
+        Damage::Truncate(f) => text[..text.len() * *f as usize / 1000].to_vec(),
+        Damage::DropLine(at) => {
+            lines.remove(*at as usize % n);
+            join(lines)
+        }
+        Damage::DuplicateLine(at) => {
+            let i = *at as usize % n;
+            lines.insert(i, lines[i].clone());
+            join(lines)
+        }
+        Damage::SwapLines(_) if n < 2 => join(lines),
+        Damage::SwapLines(at) => {
+            let i = *at as usize % (n - 1);
+            lines.swap(i, i + 1);
+            join(lines)
+        }
+        Damage::ReplaceToken { at, token, with } => {
+            let i = *at as usize % n;
+            let line = String::from_utf8_lossy(&lines[i]).into_owned();
+            let mut tokens: Vec<&str> = line.split(' ').collect();
+            let t = *token as usize % tokens.len();
+            tokens[t] = with;
+            lines[i] = tokens.join(" ").into_bytes();
+            join(lines)
+        }
+        Damage::SetByte(f, b) => {
+            let mut out = text.to_vec();
+            if !out.is_empty() {
+                let i = (out.len() - 1) * *f as usize / 1000;
+                out[i] = *b;
+            }
+            out
+        }
+    }
+}
+
+proptest::proptest! {
+    // A fixed seed: the same damaged files on every run (the search for new ones is a
+    // matter of raising `cases` locally).
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 256,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(4),
+        ..Default::default()
+    })]
+
+    /// A damaged kernel trace is replayed or rejected — never a panic — and a rejection
+    /// names the file (and, for what is wrong in its text, the line).
+    #[test]
+    fn damaged_traces_are_replayed_or_rejected_never_a_panic(
+        which in 0usize..3,
+        damages in proptest::collection::vec(damage_strategy(), 1..4),
+    ) {
+        let source = [
+            "vectoradd-100-32/kernel-1.traceg",
+            "v4-volta-2d/kernel-1.traceg",
+            "v5-ampere-reduce/kernel-1.traceg",
+        ][which];
+        let mut text = std::fs::read(fixture(source)).unwrap();
+        for d in &damages {
+            text = apply_damage(&text, d);
+        }
+        let path = tmp("damaged.traceg");
+        std::fs::write(&path, &text).unwrap();
+        match replay::open(&path) {
+            Err(e) => {
+                let message = e.to_string();
+                proptest::prop_assert!(
+                    message.contains(&*path.to_string_lossy()),
+                    "{message}"
+                );
+            }
+            Ok(input) => {
+                let out = path.with_extension("wstrace");
+                let options = SimOptions { max_cycles: 1_000_000, ..SimOptions::default() };
+                match replay::replay(&volta(), &input, options, &out, TraceFormat::Binary, 1) {
+                    // A fault (deadlock, watchdog) still leaves a readable trace.
+                    Ok(_) => {
+                        let mut reader = TraceReader::open(&out).unwrap();
+                        proptest::prop_assert!(reader.by_ref().all(|e| e.is_ok()));
+                        proptest::prop_assert!(reader.complete().is_some());
+                    }
+                    Err(e) => {
+                        let message = e.to_string();
+                        proptest::prop_assert!(
+                            message.contains(&*path.to_string_lossy()),
+                            "{message}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
