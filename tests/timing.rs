@@ -789,3 +789,38 @@ fn an_observer_that_ignores_states_sees_the_same_run() {
         }
     }
 }
+
+#[test]
+fn a_run_reports_its_progress_to_the_counters_its_thread_installed() {
+    use warpscope::sim::progress::{self, SimProgress};
+    let config = GpuConfig::preset("small").unwrap();
+    let launches = [
+        warpscope::bench::vecadd_launch(4096),
+        warpscope::bench::vecadd_launch(2048),
+    ];
+    let run = || {
+        let mut memory = GlobalMemory::new(64 << 20);
+        simulate(
+            &config,
+            &launches,
+            &mut memory,
+            SimOptions::default(),
+            &mut NullObserver,
+        )
+        .unwrap()
+    };
+    let quiet = run();
+    let counters = SimProgress::new();
+    let watched = {
+        let _reporting = progress::report_to(counters.clone());
+        run()
+    };
+    assert_eq!(quiet, watched, "progress changes nothing a run computes");
+    let blocks: u64 = launches.iter().map(|l| l.grid.count()).sum();
+    assert_eq!(counters.blocks_done(), blocks);
+    // The last block finished in the last cycle simulated.
+    assert_eq!(counters.cycle(), watched.cycles - 1);
+    // Once the guard is gone, runs report nothing more.
+    run();
+    assert_eq!(counters.blocks_done(), blocks);
+}

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod config;
 pub mod export;
 pub mod profile;
+mod progress;
 pub mod record;
 pub mod render;
 pub mod replay;

@@ -103,15 +103,20 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         skip_idle: true,
     };
     let mut memory = launch_file.initial_memory();
-    let outcome = trace::record(
-        &config,
-        &launch_file.kernel_launches(),
-        &mut memory,
-        options,
-        &output,
-        format,
-        verbosity,
-    )
+    let launches = launch_file.kernel_launches();
+    let blocks = launches.iter().map(|l| l.grid.count()).sum();
+    let what = format!("recording {} on {}", launches[0].program.name, config.name);
+    let outcome = super::progress::with_bar(blocks, &what, || {
+        trace::record(
+            &config,
+            &launches,
+            &mut memory,
+            options,
+            &output,
+            format,
+            verbosity,
+        )
+    })
     .with_context(|| format!("recording {}", output.display()))?;
 
     let r = &outcome.report;

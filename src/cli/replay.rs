@@ -66,14 +66,19 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let input = warpscope::replay::open(&args.input)?;
     let scanned = started.elapsed();
-    let outcome = warpscope::replay::replay(
-        &config,
-        &input,
-        options,
-        &args.output,
-        format,
-        args.verbosity,
-    )
+    let blocks = input.kernels.iter().map(|k| k.header.grid.count()).sum();
+    let name = args.input.file_name().unwrap_or(args.input.as_os_str());
+    let what = format!("replaying {} on {}", name.to_string_lossy(), config.name);
+    let outcome = super::progress::with_bar(blocks, &what, || {
+        warpscope::replay::replay(
+            &config,
+            &input,
+            options,
+            &args.output,
+            format,
+            args.verbosity,
+        )
+    })
     .with_context(|| format!("replaying {}", args.input.display()))?;
     let elapsed = started.elapsed();
 

@@ -413,7 +413,19 @@ fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> R
         skip_idle: true,
     };
     let mut counter = LaunchCounter::new(launch_file.launches.len());
-    match launch_file.run_timing(config, options, &mut counter) {
+    let blocks = launch_file
+        .launches
+        .iter()
+        .map(|l| l.launch.grid.count())
+        .sum();
+    let what = format!(
+        "simulating {} on {}",
+        launch_file.launches[0].launch.program.name, config.name
+    );
+    let run = super::progress::with_bar(blocks, &what, || {
+        launch_file.run_timing(config, options, &mut counter)
+    });
+    match run {
         Ok(o) => Ok(Outcome {
             memory: o.memory,
             total: FunctionalStats {

@@ -161,6 +161,7 @@ pub fn simulate_with_source<O: Observer>(
     let mut finished: Vec<FinishedBlock> = Vec::new();
     // Each SM's room, refilled every cycle (kept: a memory-bound run steps most cycles).
     let mut rooms = Vec::with_capacity(sms.len());
+    let progress = super::progress::current();
     let mut cycle: u64 = 0;
     let fail = |fault: Fault,
                 cycle: u64,
@@ -243,6 +244,14 @@ pub fn simulate_with_source<O: Observer>(
         for f in &finished {
             if dispatcher.block_finished(cycle, f.launch as usize) {
                 observer.kernel_complete(cycle, f.launch);
+            }
+        }
+        if let Some(p) = &progress {
+            if !finished.is_empty() {
+                p.blocks_finished(finished.len() as u64, cycle);
+            } else if cycle % 4096 == 0 {
+                // A long block still shows time passing.
+                p.at_cycle(cycle);
             }
         }
         if dispatcher.all_complete() {

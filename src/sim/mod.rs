@@ -12,6 +12,7 @@ pub mod gpu;
 pub mod launch;
 pub mod memory;
 pub mod observer;
+pub mod progress;
 pub mod scoreboard;
 pub mod simt_stack;
 pub mod sm;
