@@ -4,6 +4,7 @@
 //! longer than a moment; outputs and traces are the same either way.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +13,9 @@ use warpscope::sim::progress::{self, SimProgress};
 /// Runs `simulate` (which simulates on this thread) with a bar over `total_blocks` blocks,
 /// labelled `what` (e.g. "replaying vecadd on volta").
 pub fn with_bar<T>(total_blocks: u64, what: &str, simulate: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return simulate();
+    }
     let counters = SimProgress::new();
     let _reporting = progress::report_to(counters.clone());
     let done = Arc::new(AtomicBool::new(false));

@@ -162,6 +162,14 @@ pub fn simulate_with_source<O: Observer>(
     // Each SM's room, refilled every cycle (kept: a memory-bound run steps most cycles).
     let mut rooms = Vec::with_capacity(sms.len());
     let progress = super::progress::current();
+    // The watchdog's and the progress counters' next look at the cycle (a long block still
+    // shows time passing), in one comparison per cycle.
+    const PROGRESS_EVERY: u64 = 1 << 14;
+    let check_after = |cycle: u64| match progress {
+        Some(_) => options.max_cycles.min(cycle + PROGRESS_EVERY),
+        None => options.max_cycles,
+    };
+    let mut next_check = check_after(0);
     let mut cycle: u64 = 0;
     let fail = |fault: Fault,
                 cycle: u64,
@@ -179,7 +187,13 @@ pub fn simulate_with_source<O: Observer>(
         }
     };
     loop {
-        if cycle >= options.max_cycles {
+        if cycle >= next_check && cycle < options.max_cycles {
+            if let Some(p) = &progress {
+                p.at_cycle(cycle);
+            }
+            next_check = check_after(cycle);
+        } else if cycle >= next_check {
+            // `next_check` never passes `max_cycles`: this is the watchdog.
             let mut detail: Vec<String> = sms
                 .iter()
                 .flat_map(|s| s.describe_warps(&prepared))
@@ -246,12 +260,9 @@ pub fn simulate_with_source<O: Observer>(
                 observer.kernel_complete(cycle, f.launch);
             }
         }
-        if let Some(p) = &progress {
-            if !finished.is_empty() {
+        if !finished.is_empty() {
+            if let Some(p) = &progress {
                 p.blocks_finished(finished.len() as u64, cycle);
-            } else if cycle % 4096 == 0 {
-                // A long block still shows time passing.
-                p.at_cycle(cycle);
             }
         }
         if dispatcher.all_complete() {
