@@ -60,7 +60,10 @@ pub struct AnalyzeArgs {
 
 pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let taxonomy = args.taxonomy.into();
-    let mut analysis = analyze::analyze_file(&args.trace, taxonomy)
+    let trace = super::progress::open_trace(&args.trace)?;
+    let what = format!("analyzing {}", args.trace.display());
+    let mut analysis = trace
+        .reading(&what, |reader| analyze::analyze(reader, taxonomy))
         .with_context(|| args.trace.display().to_string())?;
     if let Some(name) = &args.kernel {
         analysis

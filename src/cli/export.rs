@@ -6,7 +6,6 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::export::perfetto;
-use warpscope::trace::TraceReader;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -28,10 +27,12 @@ pub struct ExportArgs {
 }
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    let reader =
-        TraceReader::open(&args.trace).with_context(|| args.trace.display().to_string())?;
+    let trace = super::progress::open_trace(&args.trace)?;
+    let what = format!("exporting {}", args.trace.display());
     let stats = write_file_atomically(&args.perfetto, |w| {
-        perfetto::export(reader, w).with_context(|| args.trace.display().to_string())
+        trace
+            .reading(&what, |reader| perfetto::export(reader, w))
+            .with_context(|| args.trace.display().to_string())
     })?;
     emit(&format!(
         "wrote {}: {} state slices, {} counter values (1 us = 1 cycle)\n",

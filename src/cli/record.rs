@@ -106,7 +106,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let launches = launch_file.kernel_launches();
     let blocks = launches.iter().map(|l| l.grid.count()).sum();
     let what = format!("recording {} on {}", launches[0].program.name, config.name);
-    let outcome = super::progress::with_bar(blocks, &what, || {
+    let outcome = super::progress::simulating(blocks, &what, || {
         trace::record(
             &config,
             &launches,

@@ -69,7 +69,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     let blocks = input.kernels.iter().map(|k| k.header.grid.count()).sum();
     let name = args.input.file_name().unwrap_or(args.input.as_os_str());
     let what = format!("replaying {} on {}", name.to_string_lossy(), config.name);
-    let outcome = super::progress::with_bar(blocks, &what, || {
+    let outcome = super::progress::simulating(blocks, &what, || {
         warpscope::replay::replay(
             &config,
             &input,

@@ -422,7 +422,7 @@ fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> R
         "simulating {} on {}",
         launch_file.launches[0].launch.program.name, config.name
     );
-    let run = super::progress::with_bar(blocks, &what, || {
+    let run = super::progress::simulating(blocks, &what, || {
         launch_file.run_timing(config, options, &mut counter)
     });
     match run {

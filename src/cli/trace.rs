@@ -159,9 +159,12 @@ fn convert(input: &Path, output: &Path) -> Result<()> {
 }
 
 fn info(path: &Path, as_json: bool) -> Result<()> {
-    let reader = open(path)?;
-    let header = reader.header().clone();
-    let info = trace::info(reader).with_context(|| path.display().to_string())?;
+    let trace = super::progress::open_trace(path)?;
+    let header = trace.reader.header().clone();
+    let what = format!("counting the events of {}", path.display());
+    let info = trace
+        .reading(&what, trace::info)
+        .with_context(|| path.display().to_string())?;
     let launches: Vec<Value> = header
         .launches
         .iter()
