@@ -6,6 +6,7 @@ pub mod bench;
 pub mod export;
 pub mod isa;
 pub mod launchfile;
+pub mod pending;
 pub mod render;
 pub mod replay;
 pub mod report;

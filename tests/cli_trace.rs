@@ -386,3 +386,57 @@ fn analyze_prints_the_sections_and_json_of_a_sample_trace() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(!String::from_utf8_lossy(&bad.stderr).contains("panicked"));
 }
+
+#[test]
+fn ctrl_c_removes_the_temporary_trace_and_keeps_the_earlier_file() {
+    let d = dir("ctrl_c");
+    let out = d.join("long.wstrace");
+    std::fs::write(&out, "an earlier file").unwrap();
+    let tmp = d.join("long.wstrace.tmp");
+    // A vector add over 2^26 elements: tens of seconds, interrupted as soon as it writes.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args([
+            "record",
+            "kernels/vecadd.sasm",
+            "--grid",
+            "262144",
+            "--block",
+            "256",
+            "--param",
+            "a=0",
+            "--param",
+            "b=0",
+            "--param",
+            "c=0",
+            "--param",
+            "n=67108864",
+            "--gpu",
+            "small",
+            "-o",
+            s(&out),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run warpscope");
+    // Waiting for the file is waiting for an event; the deadline only keeps a broken build
+    // from hanging the suite.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !tmp.exists() && std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(tmp.exists(), "the recording never started writing");
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    assert!(!tmp.exists(), "the temporary trace is left behind");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "an earlier file");
+}

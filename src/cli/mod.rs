@@ -143,6 +143,13 @@ impl From<DialectArg> for Dialect {
 
 /// Runs the parsed command line and reports any error on stderr.
 pub fn main(cli: Cli) -> ExitCode {
+    // Ctrl-C (or a TERM) ends the command at once; outputs are written to `NAME.tmp` and
+    // renamed when complete, so removing the temporary ones leaves every earlier file intact.
+    let _ = ctrlc::set_handler(|| {
+        warpscope::pending::remove_all();
+        eprintln!("interrupted");
+        std::process::exit(130);
+    });
     let result = match cli.command {
         Command::Asm(args) => asm::run(args),
         Command::Run(args) => run::run(*args),
@@ -201,9 +208,8 @@ pub fn write_file_atomically<T>(
     write: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     use anyhow::Context;
-    let mut tmp = path.as_os_str().to_os_string();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
+    let tmp = warpscope::pending::tmp_path(path);
+    let _pending = warpscope::pending::register(&tmp);
     let result = (|| {
         let file =
             std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;

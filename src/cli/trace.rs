@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use warpscope::pending;
 use warpscope::trace::{self, TraceError, TraceFormat, TraceReader};
 
 pub const EXAMPLES: &str = "\
@@ -116,15 +117,10 @@ fn dump(path: &Path) -> Result<()> {
     }
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_os_string();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
 fn convert(input: &Path, output: &Path) -> Result<()> {
     let reader = open(input)?;
-    let tmp = tmp_path(output);
+    let tmp = pending::tmp_path(output);
+    let _pending = pending::register(&tmp);
     let result = (|| -> Result<u64> {
         let f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         let (out, n) = trace::convert(

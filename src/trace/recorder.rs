@@ -289,12 +289,6 @@ pub struct RecordOutcome {
     pub bytes: u64,
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_os_string();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
 /// Runs `launches` and records the trace to `path` (through `PATH.tmp` and a rename, so a
 /// reader never sees a half-written file). A run stopped by a kernel fault still yields a
 /// valid trace, marked incomplete, whose last event is the fault; the fault is returned in
@@ -335,7 +329,8 @@ pub fn record_with_source(
     header: &TraceHeader,
     source: &mut dyn InstructionSource,
 ) -> Result<RecordOutcome, TraceError> {
-    let tmp = tmp_path(path);
+    let tmp = crate::pending::tmp_path(path);
+    let _pending = crate::pending::register(&tmp);
     let result = (|| {
         let file = File::create(&tmp).map_err(TraceError::io("creating the trace file"))?;
         let mut rec = Recorder::new(BufWriter::with_capacity(1 << 16, file), format, header)?;
