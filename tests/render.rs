@@ -651,3 +651,25 @@ fn state_intervals_are_charged_to_the_instruction_waited_for() {
         }
     }
 }
+
+#[test]
+fn a_trace_too_large_to_draw_is_refused_before_it_is_read() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-too-large");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("huge.wstrace");
+    // Sparse: no disk is used, and nothing in it is ever read.
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(warpscope::render::MAX_TRACE_BYTES + 1).unwrap();
+    drop(f);
+    let options = RenderOptions::default();
+    match chart(ChartKind::Timeline, &[path.clone()], &options) {
+        Err(e @ RenderError::TooLarge { .. }) => {
+            let message = e.to_string();
+            assert!(message.contains("huge.wstrace"), "{message}");
+            assert!(message.contains("warpscope analyze"), "{message}");
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("drawn"),
+    }
+    let _ = std::fs::remove_file(&path);
+}

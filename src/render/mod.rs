@@ -174,7 +174,21 @@ pub enum RenderError {
     Empty { path: PathBuf, message: String },
     #[error("drawing the chart: {0}")]
     Draw(String),
+    #[error(
+        "{path}: the trace is {bytes} bytes; charts read a whole trace into memory (about 50 \
+         bytes per byte of trace), so traces over {limit} bytes are not drawn — `warpscope \
+         analyze` and `trace info` read traces of any size"
+    )]
+    TooLarge {
+        path: PathBuf,
+        bytes: u64,
+        limit: u64,
+    },
 }
+
+/// The largest trace the charts read (their model holds every state interval: about 50 bytes
+/// of memory per byte of trace, so this is some 6 GB).
+pub const MAX_TRACE_BYTES: u64 = 128 << 20;
 
 /// A trace loaded for drawing.
 pub struct Loaded {
@@ -207,6 +221,15 @@ impl Loaded {
 
 /// Reads the trace at `path` for drawing; a trace with no launch is an error.
 pub fn load(path: &Path) -> Result<Loaded, RenderError> {
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.len() > MAX_TRACE_BYTES {
+            return Err(RenderError::TooLarge {
+                path: path.to_path_buf(),
+                bytes: meta.len(),
+                limit: MAX_TRACE_BYTES,
+            });
+        }
+    }
     let model = model::load(path).map_err(|source| RenderError::Trace {
         path: path.to_path_buf(),
         source,
