@@ -662,7 +662,7 @@ fn a_trace_too_large_to_draw_is_refused_before_it_is_read() {
     f.set_len(warpscope::render::MAX_TRACE_BYTES + 1).unwrap();
     drop(f);
     let options = RenderOptions::default();
-    match chart(ChartKind::Timeline, &[path.clone()], &options) {
+    match chart(ChartKind::Timeline, std::slice::from_ref(&path), &options) {
         Err(e @ RenderError::TooLarge { .. }) => {
             let message = e.to_string();
             assert!(message.contains("huge.wstrace"), "{message}");
