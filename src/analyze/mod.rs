@@ -98,8 +98,11 @@ fn accumulate_beside<R: Read>(
         let worker = std::thread::Builder::new()
             .name("analyze".into())
             .spawn_scoped(scope, move || {
-                for batch in inbox {
+                for mut batch in inbox {
                     batch.iter().for_each(|e| acc.event(e));
+                    // Emptied here, where its events are in cache: dropping them on the
+                    // decode thread (which reads every tag) was 3-4 % of its time.
+                    batch.clear();
                     // The decoder may have finished; then the batch is simply dropped.
                     let _ = outbox.send(batch);
                 }
@@ -107,8 +110,13 @@ fn accumulate_beside<R: Read>(
             });
         let worker = worker.map_err(TraceError::io("starting the analysis thread"))?;
         let mut result = Ok(());
+        // A new buffer starts at the size of the last batch, so that the decoder does not
+        // grow it (copying) event by event.
+        let mut size = 0;
         loop {
-            let mut buf = empty.try_recv().unwrap_or_default();
+            let mut buf = empty
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(size));
             match reader.take_batch(&mut buf) {
                 None => break,
                 Some(Err(e)) => {
@@ -116,6 +124,7 @@ fn accumulate_beside<R: Read>(
                     break;
                 }
                 Some(Ok(())) => {
+                    size = buf.len();
                     if full.send(buf).is_err() {
                         break;
                     }

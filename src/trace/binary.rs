@@ -207,7 +207,24 @@ struct Completions {
     /// By pc below [`DENSE_PCS`]: cycles from issue to completion the last time, if any.
     latency: Vec<Option<u64>>,
     /// Per warp slot: its last [`RECENT`] issues (pc, cycle), to learn latencies from.
-    recent: Table<[(u32, u64); RECENT]>,
+    recent: Table<Recent>,
+}
+
+/// A warp's last [`RECENT`] issues (pc, cycle), in a ring (`next` is the oldest).
+#[derive(Debug, Clone, Copy)]
+struct Recent {
+    issues: [(u32, u64); RECENT],
+    next: usize,
+}
+
+impl Recent {
+    /// The cycle of the latest of these issues at `pc`.
+    fn latest(&self, pc: u32) -> Option<u64> {
+        (1..=RECENT)
+            .map(|k| self.issues[(self.next + RECENT - k) % RECENT])
+            .find(|&(p, _)| p == pc)
+            .map(|(_, c)| c)
+    }
 }
 
 /// An expected completion: (sm, issue number, slot, pc), ordered as retired within a cycle.
@@ -222,11 +239,12 @@ const MAX_EXPECTED: usize = 1 << 16;
 impl Completions {
     fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
         self.expire(cycle);
-        let recent = self
-            .recent
-            .get_or_insert_with(w.sm, w.slot, || [(u32::MAX, 0); RECENT]);
-        recent.rotate_right(1);
-        recent[0] = (pc, cycle);
+        let recent = self.recent.get_or_insert_with(w.sm, w.slot, || Recent {
+            issues: [(u32::MAX, 0); RECENT],
+            next: 0,
+        });
+        recent.issues[recent.next] = (pc, cycle);
+        recent.next = (recent.next + 1) % RECENT;
         let latency = self.latency.get(pc as usize).copied().flatten();
         if let Some(due) = latency
             .filter(|&l| l < WHEEL)
@@ -286,11 +304,7 @@ impl Completions {
             self.live -= 1;
             return;
         }
-        let issued = self
-            .recent
-            .get(w.sm, w.slot)
-            .and_then(|r| r.iter().find(|&&(p, _)| p == pc))
-            .map(|&(_, c)| c);
+        let issued = self.recent.get(w.sm, w.slot).and_then(|r| r.latest(pc));
         if let Some(issued) = issued.filter(|&c| c <= cycle) {
             if pc < DENSE_PCS {
                 if self.latency.len() <= pc as usize {
@@ -1133,22 +1147,30 @@ impl Cursor<'_> {
         self.base
     }
 
+    #[inline]
     fn byte(&mut self, what: &'static str) -> Result<u8, TraceError> {
         match self.data.get(self.pos) {
             Some(&b) => {
                 self.pos += 1;
                 Ok(b)
             }
-            None => Err(TraceError::Malformed {
-                offset: self.offset(),
-                message: format!(
-                    "block ends inside an event (decoded byte {}), expected {what}",
-                    self.pos
-                ),
-            }),
+            None => Err(self.ends(what)),
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn ends(&self, what: &'static str) -> TraceError {
+        TraceError::Malformed {
+            offset: self.offset(),
+            message: format!(
+                "block ends inside an event (decoded byte {}), expected {what}",
+                self.pos
+            ),
+        }
+    }
+
+    #[inline]
     fn varint(&mut self, what: &'static str) -> Result<u64, TraceError> {
         // Most values fit in one byte.
         if let Some(&b) = self.data.get(self.pos) {
@@ -1157,6 +1179,11 @@ impl Cursor<'_> {
                 return Ok(b as u64);
             }
         }
+        self.long_varint(what)
+    }
+
+    #[inline(never)]
+    fn long_varint(&mut self, what: &'static str) -> Result<u64, TraceError> {
         let start = self.offset();
         let mut v: u64 = 0;
         for i in 0..10 {
@@ -1175,6 +1202,7 @@ impl Cursor<'_> {
         })
     }
 
+    #[inline]
     fn u32(&mut self, what: &'static str) -> Result<u32, TraceError> {
         let start = self.offset();
         let v = self.varint(what)?;
@@ -1207,16 +1235,38 @@ impl<'a, const V4: bool> Inputs<'a, V4> {
     }
 }
 
-/// The streams of an event's warp reference and of its fields.
-#[inline]
-fn streams_of(code: u8) -> (usize, usize) {
-    match code {
-        T_ISSUE => (S_ISSUE_WARPS, S_ISSUE_ARGS),
-        T_STATE_GROUP | T_STATE_PREDICTED => (S_STATE_WARPS, S_STATE_ARGS),
-        c if (T_STATE..T_STATE + STATES).contains(&c) => (S_STATE_WARPS, S_STATE_ARGS),
-        _ => (S_WARPS, S_ARGS),
+/// By event code: whether the event names a warp, and the streams of its warp reference and
+/// of its fields (one look-up per tag).
+const CODES: [(bool, usize, usize); 32] = {
+    let mut t = [(false, S_WARPS, S_ARGS); 32];
+    let mut c = 0;
+    while c < 32 {
+        let code = c as u8;
+        let state = code >= T_STATE && code < T_STATE + STATES;
+        let has_warp = state
+            || matches!(
+                code,
+                T_WARP_LAUNCH
+                    | T_WARP_EXIT
+                    | T_ISSUE
+                    | T_COMPLETE
+                    | T_BARRIER_ARRIVE
+                    | T_MEMORY
+                    | T_HAZARD
+                    | T_STATE_GROUP
+                    | T_STATE_PREDICTED
+            );
+        t[c] = if code == T_ISSUE {
+            (true, S_ISSUE_WARPS, S_ISSUE_ARGS)
+        } else if state || code == T_STATE_GROUP || code == T_STATE_PREDICTED {
+            (true, S_STATE_WARPS, S_STATE_ARGS)
+        } else {
+            (has_warp, S_WARPS, S_ARGS)
+        };
+        c += 1;
     }
-}
+    t
+};
 
 struct Decoder {
     cx: Context,
@@ -1312,6 +1362,7 @@ fn state_of(cur: &mut Cursor, n: u8, last_pc: u32) -> Result<WarpState, TraceErr
 }
 
 impl Decoder {
+    #[inline(always)]
     fn warp(&mut self, cur: &mut Cursor, same: bool) -> Result<WarpRef, TraceError> {
         if same {
             return Ok(self.cx.prev_warp);
@@ -1404,7 +1455,6 @@ impl Decoder {
                 "state group prediction mask {misses:#x} for {n} warps"
             )));
         }
-        out.reserve(n);
         let mut rest = mask;
         let mut position = first_i;
         for k in 0..n {
@@ -1485,18 +1535,7 @@ impl Decoder {
                 message: "cycle overflows 64 bits".into(),
             })?;
         self.cx.last_cycle = cycle;
-        let has_warp = matches!(
-            code,
-            T_WARP_LAUNCH
-                | T_WARP_EXIT
-                | T_ISSUE
-                | T_COMPLETE
-                | T_BARRIER_ARRIVE
-                | T_MEMORY
-                | T_HAZARD
-                | T_STATE_GROUP
-                | T_STATE_PREDICTED
-        ) || (T_STATE..T_STATE + STATES).contains(&code);
+        let (has_warp, warp_stream, field_stream) = CODES[code as usize];
         if same && !has_warp {
             return Err(TraceError::BadTag {
                 offset: tag_off,
@@ -1504,7 +1543,6 @@ impl Decoder {
                 what: "same-warp bit on an event without a warp",
             });
         }
-        let (warp_stream, field_stream) = streams_of(code);
         let warp = if has_warp {
             Some(self.warp(ins.at(warp_stream), same)?)
         } else {
