@@ -1268,6 +1268,37 @@ const CODES: [(bool, usize, usize); 32] = {
     t
 };
 
+/// Where the decoder puts events: a `Vec<Event>`, or a consumer's own compact form of them
+/// (the analyzer's, which keeps only what it reads: an `Event` is 56 bytes, and the analysis
+/// threads hand every one over through memory).
+pub(crate) trait EventSink {
+    /// What [`rewind`](Self::rewind) goes back to.
+    type Mark: Copy;
+    fn push(&mut self, event: Event);
+    /// Events pushed so far.
+    fn count(&self) -> usize;
+    fn mark(&self) -> Self::Mark;
+    /// Forgets the events pushed since `mark`.
+    fn rewind(&mut self, mark: Self::Mark);
+}
+
+impl EventSink for Vec<Event> {
+    type Mark = usize;
+    #[inline(always)]
+    fn push(&mut self, event: Event) {
+        Vec::push(self, event);
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn mark(&self) -> usize {
+        self.len()
+    }
+    fn rewind(&mut self, mark: usize) {
+        self.truncate(mark);
+    }
+}
+
 struct Decoder {
     cx: Context,
     /// The file's format version (codes of later versions are bad tags).
@@ -1404,13 +1435,13 @@ impl Decoder {
     /// Decodes a state group into its `warp_state` events, appended to `out` in group order.
     /// Its members share an SM and a scheduler, so the scheduler is looked up once and each
     /// member's change is made here (what [`Groups::change`] does, in the same order).
-    fn state_group<const V4: bool>(
+    fn state_group<const V4: bool, S: EventSink>(
         &mut self,
         ins: &mut Inputs<V4>,
         cycle: u64,
         first: WarpRef,
         offset: u64,
-        out: &mut Vec<Event>,
+        out: &mut S,
     ) -> Result<(), TraceError> {
         let malformed = |message: String| TraceError::Malformed { offset, message };
         let (scheduler, first_i) = self.cx.groups.position(first).ok_or_else(|| {
@@ -1506,10 +1537,10 @@ impl Decoder {
 
     /// Decodes one tag's events (one, an issue and its elided `Selected`, or a state group's)
     /// and appends them to `out`.
-    fn decode<const V4: bool>(
+    fn decode<const V4: bool, S: EventSink>(
         &mut self,
         ins: &mut Inputs<V4>,
-        out: &mut Vec<Event>,
+        out: &mut S,
     ) -> Result<(), TraceError> {
         let tags = ins.at(S_TAGS);
         let tag_off = tags.offset();
@@ -2332,18 +2363,30 @@ impl<R: Read> BinaryReader<R> {
         if !self.next_block()? {
             return Ok(false);
         }
-        let result = if self.dec.version >= 4 {
-            self.decode_batch::<true>()
-        } else {
-            self.decode_batch::<false>()
-        };
-        self.events += self.batch.len() as u64;
+        let mut batch = std::mem::take(&mut self.batch);
+        let result = self.decode_block_into(&mut batch);
+        self.batch = batch;
         self.error = result.err();
         Ok(true)
     }
 
-    /// Decodes the current block's events into `self.batch`.
-    fn decode_batch<const V4: bool>(&mut self) -> Result<(), TraceError> {
+    /// Decodes the current block's events into `out`, counting them.
+    fn decode_block_into<S: EventSink>(&mut self, out: &mut S) -> Result<(), TraceError> {
+        let before = out.count();
+        let result = if self.dec.version >= 4 {
+            self.decode_batch::<true, S>(out)
+        } else {
+            self.decode_batch::<false, S>(out)
+        };
+        self.events += (out.count() - before) as u64;
+        result
+    }
+
+    /// Decodes the current block's events into `out`.
+    fn decode_batch<const V4: bool, S: EventSink>(
+        &mut self,
+        out: &mut S,
+    ) -> Result<(), TraceError> {
         let base = self.block_base;
         let raw = &self.raw;
         let mut ins = Inputs::<V4> {
@@ -2356,10 +2399,10 @@ impl<R: Read> BinaryReader<R> {
         let tags_end = self.streams[S_TAGS].1;
         let mut result = Ok(());
         while ins.cursors[S_TAGS].pos < tags_end {
-            let before = self.batch.len();
-            if let Err(e) = self.dec.decode(&mut ins, &mut self.batch) {
+            let before = out.mark();
+            if let Err(e) = self.dec.decode(&mut ins, out) {
                 // A state group is all or nothing.
-                self.batch.truncate(before);
+                out.rewind(before);
                 result = Err(e);
                 break;
             }
@@ -2421,6 +2464,48 @@ impl<R: Read> BinaryReader<R> {
         self.batch.clear();
         self.batch_pos = 0;
         Some(Ok(()))
+    }
+}
+
+impl<R: Read> BinaryReader<R> {
+    /// Like [`take_batch`](Self::take_batch), but decodes the next block straight into `out`
+    /// (appended): the same events, errors and order, in the consumer's own form.
+    pub(crate) fn take_into<S: EventSink>(
+        &mut self,
+        out: &mut S,
+    ) -> Option<Result<(), TraceError>> {
+        if self.batch_pos < self.batch.len() {
+            // The iterator took some of this block's events: hand over the rest.
+            for e in self.batch.drain(self.batch_pos..) {
+                out.push(e);
+            }
+            return Some(Ok(()));
+        }
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(e) = self.error.take() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            self.batch.clear();
+            self.batch_pos = 0;
+            match self.next_block() {
+                Ok(true) => {
+                    let before = out.count();
+                    self.error = self.decode_block_into(out).err();
+                    if out.count() > before {
+                        return Some(Ok(()));
+                    }
+                }
+                Ok(false) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
     }
 }
 
