@@ -1910,6 +1910,11 @@ struct Inflater {
     results: mpsc::Receiver<Inflated>,
 }
 
+/// Events [`BinaryReader::take_into`] decodes at a time: a block holds some 30 000, and
+/// handed over whole, the analyzer's batches (1 MB of steps each) left the cores' caches
+/// between decoder and accumulator.
+const TAKE_EVENTS: usize = 4096;
+
 /// Blocks read ahead of the decoder, at most.
 const BLOCKS_AHEAD: usize = 2;
 
@@ -1975,6 +1980,8 @@ pub struct BinaryReader<R: Read> {
     /// Reading ahead stopped at the trailer, a block that is not events, or an error.
     ahead_stopped: bool,
     done: bool,
+    /// The current block has events left to decode (`take_into` hands a block over in parts).
+    in_block: bool,
 }
 
 impl<R: Read> BinaryReader<R> {
@@ -2068,6 +2075,7 @@ impl<R: Read> BinaryReader<R> {
             events: 0,
             trailer: None,
             done: false,
+            in_block: false,
         })
     }
 
@@ -2354,39 +2362,48 @@ impl<R: Read> BinaryReader<R> {
         }
     }
 
-    /// Reads the next block; an events block is decoded whole into `self.batch`. `Ok(false)`
-    /// once the trailer has been read. An error inside a block keeps the events decoded before
-    /// the failing one in the batch and is returned (by the caller) after them.
+    /// Reads the next block (unless `take_into` left part of one) and decodes the rest of it
+    /// into `self.batch`. `Ok(false)` once the trailer has been read. An error inside a block
+    /// keeps the events decoded before the failing one in the batch and is returned (by the
+    /// caller) after them.
     fn fill_batch(&mut self) -> Result<bool, TraceError> {
         self.batch.clear();
         self.batch_pos = 0;
-        if !self.next_block()? {
+        if !self.in_block && !self.next_block()? {
             return Ok(false);
         }
         let mut batch = std::mem::take(&mut self.batch);
-        let result = self.decode_block_into(&mut batch);
+        let result = self.decode_block_into(&mut batch, usize::MAX);
         self.batch = batch;
         self.error = result.err();
         Ok(true)
     }
 
-    /// Decodes the current block's events into `out`, counting them.
-    fn decode_block_into<S: EventSink>(&mut self, out: &mut S) -> Result<(), TraceError> {
+    /// Decodes the current block's events into `out`, counting them, until the block ends or
+    /// `limit` events were decoded (then `in_block` says the block goes on).
+    fn decode_block_into<S: EventSink>(
+        &mut self,
+        out: &mut S,
+        limit: usize,
+    ) -> Result<(), TraceError> {
         let before = out.count();
         let result = if self.dec.version >= 4 {
-            self.decode_batch::<true, S>(out)
+            self.decode_batch::<true, S>(out, limit)
         } else {
-            self.decode_batch::<false, S>(out)
+            self.decode_batch::<false, S>(out, limit)
         };
         self.events += (out.count() - before) as u64;
-        result
+        self.in_block = matches!(result, Ok(false));
+        result.map(|_| ())
     }
 
-    /// Decodes the current block's events into `out`.
+    /// Decodes the current block's events into `out` from where the last call stopped:
+    /// `Ok(true)` at the block's end, `Ok(false)` after `limit` events.
     fn decode_batch<const V4: bool, S: EventSink>(
         &mut self,
         out: &mut S,
-    ) -> Result<(), TraceError> {
+        limit: usize,
+    ) -> Result<bool, TraceError> {
         let base = self.block_base;
         let raw = &self.raw;
         let mut ins = Inputs::<V4> {
@@ -2397,8 +2414,13 @@ impl<R: Read> BinaryReader<R> {
             }),
         };
         let tags_end = self.streams[S_TAGS].1;
-        let mut result = Ok(());
+        let start = out.count();
+        let mut result = Ok(true);
         while ins.cursors[S_TAGS].pos < tags_end {
+            if out.count() - start >= limit {
+                result = Ok(false);
+                break;
+            }
             let before = out.mark();
             if let Err(e) = self.dec.decode(&mut ins, out) {
                 // A state group is all or nothing.
@@ -2408,11 +2430,15 @@ impl<R: Read> BinaryReader<R> {
             }
         }
         let left = ins.cursors.iter().any(|c| c.pos < c.data.len());
-        if result.is_ok() && left {
+        if matches!(result, Ok(true)) && left {
             result = Err(TraceError::Malformed {
                 offset: base,
                 message: "block has warp or field bytes left after its last event".into(),
             });
+        }
+        let positions = ins.cursors.map(|c| c.pos);
+        for (s, pos) in self.streams.iter_mut().zip(positions) {
+            s.0 = pos;
         }
         result
     }
@@ -2468,11 +2494,20 @@ impl<R: Read> BinaryReader<R> {
 }
 
 impl<R: Read> BinaryReader<R> {
-    /// Like [`take_batch`](Self::take_batch), but decodes the next block straight into `out`
-    /// (appended): the same events, errors and order, in the consumer's own form.
+    /// Like [`take_batch`](Self::take_batch), but decodes straight into `out` (appended), in
+    /// parts of about [`TAKE_EVENTS`] events: the same events, errors and order, in the
+    /// consumer's own form.
     pub(crate) fn take_into<S: EventSink>(
         &mut self,
         out: &mut S,
+    ) -> Option<Result<(), TraceError>> {
+        self.take_at_most(out, TAKE_EVENTS)
+    }
+
+    fn take_at_most<S: EventSink>(
+        &mut self,
+        out: &mut S,
+        limit: usize,
     ) -> Option<Result<(), TraceError>> {
         if self.batch_pos < self.batch.len() {
             // The iterator took some of this block's events: hand over the rest.
@@ -2491,19 +2526,23 @@ impl<R: Read> BinaryReader<R> {
             }
             self.batch.clear();
             self.batch_pos = 0;
-            match self.next_block() {
-                Ok(true) => {
-                    let before = out.count();
-                    self.error = self.decode_block_into(out).err();
-                    if out.count() > before {
-                        return Some(Ok(()));
+            if !self.in_block {
+                match self.next_block() {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        self.done = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
                     }
                 }
-                Ok(false) => self.done = true,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
+            }
+            let before = out.count();
+            self.error = self.decode_block_into(out, limit).err();
+            if out.count() > before {
+                return Some(Ok(()));
             }
         }
     }
@@ -2891,6 +2930,39 @@ mod tests {
                 taken, one_by_one,
                 "take_batch, corruption at decoded byte {i}"
             );
+            // Decoded straight into a sink, a few events at a time, mixed with the iterator.
+            for limit in [1, 3, 1000] {
+                let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
+                let mut parts = yielded(reader.by_ref().take(1));
+                let mut n = 0;
+                loop {
+                    if n % 5 == 4 {
+                        match reader.next() {
+                            Some(e) => parts.extend(yielded(std::iter::once(e))),
+                            None => break,
+                        }
+                        n += 1;
+                        continue;
+                    }
+                    let mut buf = Vec::new();
+                    match reader.take_at_most(&mut buf, limit) {
+                        None => break,
+                        Some(Ok(())) => {
+                            assert!(!buf.is_empty());
+                            parts.extend(buf.iter().map(|e| format!("{:?}", Ok::<_, ()>(e))));
+                        }
+                        Some(Err(e)) => {
+                            parts.push(format!("{:?}", Err::<(), _>(e)));
+                            break;
+                        }
+                    }
+                    n += 1;
+                }
+                assert_eq!(
+                    parts, one_by_one,
+                    "take_at_most({limit}), corruption at decoded byte {i}"
+                );
+            }
             // Blocks inflated ahead on another thread.
             let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
             reader.inflate_ahead();
