@@ -60,8 +60,8 @@ impl Analysis {
 }
 
 /// Analyzes a trace, streaming its events once. A binary trace is decoded on this thread,
-/// accumulated on a second one and inflated on a third (about 60 %, 30 % and 10 % of the
-/// work), block by block, in order — so the result is the same as on one thread.
+/// accumulated on a second one and inflated on a third (about half, a third and a sixth of
+/// the work), in order — so the result is the same as on one thread.
 pub fn analyze<R: Read>(
     mut reader: TraceReader<R>,
     taxonomy: Taxonomy,
