@@ -199,7 +199,7 @@ struct Context {
 struct Completions {
     /// Expectations by due cycle modulo [`WHEEL`]: all due in `now .. now + WHEEL`, so a
     /// bucket's are all due the same cycle; kept in retire order (sm, issue number).
-    wheel: Vec<Vec<Expected>>,
+    wheel: Vec<Bucket>,
     /// Every expectation due before this cycle has been dropped.
     now: u64,
     live: usize,
@@ -230,6 +230,43 @@ impl Recent {
 /// An expected completion: (sm, issue number, slot, pc), ordered as retired within a cycle.
 type Expected = (u32, u64, u32, u32);
 
+/// The expectations due in one cycle, in retire order, from `head` on: a completion takes
+/// the first by moving `head` (a bucket can hold a hundred, which removing from the front
+/// shifted each time).
+#[derive(Debug, Default)]
+struct Bucket {
+    items: Vec<Expected>,
+    head: usize,
+}
+
+impl Bucket {
+    fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    fn first(&self) -> Option<&Expected> {
+        self.items.get(self.head)
+    }
+
+    fn take_first(&mut self) {
+        self.head += 1;
+        if self.head >= self.items.len() {
+            self.clear();
+        }
+    }
+
+    /// Inserts `e` after the expectations of its SM and of SMs before it.
+    fn insert(&mut self, e: Expected) {
+        let at = self.head + self.items[self.head..].partition_point(|x| x.0 <= e.0);
+        self.items.insert(at, e);
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+        self.head = 0;
+    }
+}
+
 /// Cycles ahead that completions are expected (longer latencies are not predicted).
 const WHEEL: u64 = 1024;
 const RECENT: usize = 8;
@@ -252,19 +289,17 @@ impl Completions {
         {
             if self.live < MAX_EXPECTED {
                 let e = (w.sm, self.issued, w.slot, pc);
-                let bucket = self.bucket(due);
                 // Issue numbers grow, so within an SM a new expectation goes last.
-                let at = bucket.partition_point(|x| x.0 <= e.0);
-                bucket.insert(at, e);
+                self.bucket(due).insert(e);
                 self.live += 1;
             }
         }
         self.issued += 1;
     }
 
-    fn bucket(&mut self, due: u64) -> &mut Vec<Expected> {
+    fn bucket(&mut self, due: u64) -> &mut Bucket {
         if self.wheel.is_empty() {
-            self.wheel.resize_with(WHEEL as usize, Vec::new);
+            self.wheel.resize_with(WHEEL as usize, Bucket::default);
         }
         &mut self.wheel[(due % WHEEL) as usize]
     }
@@ -300,7 +335,7 @@ impl Completions {
     /// (just returned by [`expected`](Self::expected) for `cycle`).
     fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64, expected: bool) {
         if expected {
-            self.bucket(cycle).remove(0);
+            self.bucket(cycle).take_first();
             self.live -= 1;
             return;
         }
