@@ -14,6 +14,7 @@ use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
 use crate::sim::observer::{MemSpace, WarpRef, WarpState};
 use crate::sim::Dim3;
+use crate::trace::binary::EventSink;
 use crate::trace::{Event, EventKind, TraceHeader};
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
@@ -293,6 +294,190 @@ impl LaunchAcc {
     }
 }
 
+/// An event as the accumulator reads it: only the fields it uses, in 32 bytes where an
+/// [`Event`] takes 56. The analyzer's decode thread writes one per event that matters here
+/// and its accumulate thread reads them back, so their size is memory traffic between cores.
+/// Events the accumulator only takes the cycle of (completions, barriers, hazards, faults)
+/// have no step; [`Steps`] keeps their latest cycle.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step {
+    cycle: u64,
+    /// The event's warp; for block events `sm` is the SM, for refills (SM, scheduler).
+    warp: WarpRef,
+    what: What,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum What {
+    KernelLaunch {
+        launch: u32,
+    },
+    KernelComplete {
+        launch: u32,
+    },
+    BlockAssign {
+        launch: u32,
+    },
+    BlockComplete {
+        launch: u32,
+    },
+    WarpLaunch {
+        launch: u32,
+        scheduler: u32,
+    },
+    WarpExit,
+    State(WarpState),
+    /// `threads`: the active mask's lanes.
+    Issue {
+        pc: u32,
+        threads: u32,
+    },
+    Refill {
+        slots: u32,
+    },
+    Memory {
+        space: MemSpace,
+        level: HitLevel,
+        sectors: u32,
+        replays: u32,
+    },
+}
+
+impl Step {
+    #[inline(always)]
+    fn of(event: &Event) -> Option<Step> {
+        let none = WarpRef { sm: 0, slot: 0 };
+        let (cycle, warp, what) = match *event {
+            Event::KernelLaunch { cycle, launch } => (cycle, none, What::KernelLaunch { launch }),
+            Event::KernelComplete { cycle, launch } => {
+                (cycle, none, What::KernelComplete { launch })
+            }
+            Event::BlockAssign {
+                cycle, launch, sm, ..
+            } => (cycle, WarpRef { sm, slot: 0 }, What::BlockAssign { launch }),
+            Event::BlockComplete {
+                cycle, launch, sm, ..
+            } => (
+                cycle,
+                WarpRef { sm, slot: 0 },
+                What::BlockComplete { launch },
+            ),
+            Event::WarpLaunch { cycle, warp, info } => (
+                cycle,
+                warp,
+                What::WarpLaunch {
+                    launch: info.launch,
+                    scheduler: info.scheduler,
+                },
+            ),
+            Event::WarpExit { cycle, warp } => (cycle, warp, What::WarpExit),
+            Event::WarpState { cycle, warp, state } => (cycle, warp, What::State(state)),
+            Event::Issue {
+                cycle,
+                warp,
+                pc,
+                active,
+                ..
+            } => (
+                cycle,
+                warp,
+                What::Issue {
+                    pc,
+                    threads: active.count_ones(),
+                },
+            ),
+            Event::Refill {
+                cycle,
+                sm,
+                scheduler,
+                slots,
+            } => (
+                cycle,
+                WarpRef {
+                    sm,
+                    slot: scheduler,
+                },
+                What::Refill { slots },
+            ),
+            Event::Memory {
+                cycle, warp, mem, ..
+            } => (
+                cycle,
+                warp,
+                What::Memory {
+                    space: mem.space,
+                    level: mem.level,
+                    sectors: mem.sectors,
+                    replays: mem.replays,
+                },
+            ),
+            Event::Complete { .. }
+            | Event::BarrierArrive { .. }
+            | Event::BarrierRelease { .. }
+            | Event::Hazard { .. }
+            | Event::Fault { .. } => return None,
+        };
+        Some(Step { cycle, warp, what })
+    }
+}
+
+/// A batch of events as [`Step`]s, filled by the binary reader
+/// (`BinaryReader::take_into`) and fed to [`Accumulator::steps`].
+#[derive(Debug, Default)]
+pub(crate) struct Steps {
+    steps: Vec<Step>,
+    /// Events pushed, with or without a step.
+    events: usize,
+    /// The cycle of the latest event pushed.
+    last_cycle: u64,
+}
+
+impl Steps {
+    pub(crate) fn with_capacity(n: usize) -> Steps {
+        Steps {
+            steps: Vec::with_capacity(n),
+            ..Steps::default()
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.steps.clear();
+        self.events = 0;
+        self.last_cycle = 0;
+    }
+}
+
+impl EventSink for Steps {
+    type Mark = (usize, usize, u64);
+
+    #[inline(always)]
+    fn push(&mut self, event: Event) {
+        self.events += 1;
+        self.last_cycle = self.last_cycle.max(event.cycle());
+        if let Some(step) = Step::of(&event) {
+            self.steps.push(step);
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.events
+    }
+
+    fn mark(&self) -> Self::Mark {
+        (self.steps.len(), self.events, self.last_cycle)
+    }
+
+    fn rewind(&mut self, (steps, events, last_cycle): Self::Mark) {
+        self.steps.truncate(steps);
+        self.events = events;
+        self.last_cycle = last_cycle;
+    }
+}
+
 struct WarpTrack {
     launch: usize,
     sched: usize,
@@ -374,6 +559,7 @@ impl Accumulator {
     }
 
     /// Closes the warp's current state interval at `cycle`.
+    #[inline(always)]
     fn close(warp: &mut WarpTrack, cycle: u64) {
         if cycle <= warp.since {
             return;
@@ -420,10 +606,28 @@ impl Accumulator {
     }
 
     pub fn event(&mut self, event: &Event) {
-        let cycle = event.cycle();
+        self.last_cycle = self.last_cycle.max(event.cycle());
+        if let Some(step) = Step::of(event) {
+            self.step(&step);
+        }
+    }
+
+    /// The steps of a batch (see [`Steps`]), in order.
+    pub(crate) fn steps(&mut self, batch: &Steps) {
+        for step in &batch.steps {
+            self.step(step);
+        }
+        self.last_cycle = self.last_cycle.max(batch.last_cycle);
+    }
+
+    // Inlined into the batch loop: called per step, saving and restoring registers was a
+    // quarter of its instructions.
+    #[inline(always)]
+    fn step(&mut self, step: &Step) {
+        let Step { cycle, warp, what } = *step;
         self.last_cycle = self.last_cycle.max(cycle);
-        match *event {
-            Event::KernelLaunch { launch, .. } => {
+        match what {
+            What::KernelLaunch { launch } => {
                 if let Some(l) = self.launch_mut(launch) {
                     l.start.get_or_insert(cycle);
                     for s in &mut l.scheds {
@@ -431,12 +635,13 @@ impl Accumulator {
                     }
                 }
             }
-            Event::KernelComplete { launch, .. } => {
+            What::KernelComplete { launch } => {
                 if let Some(l) = self.launch_mut(launch) {
                     l.end = Some(cycle);
                 }
             }
-            Event::BlockAssign { launch, sm, .. } => {
+            What::BlockAssign { launch } => {
+                let sm = warp.sm;
                 if let Some(l) = self.launch_mut(launch) {
                     l.first_grant.get_or_insert(cycle);
                     l.last_grant = Some(cycle);
@@ -446,7 +651,8 @@ impl Accumulator {
                     }
                 }
             }
-            Event::BlockComplete { launch, sm, .. } => {
+            What::BlockComplete { launch } => {
+                let sm = warp.sm;
                 if let Some(s) = self
                     .launch_mut(launch)
                     .and_then(|l| l.sms.get_mut(sm as usize))
@@ -454,7 +660,12 @@ impl Accumulator {
                     s.change(cycle, -1);
                 }
             }
-            Event::Memory { warp, mem, .. } => {
+            What::Memory {
+                space,
+                level,
+                sectors,
+                replays,
+            } => {
                 let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
                 };
@@ -462,11 +673,11 @@ impl Accumulator {
                     return;
                 };
                 let m = &mut acc.mem;
-                match mem.space {
+                match space {
                     MemSpace::Global => {
                         m.global_requests += 1;
-                        m.global_sectors += mem.sectors as u64;
-                        match mem.level {
+                        m.global_sectors += sectors as u64;
+                        match level {
                             HitLevel::L1 => m.l1 += 1,
                             HitLevel::L2 => m.l2 += 1,
                             HitLevel::Dram => m.dram += 1,
@@ -475,14 +686,14 @@ impl Accumulator {
                     }
                     MemSpace::Shared => {
                         m.shared_requests += 1;
-                        m.shared_replays += mem.replays as u64;
+                        m.shared_replays += replays as u64;
                     }
                 }
             }
-            Event::WarpLaunch { warp, info, .. } => {
-                let sched = (warp.sm as usize) * (self.schedulers_per_sm as usize)
-                    + info.scheduler as usize;
-                if let Some(l) = self.launch_mut(info.launch) {
+            What::WarpLaunch { launch, scheduler } => {
+                let sched =
+                    (warp.sm as usize) * (self.schedulers_per_sm as usize) + scheduler as usize;
+                if let Some(l) = self.launch_mut(launch) {
                     l.start.get_or_insert(cycle);
                     if let Some(s) = l.scheds.get_mut(sched) {
                         s.resident += 1;
@@ -495,7 +706,7 @@ impl Accumulator {
                     self.warps.resize_with(i + 1, || None);
                 }
                 self.warps[i] = Some(WarpTrack {
-                    launch: info.launch as usize,
+                    launch: launch as usize,
                     sched,
                     launched: cycle,
                     state: None,
@@ -505,7 +716,7 @@ impl Accumulator {
                     pending: Vec::new(),
                 });
             }
-            Event::WarpState { warp, state, .. } => {
+            What::State(state) => {
                 let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
                 };
@@ -518,9 +729,7 @@ impl Accumulator {
                 w.state = Some(state);
                 w.since = cycle;
             }
-            Event::Issue {
-                warp, pc, active, ..
-            } => {
+            What::Issue { pc, threads } => {
                 let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
                 };
@@ -530,7 +739,7 @@ impl Accumulator {
                 Self::close(w, cycle);
                 Self::flush(w, acc, pc);
                 acc.warp_instructions += 1;
-                acc.thread_instructions += active.count_ones() as u64;
+                acc.thread_instructions += threads as u64;
                 let new_cycle = w.last_issue_cycle != Some(cycle);
                 w.last_issue_cycle = Some(cycle);
                 w.last_pc = Some(pc);
@@ -546,7 +755,7 @@ impl Accumulator {
                     }
                 }
             }
-            Event::WarpExit { warp, .. } => {
+            What::WarpExit => {
                 let w = self.index(warp).and_then(|i| self.warps.get_mut(i)?.take());
                 if let Some(mut w) = w {
                     if let Some(acc) = self.launches.get_mut(w.launch) {
@@ -554,12 +763,8 @@ impl Accumulator {
                     }
                 }
             }
-            Event::Refill {
-                sm,
-                scheduler,
-                slots,
-                ..
-            } => {
+            What::Refill { slots } => {
+                let (sm, scheduler) = (warp.sm, warp.slot);
                 let sched = (sm as usize) * (self.schedulers_per_sm as usize) + scheduler as usize;
                 let running = |l: &LaunchAcc| l.start.is_some() && l.end.is_none();
                 let target = self
@@ -571,7 +776,6 @@ impl Accumulator {
                     self.launches[i].refill += slots as u64;
                 }
             }
-            _ => {}
         }
     }
 

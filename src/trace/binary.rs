@@ -129,37 +129,13 @@ const F_SELECTED: u8 = 0x40;
 const GROUP_SPAN: usize = 63;
 
 // ---------------------------------------------------------------------------------------------
-// CRC-32 (IEEE 802.3, the zlib/PNG one), table-driven.
+// CRC-32 (IEEE 802.3, the zlib/PNG one).
 
-const fn crc_table() -> [u32; 256] {
-    let mut table = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                0xEDB8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        table[i] = c;
-        i += 1;
-    }
-    table
-}
-
-static CRC_TABLE: [u32; 256] = crc_table();
-
-/// CRC-32 of `data` (the checksum of `b"123456789"` is `0xCBF43926`).
+/// CRC-32 of `data` (the checksum of `b"123456789"` is `0xCBF43926`). `crc32fast` folds 64
+/// bytes at a time with carry-less multiplication where the CPU has it; a byte-at-a-time
+/// table was 3 % of the analyzer's decode thread (the same values, so the same files).
 pub fn crc32(data: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &b in data {
-        c = CRC_TABLE[((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8);
-    }
-    !c
+    crc32fast::hash(data)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +242,7 @@ struct Context {
 struct Completions {
     /// Expectations by due cycle modulo [`WHEEL`]: all due in `now .. now + WHEEL`, so a
     /// bucket's are all due the same cycle; kept in retire order (sm, issue number).
-    wheel: Vec<Vec<Expected>>,
+    wheel: Vec<Bucket>,
     /// Every expectation due before this cycle has been dropped.
     now: u64,
     live: usize,
@@ -274,11 +250,65 @@ struct Completions {
     /// By pc below [`DENSE_PCS`]: cycles from issue to completion the last time, if any.
     latency: Vec<Option<u64>>,
     /// Per warp slot: its last [`RECENT`] issues (pc, cycle), to learn latencies from.
-    recent: Table<[(u32, u64); RECENT]>,
+    recent: Table<Recent>,
+}
+
+/// A warp's last [`RECENT`] issues (pc, cycle), in a ring (`next` is the oldest).
+#[derive(Debug, Clone, Copy)]
+struct Recent {
+    issues: [(u32, u64); RECENT],
+    next: usize,
+}
+
+impl Recent {
+    /// The cycle of the latest of these issues at `pc`.
+    fn latest(&self, pc: u32) -> Option<u64> {
+        (1..=RECENT)
+            .map(|k| self.issues[(self.next + RECENT - k) % RECENT])
+            .find(|&(p, _)| p == pc)
+            .map(|(_, c)| c)
+    }
 }
 
 /// An expected completion: (sm, issue number, slot, pc), ordered as retired within a cycle.
 type Expected = (u32, u64, u32, u32);
+
+/// The expectations due in one cycle, in retire order, from `head` on: a completion takes
+/// the first by moving `head` (a bucket can hold a hundred, which removing from the front
+/// shifted each time).
+#[derive(Debug, Default)]
+struct Bucket {
+    items: Vec<Expected>,
+    head: usize,
+}
+
+impl Bucket {
+    fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    fn first(&self) -> Option<&Expected> {
+        self.items.get(self.head)
+    }
+
+    fn take_first(&mut self) {
+        self.head += 1;
+        if self.head >= self.items.len() {
+            self.clear();
+        }
+    }
+
+    /// Inserts `e` after the expectations of its SM and of SMs before it.
+    fn insert(&mut self, e: Expected) {
+        let at = self.head + self.items[self.head..].partition_point(|x| x.0 <= e.0);
+        self.items.insert(at, e);
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+        self.head = 0;
+    }
+}
 
 /// Cycles ahead that completions are expected (longer latencies are not predicted).
 const WHEEL: u64 = 1024;
@@ -289,11 +319,12 @@ const MAX_EXPECTED: usize = 1 << 16;
 impl Completions {
     fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
         self.expire(cycle);
-        let recent = self
-            .recent
-            .get_or_insert_with(w.sm, w.slot, || [(u32::MAX, 0); RECENT]);
-        recent.rotate_right(1);
-        recent[0] = (pc, cycle);
+        let recent = self.recent.get_or_insert_with(w.sm, w.slot, || Recent {
+            issues: [(u32::MAX, 0); RECENT],
+            next: 0,
+        });
+        recent.issues[recent.next] = (pc, cycle);
+        recent.next = (recent.next + 1) % RECENT;
         let latency = self.latency.get(pc as usize).copied().flatten();
         if let Some(due) = latency
             .filter(|&l| l < WHEEL)
@@ -301,19 +332,17 @@ impl Completions {
         {
             if self.live < MAX_EXPECTED {
                 let e = (w.sm, self.issued, w.slot, pc);
-                let bucket = self.bucket(due);
                 // Issue numbers grow, so within an SM a new expectation goes last.
-                let at = bucket.partition_point(|x| x.0 <= e.0);
-                bucket.insert(at, e);
+                self.bucket(due).insert(e);
                 self.live += 1;
             }
         }
         self.issued += 1;
     }
 
-    fn bucket(&mut self, due: u64) -> &mut Vec<Expected> {
+    fn bucket(&mut self, due: u64) -> &mut Bucket {
         if self.wheel.is_empty() {
-            self.wheel.resize_with(WHEEL as usize, Vec::new);
+            self.wheel.resize_with(WHEEL as usize, Bucket::default);
         }
         &mut self.wheel[(due % WHEEL) as usize]
     }
@@ -349,15 +378,11 @@ impl Completions {
     /// (just returned by [`expected`](Self::expected) for `cycle`).
     fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64, expected: bool) {
         if expected {
-            self.bucket(cycle).remove(0);
+            self.bucket(cycle).take_first();
             self.live -= 1;
             return;
         }
-        let issued = self
-            .recent
-            .get(w.sm, w.slot)
-            .and_then(|r| r.iter().find(|&&(p, _)| p == pc))
-            .map(|&(_, c)| c);
+        let issued = self.recent.get(w.sm, w.slot).and_then(|r| r.latest(pc));
         if let Some(issued) = issued.filter(|&c| c <= cycle) {
             if pc < DENSE_PCS {
                 if self.latency.len() <= pc as usize {
@@ -568,12 +593,6 @@ impl Groups {
         let members = &self.schedulers.get(w.sm, g.scheduler)?.members;
         (members.get(g.position as usize) == Some(&w.slot))
             .then_some((g.scheduler, g.position as usize))
-    }
-
-    fn members(&self, sm: u32, scheduler: u32) -> &[u32] {
-        self.schedulers
-            .get(sm, scheduler)
-            .map_or(&[], |s| s.members.as_slice())
     }
 }
 
@@ -1206,22 +1225,30 @@ impl Cursor<'_> {
         self.base
     }
 
+    #[inline]
     fn byte(&mut self, what: &'static str) -> Result<u8, TraceError> {
         match self.data.get(self.pos) {
             Some(&b) => {
                 self.pos += 1;
                 Ok(b)
             }
-            None => Err(TraceError::Malformed {
-                offset: self.offset(),
-                message: format!(
-                    "block ends inside an event (decoded byte {}), expected {what}",
-                    self.pos
-                ),
-            }),
+            None => Err(self.ends(what)),
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn ends(&self, what: &'static str) -> TraceError {
+        TraceError::Malformed {
+            offset: self.offset(),
+            message: format!(
+                "block ends inside an event (decoded byte {}), expected {what}",
+                self.pos
+            ),
+        }
+    }
+
+    #[inline]
     fn varint(&mut self, what: &'static str) -> Result<u64, TraceError> {
         // Most values fit in one byte.
         if let Some(&b) = self.data.get(self.pos) {
@@ -1230,6 +1257,11 @@ impl Cursor<'_> {
                 return Ok(b as u64);
             }
         }
+        self.long_varint(what)
+    }
+
+    #[inline(never)]
+    fn long_varint(&mut self, what: &'static str) -> Result<u64, TraceError> {
         let start = self.offset();
         let mut v: u64 = 0;
         for i in 0..10 {
@@ -1248,6 +1280,7 @@ impl Cursor<'_> {
         })
     }
 
+    #[inline]
     fn u32(&mut self, what: &'static str) -> Result<u32, TraceError> {
         let start = self.offset();
         let v = self.varint(what)?;
@@ -1263,32 +1296,84 @@ impl Cursor<'_> {
     }
 }
 
-/// Cursors over a block's streams. `map` sends each version-4 stream to the cursor that
-/// holds it: in versions 1–3 every event's warp went to one stream and its fields to another.
-struct Inputs<'a> {
+/// Cursors over a block's streams. In versions 1–3 every event's warp went to one stream and
+/// its fields to another: `V4` false sends each version-4 stream to the cursor that holds it
+/// (a constant, so version 4 pays no look-up per field).
+struct Inputs<'a, const V4: bool> {
     cursors: [Cursor<'a>; STREAMS],
-    map: [usize; STREAMS],
 }
 
 /// Where versions 1–3 kept what version 4 splits: tags 0, warps 1, fields 2.
 const V3_STREAMS: [usize; STREAMS] = [0, 1, 1, 1, 2, 2, 2, 2];
-const V4_STREAMS: [usize; STREAMS] = [0, 1, 2, 3, 4, 5, 6, 7];
 
-impl<'a> Inputs<'a> {
+impl<'a, const V4: bool> Inputs<'a, V4> {
     #[inline]
     fn at(&mut self, stream: usize) -> &mut Cursor<'a> {
-        &mut self.cursors[self.map[stream]]
+        &mut self.cursors[if V4 { stream } else { V3_STREAMS[stream] }]
     }
 }
 
-/// The streams of an event's warp reference and of its fields.
-#[inline]
-fn streams_of(code: u8) -> (usize, usize) {
-    match code {
-        T_ISSUE => (S_ISSUE_WARPS, S_ISSUE_ARGS),
-        T_STATE_GROUP | T_STATE_PREDICTED => (S_STATE_WARPS, S_STATE_ARGS),
-        c if (T_STATE..T_STATE + STATES).contains(&c) => (S_STATE_WARPS, S_STATE_ARGS),
-        _ => (S_WARPS, S_ARGS),
+/// By event code: whether the event names a warp, and the streams of its warp reference and
+/// of its fields (one look-up per tag).
+const CODES: [(bool, usize, usize); 32] = {
+    let mut t = [(false, S_WARPS, S_ARGS); 32];
+    let mut c = 0;
+    while c < 32 {
+        let code = c as u8;
+        let state = code >= T_STATE && code < T_STATE + STATES;
+        let has_warp = state
+            || matches!(
+                code,
+                T_WARP_LAUNCH
+                    | T_WARP_EXIT
+                    | T_ISSUE
+                    | T_COMPLETE
+                    | T_BARRIER_ARRIVE
+                    | T_MEMORY
+                    | T_HAZARD
+                    | T_STATE_GROUP
+                    | T_STATE_PREDICTED
+            );
+        t[c] = if code == T_ISSUE {
+            (true, S_ISSUE_WARPS, S_ISSUE_ARGS)
+        } else if state || code == T_STATE_GROUP || code == T_STATE_PREDICTED {
+            (true, S_STATE_WARPS, S_STATE_ARGS)
+        } else {
+            (has_warp, S_WARPS, S_ARGS)
+        };
+        c += 1;
+    }
+    t
+};
+
+/// Where the decoder puts events: a `Vec<Event>`, or a consumer's own compact form of them
+/// (the analyzer's, which keeps only what it reads: an `Event` is 56 bytes, and the analysis
+/// threads hand every one over through memory).
+pub(crate) trait EventSink {
+    /// What [`rewind`](Self::rewind) goes back to.
+    type Mark: Copy;
+    fn push(&mut self, event: Event);
+    /// Events pushed so far.
+    fn count(&self) -> usize;
+    fn mark(&self) -> Self::Mark;
+    /// Forgets the events pushed since `mark`.
+    fn rewind(&mut self, mark: Self::Mark);
+}
+
+impl EventSink for Vec<Event> {
+    type Mark = usize;
+    #[inline(always)]
+    fn push(&mut self, event: Event) {
+        Vec::push(self, event);
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn mark(&self) -> usize {
+        self.len()
+    }
+    fn rewind(&mut self, mark: usize) {
+        self.truncate(mark);
     }
 }
 
@@ -1328,7 +1413,65 @@ fn reg_of(cur: &mut Cursor) -> Result<RegRef, TraceError> {
     }
 }
 
+/// A pc written relative to `predicted`.
+fn pc_of(cur: &mut Cursor, predicted: u32) -> Result<u32, TraceError> {
+    let off = cur.offset();
+    let d = unzigzag(cur.varint("pc")?);
+    let d = i32::try_from(d).map_err(|_| TraceError::Malformed {
+        offset: off,
+        message: "pc delta out of range".into(),
+    })?;
+    Ok(predicted.wrapping_add(d as u32))
+}
+
+fn no_prediction(w: WarpRef, cycle: u64, offset: u64) -> TraceError {
+    TraceError::Malformed {
+        offset,
+        message: format!(
+            "predicted state for warp {}:{} at cycle {cycle}, which has no prediction",
+            w.sm, w.slot
+        ),
+    }
+}
+
+/// A warp state from its number (0..=14) and the fields after it.
+fn state_of(cur: &mut Cursor, n: u8, last_pc: u32) -> Result<WarpState, TraceError> {
+    Ok(match n {
+        0 => WarpState::Selected,
+        1 => WarpState::NotSelected,
+        2 => WarpState::Scoreboard {
+            reg: reg_of(cur)?,
+            producer_pc: pc_of(cur, last_pc)?,
+            path: path_of(cur)?,
+        },
+        3 => WarpState::DependencyBarrier {
+            barrier: cur.byte("dependency barrier")?,
+            producer_pc: pc_of(cur, last_pc)?,
+            path: path_of(cur)?,
+        },
+        4 => WarpState::StallCount,
+        5 => WarpState::CtaBarrier,
+        6 => WarpState::Membar,
+        7 => {
+            let off = cur.offset();
+            let p = cur.byte("pipe")?;
+            WarpState::PipeBusy {
+                pipe: pipe_of(cur, off, p)?,
+            }
+        }
+        8 => WarpState::MioThrottle,
+        9 => WarpState::LgThrottle,
+        10 => WarpState::TableFull,
+        11 => WarpState::BranchResolving,
+        12 => WarpState::NoInstruction,
+        13 => WarpState::Drain,
+        14 => WarpState::Sleeping,
+        c => return Err(cur.bad_tag(cur.offset(), c, "warp state number (0..=14)")),
+    })
+}
+
 impl Decoder {
+    #[inline(always)]
     fn warp(&mut self, cur: &mut Cursor, same: bool) -> Result<WarpRef, TraceError> {
         if same {
             return Ok(self.cx.prev_warp);
@@ -1359,74 +1502,24 @@ impl Decoder {
         Ok(w)
     }
 
-    fn pc(&self, cur: &mut Cursor, predicted: u32) -> Result<u32, TraceError> {
-        let off = cur.offset();
-        let d = unzigzag(cur.varint("pc")?);
-        let d = i32::try_from(d).map_err(|_| TraceError::Malformed {
-            offset: off,
-            message: "pc delta out of range".into(),
-        })?;
-        Ok(predicted.wrapping_add(d as u32))
-    }
-
-    /// A warp state from its number (0..=14) and the fields after it.
-    fn state(&self, cur: &mut Cursor, n: u8, w: WarpRef) -> Result<WarpState, TraceError> {
-        Ok(match n {
-            0 => WarpState::Selected,
-            1 => WarpState::NotSelected,
-            2 => WarpState::Scoreboard {
-                reg: reg_of(cur)?,
-                producer_pc: self.pc(cur, self.cx.last_pc(w))?,
-                path: path_of(cur)?,
-            },
-            3 => WarpState::DependencyBarrier {
-                barrier: cur.byte("dependency barrier")?,
-                producer_pc: self.pc(cur, self.cx.last_pc(w))?,
-                path: path_of(cur)?,
-            },
-            4 => WarpState::StallCount,
-            5 => WarpState::CtaBarrier,
-            6 => WarpState::Membar,
-            7 => {
-                let off = cur.offset();
-                let p = cur.byte("pipe")?;
-                WarpState::PipeBusy {
-                    pipe: pipe_of(cur, off, p)?,
-                }
-            }
-            8 => WarpState::MioThrottle,
-            9 => WarpState::LgThrottle,
-            10 => WarpState::TableFull,
-            11 => WarpState::BranchResolving,
-            12 => WarpState::NoInstruction,
-            13 => WarpState::Drain,
-            14 => WarpState::Sleeping,
-            c => return Err(cur.bad_tag(cur.offset(), c, "warp state number (0..=14)")),
-        })
-    }
-
     /// Warp `w` changes to its predicted state.
     fn predicted(&mut self, w: WarpRef, cycle: u64, offset: u64) -> Result<WarpState, TraceError> {
         self.cx
             .groups
             .change(w, cycle, None)
-            .ok_or_else(|| TraceError::Malformed {
-                offset,
-                message: format!(
-                    "predicted state for warp {}:{} at cycle {cycle}, which has no prediction",
-                    w.sm, w.slot
-                ),
-            })
+            .ok_or_else(|| no_prediction(w, cycle, offset))
     }
 
     /// Decodes a state group into its `warp_state` events, appended to `out` in group order.
-    fn state_group(
+    /// Its members share an SM and a scheduler, so the scheduler is looked up once and each
+    /// member's change is made here (what [`Groups::change`] does, in the same order).
+    fn state_group<const V4: bool, S: EventSink>(
         &mut self,
-        ins: &mut Inputs,
+        ins: &mut Inputs<V4>,
         cycle: u64,
         first: WarpRef,
         offset: u64,
-        out: &mut Vec<Event>,
+        out: &mut S,
     ) -> Result<(), TraceError> {
         let malformed = |message: String| TraceError::Malformed { offset, message };
         let (scheduler, first_i) = self.cx.groups.position(first).ok_or_else(|| {
@@ -1442,23 +1535,26 @@ impl Decoder {
                 "state group member mask {mask:#x} too wide"
             )));
         }
-        let members = self.cx.groups.members(first.sm, scheduler);
-        let mut warps = [first; GROUP_SPAN + 1];
-        let mut n = 1;
-        let mut rest = mask;
-        while rest != 0 {
-            let bit = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            let slot = *members.get(first_i + 1 + bit).ok_or_else(|| {
-                malformed(format!(
-                    "state group names member {} of a scheduler with {}",
-                    first_i + 1 + bit,
-                    members.len()
-                ))
-            })?;
-            warps[n] = WarpRef { sm: first.sm, slot };
-            n += 1;
+        let Groups {
+            warps,
+            schedulers,
+            by_pc,
+        } = &mut self.cx.groups;
+        let GroupScheduler { members, next } = schedulers
+            .get_mut(first.sm, scheduler)
+            .expect("a resident warp's scheduler is known");
+        // Members follow the first one: bits from `room` up name positions past the last.
+        let room = members.len() - first_i - 1;
+        let beyond = if room >= 64 { 0 } else { mask >> room << room };
+        if beyond != 0 {
+            let bit = beyond.trailing_zeros() as usize;
+            return Err(malformed(format!(
+                "state group names member {} of a scheduler with {}",
+                first_i + 1 + bit,
+                members.len()
+            )));
         }
+        let n = 1 + mask.count_ones() as usize;
         if n < 2 {
             return Err(malformed("state group of one warp".into()));
         }
@@ -1468,16 +1564,46 @@ impl Decoder {
                 "state group prediction mask {misses:#x} for {n} warps"
             )));
         }
-        for (k, &w) in warps[..n].iter().enumerate() {
+        let mut rest = mask;
+        let mut position = first_i;
+        for k in 0..n {
+            if k > 0 {
+                position = first_i + 1 + rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+            }
+            let slot = members[position];
+            let w = WarpRef { sm: first.sm, slot };
+            let g = warps
+                .get_mut(first.sm, slot)
+                .expect("a scheduler's members are launched warps");
+            let from = g.state.map(|s| state_code(&s) as usize);
             let state = if misses >> k & 1 != 0 {
+                let last_pc = self.cx.last_pc.of(w);
                 let cur = ins.at(S_STATE_ARGS);
                 let code = cur.byte("state number")?;
-                let state = self.state(cur, code, w)?;
-                self.cx.groups.set_state(w, state);
-                state
+                state_of(cur, code, last_pc)?
+            } else if g.issued == Some(cycle) {
+                WarpState::Selected
             } else {
-                self.predicted(w, cycle, offset)?
+                from.and_then(|from| {
+                    by_pc
+                        .get(g.pc as usize)
+                        .and_then(|t| t[from])
+                        .or(next[from])
+                })
+                .ok_or_else(|| no_prediction(w, cycle, offset))?
             };
+            if let Some(from) = from {
+                next[from] = Some(state);
+                if g.pc < DENSE_PCS {
+                    let pc = g.pc as usize;
+                    if by_pc.len() <= pc {
+                        by_pc.resize(pc + 1, [None; STATES as usize]);
+                    }
+                    by_pc[pc][from] = Some(state);
+                }
+            }
+            g.state = Some(state);
             out.push(Event::WarpState {
                 cycle,
                 warp: w,
@@ -1489,7 +1615,13 @@ impl Decoder {
 
     /// Decodes one tag's events (one, an issue and its elided `Selected`, or a state group's)
     /// and appends them to `out`.
-    fn decode(&mut self, ins: &mut Inputs, out: &mut Vec<Event>) -> Result<(), TraceError> {
+    // Inlined into the block loop (one call per tag was ~10 % of its instructions).
+    #[inline(always)]
+    fn decode<const V4: bool, S: EventSink>(
+        &mut self,
+        ins: &mut Inputs<V4>,
+        out: &mut S,
+    ) -> Result<(), TraceError> {
         let tags = ins.at(S_TAGS);
         let tag_off = tags.offset();
         let tag = tags.byte("event tag")?;
@@ -1514,18 +1646,7 @@ impl Decoder {
                 message: "cycle overflows 64 bits".into(),
             })?;
         self.cx.last_cycle = cycle;
-        let has_warp = matches!(
-            code,
-            T_WARP_LAUNCH
-                | T_WARP_EXIT
-                | T_ISSUE
-                | T_COMPLETE
-                | T_BARRIER_ARRIVE
-                | T_MEMORY
-                | T_HAZARD
-                | T_STATE_GROUP
-                | T_STATE_PREDICTED
-        ) || (T_STATE..T_STATE + STATES).contains(&code);
+        let (has_warp, warp_stream, field_stream) = CODES[code as usize];
         if same && !has_warp {
             return Err(TraceError::BadTag {
                 offset: tag_off,
@@ -1533,7 +1654,6 @@ impl Decoder {
                 what: "same-warp bit on an event without a warp",
             });
         }
-        let (warp_stream, field_stream) = streams_of(code);
         let warp = if has_warp {
             Some(self.warp(ins.at(warp_stream), same)?)
         } else {
@@ -1602,7 +1722,7 @@ impl Decoder {
                 let pipe = pipe_of(cur, off, flags & F_PIPE)?;
                 let predicted = self.cx.last_pc(w).wrapping_add(1);
                 let pc = if flags & F_PC != 0 {
-                    self.pc(cur, predicted)?
+                    pc_of(cur, predicted)?
                 } else {
                     predicted
                 };
@@ -1638,7 +1758,7 @@ impl Decoder {
                 return Ok(());
             }
             T_COMPLETE => {
-                let pc = self.pc(cur, self.cx.last_pc(w))?;
+                let pc = pc_of(cur, self.cx.last_pc(w))?;
                 // Expectations are dropped alike on both sides.
                 self.cx.completions.expected(cycle);
                 self.cx.completions.complete(w, pc, cycle, false);
@@ -1672,7 +1792,7 @@ impl Decoder {
                 block: cur.u32("block")?,
             },
             T_MEMORY => {
-                let pc = self.pc(cur, self.cx.last_pc(w))?;
+                let pc = pc_of(cur, self.cx.last_pc(w))?;
                 let off = cur.offset();
                 let b = cur.byte("memory kind")?;
                 let space = if b & 1 == 0 {
@@ -1752,7 +1872,7 @@ impl Decoder {
                 }
             }
             c if (T_STATE..T_STATE + STATES).contains(&c) => {
-                let state = self.state(cur, c - T_STATE, w)?;
+                let state = state_of(cur, c - T_STATE, self.cx.last_pc(w))?;
                 self.cx.groups.set_state(w, state);
                 Event::WarpState {
                     cycle,
@@ -1858,6 +1978,11 @@ struct Inflater {
     results: mpsc::Receiver<Inflated>,
 }
 
+/// Events [`BinaryReader::take_into`] decodes at a time: a block holds some 30 000, and
+/// handed over whole, the analyzer's batches (1 MB of steps each) left the cores' caches
+/// between decoder and accumulator.
+const TAKE_EVENTS: usize = 4096;
+
 /// Blocks read ahead of the decoder, at most.
 const BLOCKS_AHEAD: usize = 2;
 
@@ -1923,6 +2048,8 @@ pub struct BinaryReader<R: Read> {
     /// Reading ahead stopped at the trailer, a block that is not events, or an error.
     ahead_stopped: bool,
     done: bool,
+    /// The current block has events left to decode (`take_into` hands a block over in parts).
+    in_block: bool,
 }
 
 impl<R: Read> BinaryReader<R> {
@@ -2016,6 +2143,7 @@ impl<R: Read> BinaryReader<R> {
             events: 0,
             trailer: None,
             done: false,
+            in_block: false,
         })
     }
 
@@ -2302,50 +2430,85 @@ impl<R: Read> BinaryReader<R> {
         }
     }
 
-    /// Reads the next block; an events block is decoded whole into `self.batch`. `Ok(false)`
-    /// once the trailer has been read. An error inside a block keeps the events decoded before
-    /// the failing one in the batch and is returned (by the caller) after them.
+    /// Reads the next block (unless `take_into` left part of one) and decodes the rest of it
+    /// into `self.batch`. `Ok(false)` once the trailer has been read. An error inside a block
+    /// keeps the events decoded before the failing one in the batch and is returned (by the
+    /// caller) after them.
     fn fill_batch(&mut self) -> Result<bool, TraceError> {
         self.batch.clear();
         self.batch_pos = 0;
-        if !self.next_block()? {
+        if !self.in_block && !self.next_block()? {
             return Ok(false);
         }
+        let mut batch = std::mem::take(&mut self.batch);
+        let result = self.decode_block_into(&mut batch, usize::MAX);
+        self.batch = batch;
+        self.error = result.err();
+        Ok(true)
+    }
+
+    /// Decodes the current block's events into `out`, counting them, until the block ends or
+    /// `limit` events were decoded (then `in_block` says the block goes on).
+    fn decode_block_into<S: EventSink>(
+        &mut self,
+        out: &mut S,
+        limit: usize,
+    ) -> Result<(), TraceError> {
+        let before = out.count();
+        let result = if self.dec.version >= 4 {
+            self.decode_batch::<true, S>(out, limit)
+        } else {
+            self.decode_batch::<false, S>(out, limit)
+        };
+        self.events += (out.count() - before) as u64;
+        self.in_block = matches!(result, Ok(false));
+        result.map(|_| ())
+    }
+
+    /// Decodes the current block's events into `out` from where the last call stopped:
+    /// `Ok(true)` at the block's end, `Ok(false)` after `limit` events.
+    fn decode_batch<const V4: bool, S: EventSink>(
+        &mut self,
+        out: &mut S,
+        limit: usize,
+    ) -> Result<bool, TraceError> {
         let base = self.block_base;
         let raw = &self.raw;
-        let mut ins = Inputs {
+        let mut ins = Inputs::<V4> {
             cursors: self.streams.map(|(pos, end)| Cursor {
                 data: &raw[..end],
                 pos,
                 base,
             }),
-            map: if self.dec.version >= 4 {
-                V4_STREAMS
-            } else {
-                V3_STREAMS
-            },
         };
         let tags_end = self.streams[S_TAGS].1;
-        let mut result = Ok(());
+        let start = out.count();
+        let mut result = Ok(true);
         while ins.cursors[S_TAGS].pos < tags_end {
-            let before = self.batch.len();
-            if let Err(e) = self.dec.decode(&mut ins, &mut self.batch) {
+            if out.count() - start >= limit {
+                result = Ok(false);
+                break;
+            }
+            let before = out.mark();
+            if let Err(e) = self.dec.decode(&mut ins, out) {
                 // A state group is all or nothing.
-                self.batch.truncate(before);
+                out.rewind(before);
                 result = Err(e);
                 break;
             }
         }
         let left = ins.cursors.iter().any(|c| c.pos < c.data.len());
-        if result.is_ok() && left {
+        if matches!(result, Ok(true)) && left {
             result = Err(TraceError::Malformed {
                 offset: base,
                 message: "block has warp or field bytes left after its last event".into(),
             });
         }
-        self.events += self.batch.len() as u64;
-        self.error = result.err();
-        Ok(true)
+        let positions = ins.cursors.map(|c| c.pos);
+        for (s, pos) in self.streams.iter_mut().zip(positions) {
+            s.0 = pos;
+        }
+        result
     }
 
     /// The next events in trace order, a block's worth at a time (never empty); `None` after
@@ -2395,6 +2558,61 @@ impl<R: Read> BinaryReader<R> {
         self.batch.clear();
         self.batch_pos = 0;
         Some(Ok(()))
+    }
+}
+
+impl<R: Read> BinaryReader<R> {
+    /// Like [`take_batch`](Self::take_batch), but decodes straight into `out` (appended), in
+    /// parts of about [`TAKE_EVENTS`] events: the same events, errors and order, in the
+    /// consumer's own form.
+    pub(crate) fn take_into<S: EventSink>(
+        &mut self,
+        out: &mut S,
+    ) -> Option<Result<(), TraceError>> {
+        self.take_at_most(out, TAKE_EVENTS)
+    }
+
+    fn take_at_most<S: EventSink>(
+        &mut self,
+        out: &mut S,
+        limit: usize,
+    ) -> Option<Result<(), TraceError>> {
+        if self.batch_pos < self.batch.len() {
+            // The iterator took some of this block's events: hand over the rest.
+            for e in self.batch.drain(self.batch_pos..) {
+                out.push(e);
+            }
+            return Some(Ok(()));
+        }
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(e) = self.error.take() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            self.batch.clear();
+            self.batch_pos = 0;
+            if !self.in_block {
+                match self.next_block() {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        self.done = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
+            }
+            let before = out.count();
+            self.error = self.decode_block_into(out, limit).err();
+            if out.count() > before {
+                return Some(Ok(()));
+            }
+        }
     }
 }
 
@@ -2557,6 +2775,60 @@ mod tests {
 
     fn read(bytes: Vec<u8>) -> Result<Vec<Event>, TraceError> {
         BinaryReader::new(std::io::Cursor::new(bytes))?.collect()
+    }
+
+    #[test]
+    fn a_stream_inflates_only_to_exactly_its_length() {
+        let data: Vec<u8> = (0..20_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 27) as u8 ^ (i % 7) as u8)
+            .collect();
+        let z = deflate(&data);
+        let inflated = |input: &[u8], len: usize| {
+            let mut out = vec![0u8; len];
+            inflate_into(input, &mut out).map(|()| out)
+        };
+        assert_eq!(inflated(&z, data.len()).unwrap(), data);
+        let short = inflated(&z, data.len() - 1).unwrap_err();
+        assert!(short.contains("more than"), "{short}");
+        let long = inflated(&z, data.len() + 1).unwrap_err();
+        assert!(long.contains("its header says"), "{long}");
+        assert!(inflated(&z[..z.len() / 2], data.len()).is_err());
+        assert!(inflated(&[], 10).is_err());
+        // Flipped bytes: an error, or (rarely) other bytes of the same length; never a panic.
+        for i in (0..z.len()).step_by(7) {
+            let mut bad = z.clone();
+            bad[i] ^= 0x5A;
+            if let Ok(out) = inflated(&bad, data.len()) {
+                assert_eq!(out.len(), data.len());
+            }
+        }
+    }
+
+    #[test]
+    fn crc32_is_the_zlib_one() {
+        // Bit by bit, as the format's definition says: frames written before crc32fast must
+        // still check.
+        fn reference(data: &[u8]) -> u32 {
+            let mut c = !0u32;
+            for &b in data {
+                c ^= b as u32;
+                for _ in 0..8 {
+                    c = if c & 1 != 0 {
+                        0xEDB8_8320 ^ (c >> 1)
+                    } else {
+                        c >> 1
+                    };
+                }
+            }
+            !c
+        }
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        let data: Vec<u8> = (0..5000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for len in [0, 1, 7, 63, 64, 65, 127, 128, 1000, 4999, 5000] {
+            assert_eq!(crc32(&data[..len]), reference(&data[..len]), "{len} bytes");
+        }
     }
 
     #[test]
@@ -2765,6 +3037,39 @@ mod tests {
                 taken, one_by_one,
                 "take_batch, corruption at decoded byte {i}"
             );
+            // Decoded straight into a sink, a few events at a time, mixed with the iterator.
+            for limit in [1, 3, 1000] {
+                let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
+                let mut parts = yielded(reader.by_ref().take(1));
+                let mut n = 0;
+                loop {
+                    if n % 5 == 4 {
+                        match reader.next() {
+                            Some(e) => parts.extend(yielded(std::iter::once(e))),
+                            None => break,
+                        }
+                        n += 1;
+                        continue;
+                    }
+                    let mut buf = Vec::new();
+                    match reader.take_at_most(&mut buf, limit) {
+                        None => break,
+                        Some(Ok(())) => {
+                            assert!(!buf.is_empty());
+                            parts.extend(buf.iter().map(|e| format!("{:?}", Ok::<_, ()>(e))));
+                        }
+                        Some(Err(e)) => {
+                            parts.push(format!("{:?}", Err::<(), _>(e)));
+                            break;
+                        }
+                    }
+                    n += 1;
+                }
+                assert_eq!(
+                    parts, one_by_one,
+                    "take_at_most({limit}), corruption at decoded byte {i}"
+                );
+            }
             // Blocks inflated ahead on another thread.
             let mut reader = BinaryReader::new(std::io::Cursor::new(&bad)).unwrap();
             reader.inflate_ahead();
