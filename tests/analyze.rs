@@ -604,3 +604,40 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         assert!(o < i);
     }
 }
+
+#[test]
+fn a_corrupt_pc_is_charged_to_one_overflow_line_not_a_table_of_its_size() {
+    // Every issue at pc 0 claims pc 4 000 000 000 instead: the per-PC table must not grow to
+    // it (that aborted on a 240 GB allocation), and every warp-cycle is still charged.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/vecadd_tiny.tiny.wstrace");
+    let jsonl = trace_path("corrupt-pc").with_extension("jsonl");
+    let mut reader = TraceReader::open(&sample).unwrap();
+    let mut text = reader.header_json().to_string() + "\n";
+    let events: Vec<Event> = reader.by_ref().map(Result::unwrap).collect();
+    let mut corrupted = 0;
+    for mut e in events {
+        if let Event::Issue { pc: pc @ 0, .. } = &mut e {
+            *pc = 4_000_000_000;
+            corrupted += 1;
+        }
+        text += &serde_json::to_string(&e).unwrap();
+        text.push('\n');
+    }
+    let trailer = reader.trailer().unwrap();
+    text += &format!(
+        "{{\"trailer\":{{\"complete\":{},\"events\":{},\"last_cycle\":{}}}}}\n",
+        trailer.complete, trailer.events, trailer.last_cycle
+    );
+    std::fs::write(&jsonl, text).unwrap();
+    assert!(corrupted > 0);
+    let a = analyze(&jsonl);
+    let l = &a.launches[0];
+    let total: u64 = l.warp_states.values().sum();
+    let by_pc: u64 = l.source.iter().map(|s| s.total_warp_cycles).sum();
+    assert_eq!(by_pc, total);
+    assert!(
+        l.source.len() <= (1 << 16) + 1,
+        "{} source lines",
+        l.source.len()
+    );
+}

@@ -278,6 +278,9 @@ struct LaunchAcc {
     scheds: Vec<SchedAcc>,
     refill: u64,
     pcs: Vec<PcAcc>,
+    /// PCs from here on share the last entry: a valid trace never gets there (its PCs index
+    /// the listing), and a corrupt one must not make the table grow to its 32-bit PCs.
+    pc_limit: usize,
     mem: MemAcc,
     sms: Vec<SmAcc>,
     first_grant: Option<u64>,
@@ -286,7 +289,7 @@ struct LaunchAcc {
 
 impl LaunchAcc {
     fn pc(&mut self, pc: u32) -> &mut PcAcc {
-        let i = pc as usize;
+        let i = (pc as usize).min(self.pc_limit);
         if i >= self.pcs.len() {
             self.pcs.resize(i + 1, PcAcc::default());
         }
@@ -524,6 +527,7 @@ impl Accumulator {
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
                     pcs: vec![PcAcc::default(); l.listing.len()],
+                    pc_limit: (l.listing.len() + 1).max(1 << 16),
                     mem: MemAcc::default(),
                     sms: vec![SmAcc::default(); c.num_sms as usize],
                     first_grant: None,
