@@ -270,14 +270,14 @@ impl PoolMasks {
         waiting_until: 0,
     };
 
-    /// The position leaves every set (before it is placed again).
-    fn remove(&mut self, bit: u64) {
+    /// The positions in `bits` leave every set (before they are placed again).
+    fn remove(&mut self, bits: u64) {
         for r in &mut self.ready {
-            *r &= !bit;
+            *r &= !bits;
         }
-        self.waiting &= !bit;
-        self.waiting_eligible &= !bit;
-        self.done &= !bit;
+        self.waiting &= !bits;
+        self.waiting_eligible &= !bits;
+        self.done &= !bits;
     }
 }
 
@@ -1338,12 +1338,13 @@ impl Sm {
         }
         sched.touched.clear();
 
+        // The warps looked at leave their sets all at once (the loop only places them again).
+        m.remove(visit);
         let mut bits = visit;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let bit = 1u64 << i;
-            m.remove(bit);
             let slot = self.schedulers[s].warps[i];
             let w = &mut self.hot[slot as usize];
             // A warp whose last instruction completed this cycle leaves now: it is not resident.
@@ -1590,6 +1591,16 @@ impl Sm {
                 kind: e.kind,
             })
         })?;
+        if config.scheduler.scoreboard != ScoreboardKind::Barriers {
+            // These scoreboards hold every later instruction of the warp that reads or writes
+            // the destination until the result would be written, so nothing can tell it from
+            // being written now; this saves carrying it in the completion event. (Control codes
+            // may let a consumer read the stale value: that scoreboard writes at completion.)
+            if let Some(wb) = &done.writeback {
+                exec::apply(&mut warp.ctx, wb);
+            }
+            done.writeback = None;
+        }
         self.hot[slot as usize].done = warp.compute_done();
         warp.pc = warp.compute_next_pc();
         let inst = &program.instructions[pc as usize];
