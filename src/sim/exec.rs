@@ -3,9 +3,10 @@
 //!
 //! Operands are read when `execute` runs (at issue). Memory is read and written then too; the
 //! register or predicate result comes back as a [`Writeback`] that the caller applies with
-//! [`apply`] — at once in the functional runner, at completion in the timing model, so a
-//! consumer that issues too early (a dependency the control codes fail to protect) really reads
-//! the stale value.
+//! [`apply`] — at once in the functional runner, at completion in the timing model under
+//! control codes, so a consumer that issues too early (a dependency the codes fail to protect)
+//! really reads the stale value. (The timing model's other scoreboards hold every reader and
+//! writer of the destination until completion, so it writes their results at issue.)
 //!
 //! Defined results instead of faults: `x / 0 = -1` (all ones), `x % 0 = x`,
 //! `i32::MIN / -1 = i32::MIN`, `i32::MIN % -1 = 0`; shifts take the amount modulo 32; `F2I`

@@ -2,11 +2,11 @@
 //! barrier, `schedulers` sub-partitions each with its warp pool, issue slots and pipes, the
 //! MIO and LSU queues, and one scoreboard for all warp slots.
 //!
-//! Each cycle, in order: completions due now are retired (results written, scoreboard
-//! released); every scheduler decides the state of each of its warps and issues up to
-//! `issue_width` instructions by its policy; CTA barriers whose live threads have all arrived
-//! release; warps that exited with nothing in flight leave, and blocks whose warps all left
-//! free their resources.
+//! Each cycle, in order: completions due now are retired (results written under control codes,
+//! which issue does for the other scoreboards; scoreboard released); every scheduler decides
+//! the state of each of its warps and issues up to `issue_width` instructions by its policy;
+//! CTA barriers whose live threads have all arrived release; warps that exited with nothing in
+//! flight leave, and blocks whose warps all left free their resources.
 //!
 //! Simplifications: instruction fetch is modelled only as a fixed delay after warp launch and
 //! after each branch (no instruction cache); the register file has no bank conflicts; operand
