@@ -235,6 +235,98 @@ fn read_all<'a>(
     }
 }
 
+/// A source operand of an arithmetic instruction as its lane loop reads it, classified once
+/// per PC (see [`Decoded`]).
+#[derive(Debug, Clone, Copy)]
+enum Src {
+    /// No such operand: zeros.
+    None,
+    Reg(u8),
+    Imm(u32),
+    Param(u16),
+    /// Anything else: the `k`th of the instruction's sources, through [`read_all`].
+    Other(u8),
+}
+
+/// What [`execute_into`] needs of an arithmetic instruction beyond its opcode: the destination
+/// and the sources, worked out once.
+#[derive(Debug, Clone, Copy)]
+struct AluOperands {
+    dst: Option<WriteDst>,
+    srcs: [Src; 3],
+}
+
+/// What [`execute_into`] reads of a program besides its instructions, worked out once: the
+/// reconvergence table and each PC's arithmetic operands (a warp instruction would otherwise
+/// look through the opcode's signature and the operand list every time it issues).
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    pub reconvergence: Reconvergence,
+    alu: Vec<AluOperands>,
+}
+
+impl Decoded {
+    pub fn of(program: &Program) -> Decoded {
+        let alu = program
+            .instructions
+            .iter()
+            .map(|inst| {
+                let dst = match inst.op {
+                    Opcode::Cmp => Some(WriteDst::Nzp),
+                    Opcode::Isetp(_) | Opcode::Fsetp(_) => {
+                        inst.dst_pred().map(|p| WriteDst::Pred(p.0))
+                    }
+                    _ => inst.dst_reg().map(|r| WriteDst::Reg(r.0)),
+                };
+                let srcs = inst.sources();
+                let src = |k: usize| match srcs.get(k) {
+                    None => Src::None,
+                    Some(Operand::Reg(r)) => Src::Reg(r.0),
+                    Some(Operand::Imm(v)) => Src::Imm(*v),
+                    Some(Operand::Param(i)) => Src::Param(*i),
+                    Some(_) => Src::Other(k as u8),
+                };
+                AluOperands {
+                    dst,
+                    srcs: [src(0), src(1), src(2)],
+                }
+            })
+            .collect();
+        Decoded {
+            reconvergence: Reconvergence::of(program),
+            alu,
+        }
+    }
+}
+
+/// [`read_all`] of a decoded source.
+#[inline(always)]
+fn read_src<'a>(
+    env: &ExecEnv,
+    warp: &'a WarpContext,
+    inst: &Instruction,
+    src: Src,
+    mask: LaneMask,
+    buf: &'a mut Option<[u32; MAX_WARP_SIZE]>,
+) -> &'a [u32; MAX_WARP_SIZE] {
+    match src {
+        Src::None => buf.insert([0; MAX_WARP_SIZE]),
+        Src::Reg(r) => {
+            if let Some(row) = warp.reg_row(r) {
+                return row;
+            }
+            let out = buf.insert([0; MAX_WARP_SIZE]);
+            warp.reg_lanes(r, out);
+            out
+        }
+        Src::Imm(v) => buf.insert([v; MAX_WARP_SIZE]),
+        Src::Param(i) => {
+            buf.insert([env.launch.params.get(i as usize).copied().unwrap_or(0); MAX_WARP_SIZE])
+        }
+        Src::Other(k) => read_all(env, warp, inst.sources().get(k as usize), mask, buf),
+    }
+}
+
 fn idiv(a: u32, b: u32) -> u32 {
     let (a, b) = (a as i32, b as i32);
     if b == 0 {
@@ -423,7 +515,7 @@ fn lanes(mask: LaneMask) -> impl Iterator<Item = u32> {
 /// fault nothing of this instruction is written and `out` holds nothing meaningful.
 pub fn execute_into(
     program: &Program,
-    reconvergence: &Reconvergence,
+    decoded: &Decoded,
     warp: &mut WarpContext,
     env: &ExecEnv,
     global: &mut GlobalMemory,
@@ -476,7 +568,7 @@ pub fn execute_into(
             let target = inst.target().unwrap_or(pc + 1);
             let diverged = warp
                 .simt
-                .branch(taken, target, pc + 1, reconvergence.ipdom(pc));
+                .branch(taken, target, pc + 1, decoded.reconvergence.ipdom(pc));
             out.flow = Flow::Branch { diverged };
         }
         Opcode::Exit => {
@@ -502,19 +594,22 @@ pub fn execute_into(
             warp.simt.jump(pc + 1);
         }
         _ => {
-            let dst = match op {
-                Opcode::Cmp => Some(WriteDst::Nzp),
-                Opcode::Isetp(_) | Opcode::Fsetp(_) => inst.dst_pred().map(|p| WriteDst::Pred(p.0)),
-                _ => inst.dst_reg().map(|r| WriteDst::Reg(r.0)),
-            };
+            let ops = decoded
+                .alu
+                .get(pc as usize)
+                .copied()
+                .unwrap_or(AluOperands {
+                    dst: None,
+                    srcs: [Src::None; 3],
+                });
             // Arithmetic has no effect but its result: nothing to compute without one.
-            if let (Some(dst), true) = (dst, executed != 0) {
-                let srcs = inst.sources();
+            if let (Some(dst), true) = (ops.dst, executed != 0) {
                 let n = warp.warp_size as usize;
                 let (mut buf_a, mut buf_b, mut buf_c) = (None, None, None);
-                let a = read_all(env, warp, srcs.first(), executed, &mut buf_a);
-                let b = read_all(env, warp, srcs.get(1), executed, &mut buf_b);
-                let c = read_all(env, warp, srcs.get(2), executed, &mut buf_c);
+                let [sa, sb, sc] = ops.srcs;
+                let a = read_src(env, warp, inst, sa, executed, &mut buf_a);
+                let b = read_src(env, warp, inst, sb, executed, &mut buf_b);
+                let c = read_src(env, warp, inst, sc, executed, &mut buf_c);
                 let wb = out.writeback.insert(Writeback {
                     dst,
                     mask: executed,

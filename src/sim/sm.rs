@@ -20,7 +20,6 @@ use super::fault::Fault;
 use super::memory::{GlobalMemory, MemoryTiming};
 use super::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use super::scoreboard::{Blocked, DepOperands, DepPath, Hazard, Scoreboard, Ticket};
-use super::simt_stack::Reconvergence;
 use super::stream::{ReplayFlow, ReplayOp, WarpStream};
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch};
@@ -28,12 +27,13 @@ use crate::isa::{Pipe, Program};
 use std::sync::Arc;
 
 /// A launch as the SMs run it: the program (with control codes filled in when the scoreboard
-/// needs them), its reconvergence table and footprint.
+/// needs them), its reconvergence table, decoded operands and footprint.
 #[derive(Debug, Clone)]
 pub struct PreparedLaunch {
     pub launch: KernelLaunch,
     pub program: Arc<Program>,
-    pub reconvergence: Reconvergence,
+    /// The reconvergence table and each PC's arithmetic operands.
+    pub decoded: exec::Decoded,
     pub footprint: BlockFootprint,
     /// Each PC's dependency operands, decoded once.
     pub deps: Vec<DepOperands>,
@@ -1572,7 +1572,7 @@ impl Sm {
             }
             _ => exec::execute_into(
                 program,
-                &prepared.reconvergence,
+                &prepared.decoded,
                 &mut warp.ctx,
                 &env,
                 cx.memory,
