@@ -17,7 +17,7 @@ use super::simt_stack::Reconvergence;
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch, LaneMask, MAX_WARP_SIZE};
 use crate::isa::{
-    Addressing, BranchCond, Instruction, MufuFn, Opcode, Operand, Program, SpecialReg,
+    Addressing, BranchCond, CmpOp, Instruction, MufuFn, Opcode, Operand, Program, SpecialReg,
 };
 use crate::sim::memory::GlobalMemory;
 
@@ -434,13 +434,35 @@ fn alu_lanes(
             }
         };
     }
+    // A comparison's loop per operator, so that the operator is not matched per lane.
+    macro_rules! compare {
+        ($cmp:expr, |$x:ident, $y:ident| ($p:expr, $q:expr)) => {
+            match $cmp {
+                CmpOp::Lt => each!(|$x, $y, _z| CmpOp::Lt.holds($p, $q) as u32),
+                CmpOp::Le => each!(|$x, $y, _z| CmpOp::Le.holds($p, $q) as u32),
+                CmpOp::Gt => each!(|$x, $y, _z| CmpOp::Gt.holds($p, $q) as u32),
+                CmpOp::Ge => each!(|$x, $y, _z| CmpOp::Ge.holds($p, $q) as u32),
+                CmpOp::Eq => each!(|$x, $y, _z| CmpOp::Eq.holds($p, $q) as u32),
+                CmpOp::Ne => each!(|$x, $y, _z| CmpOp::Ne.holds($p, $q) as u32),
+            }
+        };
+    }
     match op {
         Opcode::Mov => each!(|x, _y, _z| x),
         Opcode::Iadd => each!(|x, y, _z| x.wrapping_add(y)),
+        Opcode::Isub => each!(|x, y, _z| x.wrapping_sub(y)),
+        Opcode::Imul => each!(|x, y, _z| x.wrapping_mul(y)),
         Opcode::Imad => each!(|x, y, z| x.wrapping_mul(y).wrapping_add(z)),
+        Opcode::Shl => each!(|x, y, _z| x.wrapping_shl(y & 31)),
+        Opcode::Shr => each!(|x, y, _z| x.wrapping_shr(y & 31)),
+        Opcode::And => each!(|x, y, _z| x & y),
+        Opcode::Or => each!(|x, y, _z| x | y),
+        Opcode::Xor => each!(|x, y, _z| x ^ y),
         Opcode::Fadd => each!(|x, y, _z| (f(x) + f(y)).to_bits()),
         Opcode::Fmul => each!(|x, y, _z| (f(x) * f(y)).to_bits()),
         Opcode::Ffma => ffma_lanes(out, a, b, c, n),
+        Opcode::Isetp(cmp) => compare!(cmp, |x, y| (x as i32, y as i32)),
+        Opcode::Fsetp(cmp) => compare!(cmp, |x, y| (f(x), f(y))),
         _ => {
             for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
                 *o = alu(op, x, y, z);
@@ -803,26 +825,42 @@ mod tests {
                 })
             };
             let (a, b, c) = (pick(), pick(), pick());
+            let compares = CmpOp::ALL
+                .iter()
+                .flat_map(|&c| [Opcode::Isetp(c), Opcode::Fsetp(c)]);
             for op in [
                 Opcode::Ffma,
                 Opcode::Fadd,
                 Opcode::Fmul,
                 Opcode::Imad,
                 Opcode::Iadd,
-            ] {
-                let mut got = [0u32; MAX_WARP_SIZE];
-                alu_lanes(op, &a, &b, &c, 32, &mut got);
-                for lane in 0..32 {
-                    let want = alu(op, a[lane], b[lane], c[lane]);
-                    if f(want).is_nan() {
-                        assert!(f(got[lane]).is_nan(), "{op:?} lane {lane}");
-                    } else {
-                        assert_eq!(
-                            got[lane], want,
-                            "{op:?} {:#x} {:#x} {:#x}",
-                            a[lane], b[lane], c[lane]
-                        );
+                Opcode::Isub,
+                Opcode::Imul,
+                Opcode::Shl,
+                Opcode::Shr,
+                Opcode::And,
+                Opcode::Or,
+                Opcode::Xor,
+            ]
+            .into_iter()
+            .chain(compares)
+            {
+                for n in [32, 13] {
+                    let mut got = [0u32; MAX_WARP_SIZE];
+                    alu_lanes(op, &a, &b, &c, n, &mut got);
+                    for lane in 0..n {
+                        let want = alu(op, a[lane], b[lane], c[lane]);
+                        if f(want).is_nan() {
+                            assert!(f(got[lane]).is_nan(), "{op:?} lane {lane}");
+                        } else {
+                            assert_eq!(
+                                got[lane], want,
+                                "{op:?} {:#x} {:#x} {:#x}",
+                                a[lane], b[lane], c[lane]
+                            );
+                        }
                     }
+                    assert!(got[n..].iter().all(|&v| v == 0), "{op:?} past lane {n}");
                 }
             }
         }
