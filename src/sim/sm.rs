@@ -718,7 +718,21 @@ impl Sm {
         state
     }
 
-    /// The state of a resident, unfinished warp at `cycle`, before selection.
+    /// [`Sm::warp_state`] out of line, for a warp issuing again in the same cycle.
+    #[inline(never)]
+    fn warp_state_again(
+        &mut self,
+        cycle: u64,
+        config: &GpuConfig,
+        slot: u32,
+        prepared: &PreparedLaunch,
+    ) -> WarpState {
+        self.warp_state(cycle, config, slot, prepared)
+    }
+
+    /// The state of a resident, unfinished warp at `cycle`, before selection. Inlined into its
+    /// two out-of-line callers: it runs after nearly every issue and completion.
+    #[inline(always)]
     fn warp_state(
         &mut self,
         cycle: u64,
@@ -1236,7 +1250,7 @@ impl Sm {
             if issued_before > 0 || issued_by_warp > 0 {
                 let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
                 if !self
-                    .warp_state(cycle, config, slot, &cx.launches[launch as usize])
+                    .warp_state_again(cycle, config, slot, &cx.launches[launch as usize])
                     .is_eligible()
                 {
                     break;
