@@ -202,9 +202,11 @@ struct SchedulerUnit {
     active_set: Vec<u32>,
     /// An event touched one of this scheduler's warps since it was last stepped.
     dirty: bool,
-    /// The warps events touched since the last pass (in no order, perhaps repeated), when
-    /// that is all that changed; see [`Sm::schedule_masked`].
-    touched: Vec<u32>,
+    /// The warps events touched since the last pass, when that is all that changed, as a bit
+    /// set over their positions in [`Sm::position`] (see [`Sm::schedule_masked`]). Those are
+    /// current whenever it is read: any arrival or departure sets `full`, which rebuilds them,
+    /// and touches are not recorded until then.
+    touched: u64,
     /// Something beyond single warps changed (a warp arrived or left): the next pass visits
     /// every warp.
     full: bool,
@@ -218,11 +220,12 @@ struct SchedulerUnit {
 }
 
 impl SchedulerUnit {
-    /// An event changed warp `slot` (of this scheduler).
-    fn touch(&mut self, slot: u32) {
+    /// An event changed the warp at `position` (its [`Sm::position`]) of this scheduler.
+    #[inline]
+    fn touch(&mut self, position: u8) {
         self.dirty = true;
         if !self.full {
-            self.touched.push(slot);
+            self.touched |= 1 << (position as u32 % 64);
         }
     }
 }
@@ -392,7 +395,7 @@ impl Sm {
             refill_until: 0,
             active_set: Vec::new(),
             dirty: true,
-            touched: Vec::new(),
+            touched: 0,
             full: true,
             masks: PoolMasks::INVALID,
             ready_reported: [WarpState::NotSelected; 6],
@@ -642,7 +645,7 @@ impl Sm {
                 if !(keep_ready && self.hot[slot].ready_pipe.is_some()) {
                     self.hot[slot].invalidate();
                     w.deps = None;
-                    self.schedulers[w.scheduler as usize].touch(event.slot);
+                    self.schedulers[w.scheduler as usize].touch(self.position[slot]);
                 }
             }
             match event.kind {
@@ -937,7 +940,7 @@ impl Sm {
             if masked {
                 self.schedule_masked(cycle, s, cx, &mut out)?;
             } else {
-                sched.touched.clear();
+                sched.touched = 0;
                 self.schedule_one(cycle, s, cx, &mut out)?;
             }
         }
@@ -1323,7 +1326,7 @@ impl Sm {
         let sched = &mut self.schedulers[s];
         let n = sched.warps.len();
         let mut m = sched.masks;
-        let mut visit = 0u64;
+        let mut visit;
         if !m.valid {
             for (i, &slot) in sched.warps.iter().enumerate() {
                 self.position[slot as usize] = i as u8;
@@ -1339,18 +1342,13 @@ impl Sm {
                 (1u64 << n) - 1
             };
         } else {
-            for &slot in &sched.touched {
-                let i = self.position[slot as usize] as usize;
-                if sched.warps.get(i) == Some(&slot) {
-                    visit |= 1 << i;
-                }
-            }
+            visit = sched.touched;
             if cycle >= m.waiting_until {
                 visit |= m.waiting;
                 m.waiting_until = u64::MAX;
             }
         }
-        sched.touched.clear();
+        sched.touched = 0;
 
         // The warps looked at leave their sets all at once (the loop only places them again).
         m.remove(visit);
@@ -1698,7 +1696,7 @@ impl Sm {
         let hot = &mut self.hot[slot as usize];
         hot.invalidate();
         hot.inflight += 1;
-        self.schedulers[s].touch(slot);
+        self.schedulers[s].touch(self.position[slot as usize]);
         if is_memory {
             warp.mem_inflight += 1;
         }
@@ -1785,7 +1783,7 @@ impl Sm {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
                         w.at_barrier = false;
                         self.hot[slot as usize].cache_until = 0;
-                        self.schedulers[w.scheduler as usize].touch(slot);
+                        self.schedulers[w.scheduler as usize].touch(self.position[slot as usize]);
                     }
                 }
                 if let Some(block) = self.blocks[b].as_mut() {
