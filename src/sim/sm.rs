@@ -746,6 +746,7 @@ impl Sm {
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return WarpState::NoInstruction;
         };
+        let scheduler = w.scheduler as usize;
         let hot = &self.hot[slot as usize];
         if hot.done {
             // Exited: waiting for its memory operations, or for its last instruction.
@@ -821,7 +822,8 @@ impl Sm {
         }
         let pipe = inst.op.pipe();
         self.hot[slot as usize].ready_pipe = Some(pipe);
-        self.pipe_and_queue_state(cycle, config, slot, pipe)
+        self.pipe_entry(cycle, config, scheduler, pipe_index(pipe))
+            .0
     }
 
     /// The state of resident warp `slot` at `cycle` and the cycle until which it holds unless
