@@ -47,17 +47,27 @@ impl EventQueue {
     }
 
     /// Queues `item` to be taken at cycle `at`.
+    #[inline]
     pub(super) fn push(&mut self, at: u64, item: usize) {
+        if at >= self.base && at < self.base + WINDOW {
+            self.put_in_ring(at, item);
+        } else {
+            self.push_outside(at, item);
+        }
+    }
+
+    /// [`EventQueue::push`] of an event not due inside the window (out of line: rare).
+    #[inline(never)]
+    fn push_outside(&mut self, at: u64, item: usize) {
         if at < self.base {
             self.overdue.push((at, item));
-        } else if at < self.base + WINDOW {
-            self.put_in_ring(at, item);
         } else {
             self.seq += 1;
             self.far.push(Reverse((at, self.seq, item)));
         }
     }
 
+    #[inline]
     fn put_in_ring(&mut self, at: u64, item: usize) {
         let b = (at % WINDOW) as usize;
         self.ring[b].push(item);

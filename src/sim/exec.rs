@@ -3,9 +3,10 @@
 //!
 //! Operands are read when `execute` runs (at issue). Memory is read and written then too; the
 //! register or predicate result comes back as a [`Writeback`] that the caller applies with
-//! [`apply`] — at once in the functional runner, at completion in the timing model, so a
-//! consumer that issues too early (a dependency the control codes fail to protect) really reads
-//! the stale value.
+//! [`apply`] — at once in the functional runner, at completion in the timing model under
+//! control codes, so a consumer that issues too early (a dependency the codes fail to protect)
+//! really reads the stale value. (The timing model's other scoreboards hold every reader and
+//! writer of the destination until completion, so it writes their results at issue.)
 //!
 //! Defined results instead of faults: `x / 0 = -1` (all ones), `x % 0 = x`,
 //! `i32::MIN / -1 = i32::MIN`, `i32::MIN % -1 = 0`; shifts take the amount modulo 32; `F2I`
@@ -16,7 +17,7 @@ use super::simt_stack::Reconvergence;
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch, LaneMask, MAX_WARP_SIZE};
 use crate::isa::{
-    Addressing, BranchCond, Instruction, MufuFn, Opcode, Operand, Program, SpecialReg,
+    Addressing, BranchCond, CmpOp, Instruction, MufuFn, Opcode, Operand, Program, SpecialReg,
 };
 use crate::sim::memory::GlobalMemory;
 
@@ -234,6 +235,98 @@ fn read_all<'a>(
     }
 }
 
+/// A source operand of an arithmetic instruction as its lane loop reads it, classified once
+/// per PC (see [`Decoded`]).
+#[derive(Debug, Clone, Copy)]
+enum Src {
+    /// No such operand: zeros.
+    None,
+    Reg(u8),
+    Imm(u32),
+    Param(u16),
+    /// Anything else: the `k`th of the instruction's sources, through [`read_all`].
+    Other(u8),
+}
+
+/// What [`execute_into`] needs of an arithmetic instruction beyond its opcode: the destination
+/// and the sources, worked out once.
+#[derive(Debug, Clone, Copy)]
+struct AluOperands {
+    dst: Option<WriteDst>,
+    srcs: [Src; 3],
+}
+
+/// What [`execute_into`] reads of a program besides its instructions, worked out once: the
+/// reconvergence table and each PC's arithmetic operands (a warp instruction would otherwise
+/// look through the opcode's signature and the operand list every time it issues).
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    pub reconvergence: Reconvergence,
+    alu: Vec<AluOperands>,
+}
+
+impl Decoded {
+    pub fn of(program: &Program) -> Decoded {
+        let alu = program
+            .instructions
+            .iter()
+            .map(|inst| {
+                let dst = match inst.op {
+                    Opcode::Cmp => Some(WriteDst::Nzp),
+                    Opcode::Isetp(_) | Opcode::Fsetp(_) => {
+                        inst.dst_pred().map(|p| WriteDst::Pred(p.0))
+                    }
+                    _ => inst.dst_reg().map(|r| WriteDst::Reg(r.0)),
+                };
+                let srcs = inst.sources();
+                let src = |k: usize| match srcs.get(k) {
+                    None => Src::None,
+                    Some(Operand::Reg(r)) => Src::Reg(r.0),
+                    Some(Operand::Imm(v)) => Src::Imm(*v),
+                    Some(Operand::Param(i)) => Src::Param(*i),
+                    Some(_) => Src::Other(k as u8),
+                };
+                AluOperands {
+                    dst,
+                    srcs: [src(0), src(1), src(2)],
+                }
+            })
+            .collect();
+        Decoded {
+            reconvergence: Reconvergence::of(program),
+            alu,
+        }
+    }
+}
+
+/// [`read_all`] of a decoded source.
+#[inline(always)]
+fn read_src<'a>(
+    env: &ExecEnv,
+    warp: &'a WarpContext,
+    inst: &Instruction,
+    src: Src,
+    mask: LaneMask,
+    buf: &'a mut Option<[u32; MAX_WARP_SIZE]>,
+) -> &'a [u32; MAX_WARP_SIZE] {
+    match src {
+        Src::None => buf.insert([0; MAX_WARP_SIZE]),
+        Src::Reg(r) => {
+            if let Some(row) = warp.reg_row(r) {
+                return row;
+            }
+            let out = buf.insert([0; MAX_WARP_SIZE]);
+            warp.reg_lanes(r, out);
+            out
+        }
+        Src::Imm(v) => buf.insert([v; MAX_WARP_SIZE]),
+        Src::Param(i) => {
+            buf.insert([env.launch.params.get(i as usize).copied().unwrap_or(0); MAX_WARP_SIZE])
+        }
+        Src::Other(k) => read_all(env, warp, inst.sources().get(k as usize), mask, buf),
+    }
+}
+
 fn idiv(a: u32, b: u32) -> u32 {
     let (a, b) = (a as i32, b as i32);
     if b == 0 {
@@ -341,13 +434,35 @@ fn alu_lanes(
             }
         };
     }
+    // A comparison's loop per operator, so that the operator is not matched per lane.
+    macro_rules! compare {
+        ($cmp:expr, |$x:ident, $y:ident| ($p:expr, $q:expr)) => {
+            match $cmp {
+                CmpOp::Lt => each!(|$x, $y, _z| CmpOp::Lt.holds($p, $q) as u32),
+                CmpOp::Le => each!(|$x, $y, _z| CmpOp::Le.holds($p, $q) as u32),
+                CmpOp::Gt => each!(|$x, $y, _z| CmpOp::Gt.holds($p, $q) as u32),
+                CmpOp::Ge => each!(|$x, $y, _z| CmpOp::Ge.holds($p, $q) as u32),
+                CmpOp::Eq => each!(|$x, $y, _z| CmpOp::Eq.holds($p, $q) as u32),
+                CmpOp::Ne => each!(|$x, $y, _z| CmpOp::Ne.holds($p, $q) as u32),
+            }
+        };
+    }
     match op {
         Opcode::Mov => each!(|x, _y, _z| x),
         Opcode::Iadd => each!(|x, y, _z| x.wrapping_add(y)),
+        Opcode::Isub => each!(|x, y, _z| x.wrapping_sub(y)),
+        Opcode::Imul => each!(|x, y, _z| x.wrapping_mul(y)),
         Opcode::Imad => each!(|x, y, z| x.wrapping_mul(y).wrapping_add(z)),
+        Opcode::Shl => each!(|x, y, _z| x.wrapping_shl(y & 31)),
+        Opcode::Shr => each!(|x, y, _z| x.wrapping_shr(y & 31)),
+        Opcode::And => each!(|x, y, _z| x & y),
+        Opcode::Or => each!(|x, y, _z| x | y),
+        Opcode::Xor => each!(|x, y, _z| x ^ y),
         Opcode::Fadd => each!(|x, y, _z| (f(x) + f(y)).to_bits()),
         Opcode::Fmul => each!(|x, y, _z| (f(x) * f(y)).to_bits()),
         Opcode::Ffma => ffma_lanes(out, a, b, c, n),
+        Opcode::Isetp(cmp) => compare!(cmp, |x, y| (x as i32, y as i32)),
+        Opcode::Fsetp(cmp) => compare!(cmp, |x, y| (f(x), f(y))),
         _ => {
             for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c).take(n) {
                 *o = alu(op, x, y, z);
@@ -422,7 +537,7 @@ fn lanes(mask: LaneMask) -> impl Iterator<Item = u32> {
 /// fault nothing of this instruction is written and `out` holds nothing meaningful.
 pub fn execute_into(
     program: &Program,
-    reconvergence: &Reconvergence,
+    decoded: &Decoded,
     warp: &mut WarpContext,
     env: &ExecEnv,
     global: &mut GlobalMemory,
@@ -475,7 +590,7 @@ pub fn execute_into(
             let target = inst.target().unwrap_or(pc + 1);
             let diverged = warp
                 .simt
-                .branch(taken, target, pc + 1, reconvergence.ipdom(pc));
+                .branch(taken, target, pc + 1, decoded.reconvergence.ipdom(pc));
             out.flow = Flow::Branch { diverged };
         }
         Opcode::Exit => {
@@ -501,19 +616,22 @@ pub fn execute_into(
             warp.simt.jump(pc + 1);
         }
         _ => {
-            let dst = match op {
-                Opcode::Cmp => Some(WriteDst::Nzp),
-                Opcode::Isetp(_) | Opcode::Fsetp(_) => inst.dst_pred().map(|p| WriteDst::Pred(p.0)),
-                _ => inst.dst_reg().map(|r| WriteDst::Reg(r.0)),
-            };
+            let ops = decoded
+                .alu
+                .get(pc as usize)
+                .copied()
+                .unwrap_or(AluOperands {
+                    dst: None,
+                    srcs: [Src::None; 3],
+                });
             // Arithmetic has no effect but its result: nothing to compute without one.
-            if let (Some(dst), true) = (dst, executed != 0) {
-                let srcs = inst.sources();
+            if let (Some(dst), true) = (ops.dst, executed != 0) {
                 let n = warp.warp_size as usize;
                 let (mut buf_a, mut buf_b, mut buf_c) = (None, None, None);
-                let a = read_all(env, warp, srcs.first(), executed, &mut buf_a);
-                let b = read_all(env, warp, srcs.get(1), executed, &mut buf_b);
-                let c = read_all(env, warp, srcs.get(2), executed, &mut buf_c);
+                let [sa, sb, sc] = ops.srcs;
+                let a = read_src(env, warp, inst, sa, executed, &mut buf_a);
+                let b = read_src(env, warp, inst, sb, executed, &mut buf_b);
+                let c = read_src(env, warp, inst, sc, executed, &mut buf_c);
                 let wb = out.writeback.insert(Writeback {
                     dst,
                     mask: executed,
@@ -707,26 +825,42 @@ mod tests {
                 })
             };
             let (a, b, c) = (pick(), pick(), pick());
+            let compares = CmpOp::ALL
+                .iter()
+                .flat_map(|&c| [Opcode::Isetp(c), Opcode::Fsetp(c)]);
             for op in [
                 Opcode::Ffma,
                 Opcode::Fadd,
                 Opcode::Fmul,
                 Opcode::Imad,
                 Opcode::Iadd,
-            ] {
-                let mut got = [0u32; MAX_WARP_SIZE];
-                alu_lanes(op, &a, &b, &c, 32, &mut got);
-                for lane in 0..32 {
-                    let want = alu(op, a[lane], b[lane], c[lane]);
-                    if f(want).is_nan() {
-                        assert!(f(got[lane]).is_nan(), "{op:?} lane {lane}");
-                    } else {
-                        assert_eq!(
-                            got[lane], want,
-                            "{op:?} {:#x} {:#x} {:#x}",
-                            a[lane], b[lane], c[lane]
-                        );
+                Opcode::Isub,
+                Opcode::Imul,
+                Opcode::Shl,
+                Opcode::Shr,
+                Opcode::And,
+                Opcode::Or,
+                Opcode::Xor,
+            ]
+            .into_iter()
+            .chain(compares)
+            {
+                for n in [32, 13] {
+                    let mut got = [0u32; MAX_WARP_SIZE];
+                    alu_lanes(op, &a, &b, &c, n, &mut got);
+                    for lane in 0..n {
+                        let want = alu(op, a[lane], b[lane], c[lane]);
+                        if f(want).is_nan() {
+                            assert!(f(got[lane]).is_nan(), "{op:?} lane {lane}");
+                        } else {
+                            assert_eq!(
+                                got[lane], want,
+                                "{op:?} {:#x} {:#x} {:#x}",
+                                a[lane], b[lane], c[lane]
+                            );
+                        }
                     }
+                    assert!(got[n..].iter().all(|&v| v == 0), "{op:?} past lane {n}");
                 }
             }
         }

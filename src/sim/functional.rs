@@ -4,7 +4,6 @@
 
 use super::exec::{self, ExecEnv, Flow, SharedMemory};
 use super::fault::{Fault, FaultKind};
-use super::simt_stack::Reconvergence;
 use super::warp::WarpContext;
 use super::{KernelLaunch, LaunchError, MAX_WARP_SIZE};
 use crate::sim::memory::GlobalMemory;
@@ -58,7 +57,7 @@ pub fn run(
         .into());
     }
     let program = &launch.program;
-    let reconvergence = Reconvergence::of(program);
+    let decoded = exec::Decoded::of(program);
     let mut stats = FunctionalStats::default();
     let warps_per_block = launch.warps_per_block(ws);
     for block_index in 0..launch.grid.count() {
@@ -100,7 +99,7 @@ pub fn run(
                 };
                 exec::execute_into(
                     program,
-                    &reconvergence,
+                    &decoded,
                     warp,
                     &env,
                     memory,

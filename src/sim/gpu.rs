@@ -8,7 +8,6 @@ use super::fault::{Fault, FaultKind};
 use super::memory::{GlobalMemory, MemoryStats, MemoryTiming};
 use super::observer::Observer;
 use super::scoreboard::DepOperands;
-use super::simt_stack::Reconvergence;
 use super::sm::{CycleContext, FinishedBlock, PreparedLaunch, SchedulerStats, Sm};
 use super::stream::{InstructionSource, NoReplay};
 use super::{KernelLaunch, LaunchError};
@@ -108,7 +107,7 @@ pub fn prepare(
                 launch.program.clone()
             };
             Ok(PreparedLaunch {
-                reconvergence: Reconvergence::of(&program),
+                decoded: super::exec::Decoded::of(&program),
                 deps: program.instructions.iter().map(DepOperands::of).collect(),
                 program,
                 footprint,

@@ -2,11 +2,11 @@
 //! barrier, `schedulers` sub-partitions each with its warp pool, issue slots and pipes, the
 //! MIO and LSU queues, and one scoreboard for all warp slots.
 //!
-//! Each cycle, in order: completions due now are retired (results written, scoreboard
-//! released); every scheduler decides the state of each of its warps and issues up to
-//! `issue_width` instructions by its policy; CTA barriers whose live threads have all arrived
-//! release; warps that exited with nothing in flight leave, and blocks whose warps all left
-//! free their resources.
+//! Each cycle, in order: completions due now are retired (results written under control codes,
+//! which issue does for the other scoreboards; scoreboard released); every scheduler decides
+//! the state of each of its warps and issues up to `issue_width` instructions by its policy;
+//! CTA barriers whose live threads have all arrived release; warps that exited with nothing in
+//! flight leave, and blocks whose warps all left free their resources.
 //!
 //! Simplifications: instruction fetch is modelled only as a fixed delay after warp launch and
 //! after each branch (no instruction cache); the register file has no bank conflicts; operand
@@ -20,7 +20,6 @@ use super::fault::Fault;
 use super::memory::{GlobalMemory, MemoryTiming};
 use super::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use super::scoreboard::{Blocked, DepOperands, DepPath, Hazard, Scoreboard, Ticket};
-use super::simt_stack::Reconvergence;
 use super::stream::{ReplayFlow, ReplayOp, WarpStream};
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch};
@@ -28,12 +27,13 @@ use crate::isa::{Pipe, Program};
 use std::sync::Arc;
 
 /// A launch as the SMs run it: the program (with control codes filled in when the scoreboard
-/// needs them), its reconvergence table and footprint.
+/// needs them), its reconvergence table, decoded operands and footprint.
 #[derive(Debug, Clone)]
 pub struct PreparedLaunch {
     pub launch: KernelLaunch,
     pub program: Arc<Program>,
-    pub reconvergence: Reconvergence,
+    /// The reconvergence table and each PC's arithmetic operands.
+    pub decoded: exec::Decoded,
     pub footprint: BlockFootprint,
     /// Each PC's dependency operands, decoded once.
     pub deps: Vec<DepOperands>,
@@ -202,9 +202,11 @@ struct SchedulerUnit {
     active_set: Vec<u32>,
     /// An event touched one of this scheduler's warps since it was last stepped.
     dirty: bool,
-    /// The warps events touched since the last pass (in no order, perhaps repeated), when
-    /// that is all that changed; see [`Sm::schedule_masked`].
-    touched: Vec<u32>,
+    /// The warps events touched since the last pass, when that is all that changed, as a bit
+    /// set over their positions in [`Sm::position`] (see [`Sm::schedule_masked`]). Those are
+    /// current whenever it is read: any arrival or departure sets `full`, which rebuilds them,
+    /// and touches are not recorded until then.
+    touched: u64,
     /// Something beyond single warps changed (a warp arrived or left): the next pass visits
     /// every warp.
     full: bool,
@@ -218,11 +220,12 @@ struct SchedulerUnit {
 }
 
 impl SchedulerUnit {
-    /// An event changed warp `slot` (of this scheduler).
-    fn touch(&mut self, slot: u32) {
+    /// An event changed the warp at `position` (its [`Sm::position`]) of this scheduler.
+    #[inline]
+    fn touch(&mut self, position: u8) {
         self.dirty = true;
         if !self.full {
-            self.touched.push(slot);
+            self.touched |= 1 << (position as u32 % 64);
         }
     }
 }
@@ -270,14 +273,14 @@ impl PoolMasks {
         waiting_until: 0,
     };
 
-    /// The position leaves every set (before it is placed again).
-    fn remove(&mut self, bit: u64) {
+    /// The positions in `bits` leave every set (before they are placed again).
+    fn remove(&mut self, bits: u64) {
         for r in &mut self.ready {
-            *r &= !bit;
+            *r &= !bits;
         }
-        self.waiting &= !bit;
-        self.waiting_eligible &= !bit;
-        self.done &= !bit;
+        self.waiting &= !bits;
+        self.waiting_eligible &= !bits;
+        self.done &= !bits;
     }
 }
 
@@ -392,7 +395,7 @@ impl Sm {
             refill_until: 0,
             active_set: Vec::new(),
             dirty: true,
-            touched: Vec::new(),
+            touched: 0,
             full: true,
             masks: PoolMasks::INVALID,
             ready_reported: [WarpState::NotSelected; 6],
@@ -642,7 +645,7 @@ impl Sm {
                 if !(keep_ready && self.hot[slot].ready_pipe.is_some()) {
                     self.hot[slot].invalidate();
                     w.deps = None;
-                    self.schedulers[w.scheduler as usize].touch(event.slot);
+                    self.schedulers[w.scheduler as usize].touch(self.position[slot]);
                 }
             }
             match event.kind {
@@ -718,7 +721,21 @@ impl Sm {
         state
     }
 
-    /// The state of a resident, unfinished warp at `cycle`, before selection.
+    /// [`Sm::warp_state`] out of line, for a warp issuing again in the same cycle.
+    #[inline(never)]
+    fn warp_state_again(
+        &mut self,
+        cycle: u64,
+        config: &GpuConfig,
+        slot: u32,
+        prepared: &PreparedLaunch,
+    ) -> WarpState {
+        self.warp_state(cycle, config, slot, prepared)
+    }
+
+    /// The state of a resident, unfinished warp at `cycle`, before selection. Inlined into its
+    /// two out-of-line callers: it runs after nearly every issue and completion.
+    #[inline(always)]
     fn warp_state(
         &mut self,
         cycle: u64,
@@ -729,6 +746,7 @@ impl Sm {
         let Some(w) = self.warps[slot as usize].as_ref() else {
             return WarpState::NoInstruction;
         };
+        let scheduler = w.scheduler as usize;
         let hot = &self.hot[slot as usize];
         if hot.done {
             // Exited: waiting for its memory operations, or for its last instruction.
@@ -804,7 +822,8 @@ impl Sm {
         }
         let pipe = inst.op.pipe();
         self.hot[slot as usize].ready_pipe = Some(pipe);
-        self.pipe_and_queue_state(cycle, config, slot, pipe)
+        self.pipe_entry(cycle, config, scheduler, pipe_index(pipe))
+            .0
     }
 
     /// The state of resident warp `slot` at `cycle` and the cycle until which it holds unless
@@ -923,7 +942,7 @@ impl Sm {
             if masked {
                 self.schedule_masked(cycle, s, cx, &mut out)?;
             } else {
-                sched.touched.clear();
+                sched.touched = 0;
                 self.schedule_one(cycle, s, cx, &mut out)?;
             }
         }
@@ -1236,7 +1255,7 @@ impl Sm {
             if issued_before > 0 || issued_by_warp > 0 {
                 let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
                 if !self
-                    .warp_state(cycle, config, slot, &cx.launches[launch as usize])
+                    .warp_state_again(cycle, config, slot, &cx.launches[launch as usize])
                     .is_eligible()
                 {
                     break;
@@ -1309,7 +1328,7 @@ impl Sm {
         let sched = &mut self.schedulers[s];
         let n = sched.warps.len();
         let mut m = sched.masks;
-        let mut visit = 0u64;
+        let mut visit;
         if !m.valid {
             for (i, &slot) in sched.warps.iter().enumerate() {
                 self.position[slot as usize] = i as u8;
@@ -1325,25 +1344,21 @@ impl Sm {
                 (1u64 << n) - 1
             };
         } else {
-            for &slot in &sched.touched {
-                let i = self.position[slot as usize] as usize;
-                if sched.warps.get(i) == Some(&slot) {
-                    visit |= 1 << i;
-                }
-            }
+            visit = sched.touched;
             if cycle >= m.waiting_until {
                 visit |= m.waiting;
                 m.waiting_until = u64::MAX;
             }
         }
-        sched.touched.clear();
+        sched.touched = 0;
 
+        // The warps looked at leave their sets all at once (the loop only places them again).
+        m.remove(visit);
         let mut bits = visit;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let bit = 1u64 << i;
-            m.remove(bit);
             let slot = self.schedulers[s].warps[i];
             let w = &mut self.hot[slot as usize];
             // A warp whose last instruction completed this cycle leaves now: it is not resident.
@@ -1571,7 +1586,7 @@ impl Sm {
             }
             _ => exec::execute_into(
                 program,
-                &prepared.reconvergence,
+                &prepared.decoded,
                 &mut warp.ctx,
                 &env,
                 cx.memory,
@@ -1590,6 +1605,16 @@ impl Sm {
                 kind: e.kind,
             })
         })?;
+        if config.scheduler.scoreboard != ScoreboardKind::Barriers {
+            // These scoreboards hold every later instruction of the warp that reads or writes
+            // the destination until the result would be written, so nothing can tell it from
+            // being written now; this saves carrying it in the completion event. (Control codes
+            // may let a consumer read the stale value: that scoreboard writes at completion.)
+            if let Some(wb) = &done.writeback {
+                exec::apply(&mut warp.ctx, wb);
+            }
+            done.writeback = None;
+        }
         self.hot[slot as usize].done = warp.compute_done();
         warp.pc = warp.compute_next_pc();
         let inst = &program.instructions[pc as usize];
@@ -1673,7 +1698,7 @@ impl Sm {
         let hot = &mut self.hot[slot as usize];
         hot.invalidate();
         hot.inflight += 1;
-        self.schedulers[s].touch(slot);
+        self.schedulers[s].touch(self.position[slot as usize]);
         if is_memory {
             warp.mem_inflight += 1;
         }
@@ -1760,7 +1785,7 @@ impl Sm {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
                         w.at_barrier = false;
                         self.hot[slot as usize].cache_until = 0;
-                        self.schedulers[w.scheduler as usize].touch(slot);
+                        self.schedulers[w.scheduler as usize].touch(self.position[slot as usize]);
                     }
                 }
                 if let Some(block) = self.blocks[b].as_mut() {

@@ -139,6 +139,14 @@ impl WarpContext {
         }
         let n = self.warp_size as usize;
         let start = (r * self.warp_size) as usize;
+        if n == MAX_WARP_SIZE && mask == u32::MAX {
+            // A fixed-size copy (a few vector moves, not a call).
+            if let Some(row) = self.regs.get_mut(start..start + MAX_WARP_SIZE) {
+                let row: &mut [u32; MAX_WARP_SIZE] = row.try_into().expect("a full row");
+                *row = *values;
+                return;
+            }
+        }
         let row = &mut self.regs[start..start + n];
         let all = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
         if mask & all == all {

@@ -53,8 +53,9 @@ impl SectorList {
     }
 
     /// Inserts `value` keeping the list ascending and unique. At most `MAX_SECTORS` distinct
-    /// values can arrive because there is one per lane.
-    #[inline]
+    /// values can arrive because there is one per lane. Out of line: [`sectors_of`] appends
+    /// ascending lanes itself.
+    #[inline(never)]
     fn insert(&mut self, value: u64) {
         let len = self.len;
         if len == 0 || value > self.sectors[len - 1] {
@@ -87,24 +88,47 @@ impl std::ops::Deref for SectorList {
 /// The distinct `sector_bytes`-sized sectors holding the addresses of the lanes set in `mask`,
 /// ascending, as sector base addresses. `sector_bytes` of 0 is treated as 1.
 pub fn coalesce(mask: LaneMask, addrs: &[u64; MAX_WARP_SIZE], sector_bytes: u32) -> SectorList {
-    let mut list = SectorList::default();
     let sector = u64::from(sector_bytes.max(1));
-    let mut m = mask;
     if sector.is_power_of_two() {
         let align = !(sector - 1);
-        while m != 0 {
-            let lane = m.trailing_zeros() as usize;
-            m &= m - 1;
-            list.insert(addrs[lane] & align);
-        }
+        sectors_of(mask, addrs, |a| a & align)
     } else {
-        while m != 0 {
-            let lane = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let a = addrs[lane];
-            list.insert(a - a % sector);
-        }
+        sectors_of(mask, addrs, |a| a - a % sector)
     }
+}
+
+/// [`coalesce`] with the sector of an address given by `base`. Lanes in ascending order of
+/// address (unit stride, broadcast: nearly every access) only append or repeat the last
+/// sector, which is kept in a register; any other order goes through the sorted insert.
+#[inline(always)]
+fn sectors_of(
+    mask: LaneMask,
+    addrs: &[u64; MAX_WARP_SIZE],
+    base: impl Fn(u64) -> u64,
+) -> SectorList {
+    let mut list = SectorList::default();
+    let mut len = 0;
+    let mut last = 0;
+    let mut m = mask;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let s = base(addrs[lane]);
+        if len > 0 && s == last {
+            continue;
+        }
+        if (len == 0 || s > last) && len < MAX_SECTORS {
+            list.sectors[len] = s;
+            len += 1;
+            last = s;
+            continue;
+        }
+        list.len = len;
+        list.insert(s);
+        len = list.len;
+        last = list.sectors[len - 1];
+    }
+    list.len = len;
     list
 }
 

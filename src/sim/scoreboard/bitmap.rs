@@ -46,11 +46,20 @@ impl Bitmap {
         self.bits[warp] = [0; WORDS];
     }
 
+    #[inline]
     pub(super) fn check(&self, warp: usize, ops: &DepOperands) -> Result<(), Blocked> {
         let bits = &self.bits[warp];
         if bits.iter().zip(ops.names()).all(|(b, n)| b & n == 0) {
             return Ok(());
         }
+        self.blocker(warp, ops)
+    }
+
+    /// Which name blocks an instruction that [`Bitmap::check`] found blocked. Out of line: the
+    /// common answer is that nothing does.
+    #[inline(never)]
+    fn blocker(&self, warp: usize, ops: &DepOperands) -> Result<(), Blocked> {
+        let bits = &self.bits[warp];
         for &r in ops.srcs().iter().chain(ops.dst().iter()) {
             let i = r.index();
             if is_set(bits, i) {

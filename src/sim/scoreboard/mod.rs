@@ -418,6 +418,7 @@ impl Scoreboard {
 
     /// [`Scoreboard::check`] with the instruction's operands already decoded (the SM decodes
     /// each PC once per program).
+    #[inline]
     pub fn check_decoded(
         &self,
         warp: usize,
