@@ -1350,6 +1350,11 @@ const CODES: [(bool, usize, usize); 32] = {
 /// (the analyzer's, which keeps only what it reads: an `Event` is 56 bytes, and the analysis
 /// threads hand every one over through memory).
 pub(crate) trait EventSink {
+    /// Whether the sink reads which warp and pc a completion names. A sink that only counts
+    /// completions (the analyzer's) spares the decoder the model of expected completions: a
+    /// predicted completion is then taken as it comes, with its cycle and no name, and is not
+    /// checked against what was expected. A reader decodes into one kind of sink throughout.
+    const COMPLETION_NAMES: bool = true;
     /// What [`rewind`](Self::rewind) goes back to.
     type Mark: Copy;
     fn push(&mut self, event: Event);
@@ -1738,7 +1743,9 @@ impl Decoder {
                 };
                 self.cx.last_pc.insert(w, pc);
                 self.cx.groups.issue(w, cycle, pc);
-                self.cx.completions.issue(w, cycle, pc);
+                if S::COMPLETION_NAMES {
+                    self.cx.completions.issue(w, cycle, pc);
+                }
                 out.push(Event::Issue {
                     cycle,
                     warp: w,
@@ -1759,11 +1766,18 @@ impl Decoder {
             }
             T_COMPLETE => {
                 let pc = pc_of(cur, self.cx.last_pc(w))?;
-                // Expectations are dropped alike on both sides.
-                self.cx.completions.expected(cycle);
-                self.cx.completions.complete(w, pc, cycle, false);
+                if S::COMPLETION_NAMES {
+                    // Expectations are dropped alike on both sides.
+                    self.cx.completions.expected(cycle);
+                    self.cx.completions.complete(w, pc, cycle, false);
+                }
                 Event::Complete { cycle, warp: w, pc }
             }
+            T_COMPLETE_PREDICTED if self.version >= 3 && !S::COMPLETION_NAMES => Event::Complete {
+                cycle,
+                warp: self.cx.prev_warp,
+                pc: 0,
+            },
             T_COMPLETE_PREDICTED if self.version >= 3 => {
                 let (warp, pc) =
                     self.cx
