@@ -1,7 +1,8 @@
 //! Progress bars for long commands, drawn on stderr from a second thread while the work runs
 //! on this one: simulations (`run`, `record`, `replay`) count thread blocks finished out of the
 //! launches' total and show the cycle reached; trace readers (`analyze`, `trace info`,
-//! `export`) count bytes read out of the file's size. Drawn only when stderr is a terminal and
+//! `export`) count bytes read out of the file's size; the scan of an Accel-Sim trace gets a
+//! spinner. Drawn only when stderr is a terminal and
 //! the work takes longer than a moment; outputs and traces are the same either way.
 
 use anyhow::{Context, Result};
@@ -27,6 +28,15 @@ pub fn simulating<T>(total_blocks: u64, what: &str, simulate: impl FnOnce() -> T
     with_bar(total_blocks, what, style, simulate, move || {
         (counters.blocks_done(), counters.cycle().to_string())
     })
+}
+
+/// Runs `work` (which reports no progress of its own) with a spinner labelled `what`.
+pub fn waiting<T>(what: &str, work: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return work();
+    }
+    let style = "{spinner} {msg} ({elapsed})";
+    with_bar(0, what, style, work, || (0, String::new()))
 }
 
 /// A trace file's reader that counts the bytes it reads.
@@ -133,6 +143,8 @@ fn draw(done: &AtomicBool, total: u64, what: &str, style: &str, poll: impl Fn() 
             Some(bar) => {
                 bar.set_prefix(prefix);
                 bar.set_position(position);
+                // A spinner turns even when nothing moved.
+                bar.tick();
             }
             None => {
                 // Hidden until filled in, so the first frame is complete.

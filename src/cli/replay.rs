@@ -64,7 +64,8 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         skip_idle: true,
     };
     let started = Instant::now();
-    let input = warpscope::replay::open(&args.input)?;
+    let scanning = format!("scanning {}", args.input.display());
+    let input = super::progress::waiting(&scanning, || warpscope::replay::open(&args.input))?;
     let scanned = started.elapsed();
     let blocks = input.kernels.iter().map(|k| k.header.grid.count()).sum();
     let name = args.input.file_name().unwrap_or(args.input.as_os_str());
