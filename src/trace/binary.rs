@@ -574,13 +574,7 @@ impl Groups {
             if let Some(s) = schedulers.get_mut(w.sm, g.scheduler) {
                 s.next[from] = Some(state);
             }
-            if g.pc < DENSE_PCS {
-                let pc = g.pc as usize;
-                if by_pc.len() <= pc {
-                    by_pc.resize(pc + 1, [None; STATES as usize]);
-                }
-                by_pc[pc][from] = Some(state);
-            }
+            learn_by_pc(by_pc, g.pc, from, state);
         }
         g.state = Some(state);
         Some(state)
@@ -593,6 +587,24 @@ impl Groups {
         let members = &self.schedulers.get(w.sm, g.scheduler)?.members;
         (members.get(g.position as usize) == Some(&w.slot))
             .then_some((g.scheduler, g.position as usize))
+    }
+}
+
+/// Learns that a warp whose last issue was at `pc` went from state `from` to `state` (the pc
+/// table of predictions; pcs past `DENSE_PCS` are not learnt).
+#[inline(always)]
+fn learn_by_pc(
+    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
+    pc: u32,
+    from: usize,
+    state: WarpState,
+) {
+    if pc < DENSE_PCS {
+        let pc = pc as usize;
+        if by_pc.len() <= pc {
+            by_pc.resize(pc + 1, [None; STATES as usize]);
+        }
+        by_pc[pc][from] = Some(state);
     }
 }
 
@@ -1600,13 +1612,7 @@ impl Decoder {
             };
             if let Some(from) = from {
                 next[from] = Some(state);
-                if g.pc < DENSE_PCS {
-                    let pc = g.pc as usize;
-                    if by_pc.len() <= pc {
-                        by_pc.resize(pc + 1, [None; STATES as usize]);
-                    }
-                    by_pc[pc][from] = Some(state);
-                }
+                learn_by_pc(by_pc, g.pc, from, state);
             }
             g.state = Some(state);
             out.push(Event::WarpState {
