@@ -26,8 +26,8 @@ pub fn register(tmp: &Path) -> Pending {
 
 /// Removes every output file still being written (for an interrupt; best effort).
 pub fn remove_all() {
-    // A writer holding the lock cannot be waited for in a signal handler's thread forever:
-    // if the lock is poisoned, the list is still there.
+    // The handler runs on its own thread, so waiting for a writer's brief hold is fine; a
+    // lock poisoned by a panicking writer still holds the list.
     let list = match PENDING.lock() {
         Ok(list) => list,
         Err(poisoned) => poisoned.into_inner(),

@@ -186,35 +186,35 @@ pub fn simulate_with_source<O: Observer>(
         }
     };
     loop {
-        if cycle >= next_check && cycle < options.max_cycles {
+        if cycle >= next_check {
+            if cycle >= options.max_cycles {
+                let mut detail: Vec<String> = sms
+                    .iter()
+                    .flat_map(|s| s.describe_warps(&prepared))
+                    .collect();
+                detail.truncate(16);
+                let fault = Fault::kernel_wide(
+                    &running_kernels(&dispatcher, launches),
+                    FaultKind::Watchdog {
+                        limit: options.max_cycles,
+                        unit: "cycles".into(),
+                        detail: detail.join("\n  "),
+                    },
+                );
+                return Err(fail(
+                    fault,
+                    cycle,
+                    &mut report,
+                    &sms,
+                    &timing,
+                    &dispatcher,
+                    observer,
+                ));
+            }
             if let Some(p) = &progress {
                 p.at_cycle(cycle);
             }
             next_check = check_after(cycle);
-        } else if cycle >= next_check {
-            // `next_check` never passes `max_cycles`: this is the watchdog.
-            let mut detail: Vec<String> = sms
-                .iter()
-                .flat_map(|s| s.describe_warps(&prepared))
-                .collect();
-            detail.truncate(16);
-            let fault = Fault::kernel_wide(
-                &running_kernels(&dispatcher, launches),
-                FaultKind::Watchdog {
-                    limit: options.max_cycles,
-                    unit: "cycles".into(),
-                    detail: detail.join("\n  "),
-                },
-            );
-            return Err(fail(
-                fault,
-                cycle,
-                &mut report,
-                &sms,
-                &timing,
-                &dispatcher,
-                observer,
-            ));
         }
         let mut issued = 0u32;
         let mut any_eligible = false;
