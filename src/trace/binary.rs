@@ -223,10 +223,6 @@ fn state_code(s: &WarpState) -> u8 {
 struct Context {
     last_cycle: u64,
     prev_warp: WarpRef,
-    /// Lanes of each warp slot's current warp (from warp_launch); unknown = all 32.
-    lanes: Table<u32>,
-    /// Last issued pc of each warp slot; unknown = u32::MAX (so the prediction is pc 0).
-    last_pc: Table<u32>,
     groups: Groups,
     completions: Completions,
 }
@@ -395,14 +391,17 @@ impl Completions {
 }
 
 /// What state groups and predicted states need, kept alike by encoder and decoder: every
-/// launched warp's scheduler and current state, each scheduler's warps in launch order (the
-/// order in which the simulator reports a scheduler's state changes), and per warp the state
-/// that last followed each state.
+/// warp slot's lanes and last issued pc, every launched warp's scheduler and current state,
+/// each scheduler's warps in launch order (the order in which the simulator reports a
+/// scheduler's state changes), and per warp the state that last followed each state.
 #[derive(Debug, Default)]
 struct Groups {
-    warps: Table<GroupWarp>,
-    /// By (sm, scheduler).
-    schedulers: Table<GroupScheduler>,
+    /// One record per warp slot an event names: every per-warp value the decoder reads for an
+    /// event is behind one look-up.
+    warps: Table<WarpRec>,
+    schedulers: Vec<GroupScheduler>,
+    /// Index in `schedulers` by (sm, scheduler).
+    scheduler_index: Table<u32>,
     /// By the last issued pc (below [`DENSE_PCS`]), then by [`state_code`] of a state: the
     /// state a warp changed to from it last time.
     by_pc: Vec<[Option<WarpState>; STATES as usize]>,
@@ -410,15 +409,37 @@ struct Groups {
 
 const DENSE_PCS: u32 = 4096;
 
+/// `WarpRec::sched` of a slot no warp_launch has named.
+const UNLAUNCHED: u32 = u32::MAX;
+
 #[derive(Debug, Clone, Copy)]
-struct GroupWarp {
-    scheduler: u32,
+struct WarpRec {
+    /// Lanes of the slot's current warp (from warp_launch); unknown = all 32.
+    lanes: u32,
+    /// Last issued pc; unknown = u32::MAX (so the prediction is pc 0).
+    pc: u32,
+    /// Index of its scheduler in `Groups::schedulers`, or [`UNLAUNCHED`].
+    sched: u32,
     /// Index in its scheduler's `members`.
     position: u32,
     state: Option<WarpState>,
     /// The cycle of the warp's last issue (a warp that issued this cycle is `Selected`).
     issued: Option<u64>,
-    pc: u32,
+}
+
+const UNKNOWN_WARP: WarpRec = WarpRec {
+    lanes: u32::MAX,
+    pc: u32::MAX,
+    sched: UNLAUNCHED,
+    position: 0,
+    state: None,
+    issued: None,
+};
+
+impl WarpRec {
+    fn launched(&self) -> bool {
+        self.sched != UNLAUNCHED
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -453,17 +474,6 @@ impl<T> Default for Table<T> {
     }
 }
 
-impl Table<u32> {
-    /// The value for warp `w`, `u32::MAX` when unset.
-    fn of(&self, w: WarpRef) -> u32 {
-        self.get(w.sm, w.slot).copied().unwrap_or(u32::MAX)
-    }
-
-    fn insert(&mut self, w: WarpRef, v: u32) {
-        *self.get_or_insert_with(w.sm, w.slot, || v) = v;
-    }
-}
-
 impl<T> Table<T> {
     #[inline]
     fn dense_index(a: u32, b: u32) -> Option<usize> {
@@ -486,6 +496,7 @@ impl<T> Table<T> {
         }
     }
 
+    #[inline]
     fn get_or_insert_with(&mut self, a: u32, b: u32, f: impl FnOnce() -> T) -> &mut T {
         match Self::dense_index(a, b) {
             Some(i) => {
@@ -502,31 +513,45 @@ impl<T> Table<T> {
 }
 
 impl Groups {
-    fn launch(&mut self, w: WarpRef, scheduler: u32) {
+    /// The record of warp slot `w`, made on first use.
+    #[inline(always)]
+    fn warp(&mut self, w: WarpRef) -> &mut WarpRec {
+        self.warps.get_or_insert_with(w.sm, w.slot, || UNKNOWN_WARP)
+    }
+
+    /// The launched warp in slot `w`, if any.
+    #[inline(always)]
+    fn launched(&self, w: WarpRef) -> Option<&WarpRec> {
+        self.warps.get(w.sm, w.slot).filter(|g| g.launched())
+    }
+
+    fn launch(&mut self, w: WarpRef, scheduler: u32, lanes: u32) {
         self.exit(w);
-        let members = &mut self
-            .schedulers
-            .get_or_insert_with(w.sm, scheduler, GroupScheduler::default)
-            .members;
+        let next = self.schedulers.len() as u32;
+        let sched = *self
+            .scheduler_index
+            .get_or_insert_with(w.sm, scheduler, || next);
+        if sched == next {
+            self.schedulers.push(GroupScheduler::default());
+        }
+        let members = &mut self.schedulers[sched as usize].members;
         members.push(w.slot);
-        let fresh = GroupWarp {
-            scheduler,
+        *self.warp(w) = WarpRec {
+            lanes,
+            pc: u32::MAX,
+            sched,
             position: (members.len() - 1) as u32,
             state: None,
             issued: None,
-            pc: u32::MAX,
         };
-        *self.warps.get_or_insert_with(w.sm, w.slot, || fresh) = fresh;
     }
 
     fn exit(&mut self, w: WarpRef) {
-        let Some(g) = self.warps.get_mut(w.sm, w.slot) else {
+        let Some(g) = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched()) else {
             return;
         };
         g.state = None;
-        let Some(s) = self.schedulers.get_mut(w.sm, g.scheduler) else {
-            return;
-        };
+        let s = &mut self.schedulers[g.sched as usize];
         let Some(at) = s.members.iter().position(|&x| x == w.slot) else {
             return;
         };
@@ -538,17 +563,26 @@ impl Groups {
         }
     }
 
+    /// Warp `w` issued `pc` at `cycle`.
+    #[inline(always)]
     fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
-        if let Some(g) = self.warps.get_mut(w.sm, w.slot) {
-            g.issued = Some(cycle);
-            g.pc = pc;
-        }
+        let g = self.warp(w);
+        g.issued = Some(cycle);
+        g.pc = pc;
+    }
+
+    fn lanes(&self, w: WarpRef) -> u32 {
+        self.warps.get(w.sm, w.slot).map_or(u32::MAX, |g| g.lanes)
+    }
+
+    fn last_pc(&self, w: WarpRef) -> u32 {
+        self.warps.get(w.sm, w.slot).map_or(u32::MAX, |g| g.pc)
     }
 
     /// The state warp `w` is predicted to change to at `cycle`.
     fn predict(&self, w: WarpRef, cycle: u64) -> Option<WarpState> {
-        let g = self.warps.get(w.sm, w.slot)?;
-        prediction(&self.by_pc, &self.schedulers, w.sm, g, cycle)
+        let g = self.launched(w)?;
+        prediction(&self.by_pc, &self.schedulers, g, cycle)
     }
 
     fn set_state(&mut self, w: WarpRef, state: WarpState) {
@@ -563,30 +597,30 @@ impl Groups {
             warps,
             schedulers,
             by_pc,
+            ..
         } = self;
-        let g = warps.get_mut(w.sm, w.slot)?;
+        let g = warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
         let state = match state {
             Some(s) => s,
-            None => prediction(by_pc, schedulers, w.sm, g, cycle)?,
+            None => prediction(by_pc, schedulers, g, cycle)?,
         };
         if let Some(prev) = g.state {
             let from = state_code(&prev) as usize;
-            if let Some(s) = schedulers.get_mut(w.sm, g.scheduler) {
-                s.next[from] = Some(state);
-            }
+            schedulers[g.sched as usize].next[from] = Some(state);
             learn_by_pc(by_pc, g.pc, from, state);
         }
         g.state = Some(state);
         Some(state)
     }
 
-    /// The scheduler of a launched, resident warp and its position among the scheduler's warps.
+    /// The scheduler (index in `schedulers`) of a launched, resident warp and its position
+    /// among the scheduler's warps.
     fn position(&self, w: WarpRef) -> Option<(u32, usize)> {
-        let g = self.warps.get(w.sm, w.slot)?;
+        let g = self.launched(w)?;
         // An exited warp keeps its record (without a state) but is no member.
-        let members = &self.schedulers.get(w.sm, g.scheduler)?.members;
+        let members = &self.schedulers[g.sched as usize].members;
         (members.get(g.position as usize) == Some(&w.slot))
-            .then_some((g.scheduler, g.position as usize))
+            .then_some((g.sched, g.position as usize))
     }
 }
 
@@ -608,14 +642,13 @@ fn learn_by_pc(
     }
 }
 
-/// The state warp `g` (on `sm`) is predicted to change to at `cycle`: `Selected` if it issued
+/// The state launched warp `g` is predicted to change to at `cycle`: `Selected` if it issued
 /// then, else what followed its current state last time at its pc, or else on its scheduler.
 #[inline]
 fn prediction(
     by_pc: &[[Option<WarpState>; STATES as usize]],
-    schedulers: &Table<GroupScheduler>,
-    sm: u32,
-    g: &GroupWarp,
+    schedulers: &[GroupScheduler],
+    g: &WarpRec,
     cycle: u64,
 ) -> Option<WarpState> {
     if g.issued == Some(cycle) {
@@ -625,7 +658,7 @@ fn prediction(
     by_pc
         .get(g.pc as usize)
         .and_then(|t| t[from])
-        .or_else(|| schedulers.get(sm, g.scheduler)?.next[from])
+        .or_else(|| schedulers[g.sched as usize].next[from])
 }
 
 impl Default for Context {
@@ -633,8 +666,6 @@ impl Default for Context {
         Context {
             last_cycle: 0,
             prev_warp: WarpRef { sm: 0, slot: 0 },
-            lanes: Table::default(),
-            last_pc: Table::default(),
             groups: Groups::default(),
             completions: Completions::default(),
         }
@@ -643,10 +674,10 @@ impl Default for Context {
 
 impl Context {
     fn lanes(&self, w: WarpRef) -> u32 {
-        self.lanes.of(w)
+        self.groups.lanes(w)
     }
     fn last_pc(&self, w: WarpRef) -> u32 {
-        self.last_pc.of(w)
+        self.groups.last_pc(w)
     }
 }
 
@@ -858,9 +889,7 @@ impl Encoder {
                 }
                 // Lanes stored inverted: a full warp costs one byte.
                 put_varint(out, !info.lanes as u64);
-                self.cx.lanes.insert(*warp, info.lanes);
-                self.cx.last_pc.insert(*warp, u32::MAX);
-                self.cx.groups.launch(*warp, info.scheduler);
+                self.cx.groups.launch(*warp, info.scheduler, info.lanes);
             }
             Event::WarpExit { warp, .. } => {
                 self.tag(tags, warps, T_WARP_EXIT, cycle, Some(*warp));
@@ -902,7 +931,6 @@ impl Encoder {
                 if flags & F_SLOT != 0 {
                     put_varint(out, *slot as u64);
                 }
-                self.cx.last_pc.insert(*warp, *pc);
                 self.cx.groups.issue(*warp, cycle, *pc);
                 self.cx.completions.issue(*warp, cycle, *pc);
                 if selected_follows {
@@ -1539,7 +1567,7 @@ impl Decoder {
         out: &mut S,
     ) -> Result<(), TraceError> {
         let malformed = |message: String| TraceError::Malformed { offset, message };
-        let (scheduler, first_i) = self.cx.groups.position(first).ok_or_else(|| {
+        let (sched, first_i) = self.cx.groups.position(first).ok_or_else(|| {
             malformed(format!(
                 "state group starts at warp {}:{}, which is not resident",
                 first.sm, first.slot
@@ -1556,10 +1584,9 @@ impl Decoder {
             warps,
             schedulers,
             by_pc,
+            ..
         } = &mut self.cx.groups;
-        let GroupScheduler { members, next } = schedulers
-            .get_mut(first.sm, scheduler)
-            .expect("a resident warp's scheduler is known");
+        let GroupScheduler { members, next } = &mut schedulers[sched as usize];
         // Members follow the first one: bits from `room` up name positions past the last.
         let room = members.len() - first_i - 1;
         let beyond = if room >= 64 { 0 } else { mask >> room << room };
@@ -1595,7 +1622,7 @@ impl Decoder {
                 .expect("a scheduler's members are launched warps");
             let from = g.state.map(|s| state_code(&s) as usize);
             let state = if misses >> k & 1 != 0 {
-                let last_pc = self.cx.last_pc.of(w);
+                let last_pc = g.pc;
                 let cur = ins.at(S_STATE_ARGS);
                 let code = cur.byte("state number")?;
                 state_of(cur, code, last_pc)?
@@ -1704,9 +1731,7 @@ impl Decoder {
                 let warp_in_block = cur.u32("warp_in_block")?;
                 let scheduler = cur.u32("scheduler")?;
                 let lanes = !cur.u32("lanes")?;
-                self.cx.lanes.insert(w, lanes);
-                self.cx.last_pc.insert(w, u32::MAX);
-                self.cx.groups.launch(w, scheduler);
+                self.cx.groups.launch(w, scheduler, lanes);
                 Event::WarpLaunch {
                     cycle,
                     warp: w,
@@ -1747,7 +1772,6 @@ impl Decoder {
                 } else {
                     0
                 };
-                self.cx.last_pc.insert(w, pc);
                 self.cx.groups.issue(w, cycle, pc);
                 if S::COMPLETION_NAMES {
                     self.cx.completions.issue(w, cycle, pc);
