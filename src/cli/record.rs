@@ -24,7 +24,8 @@ Examples:
 
 Takes the same kernel, launch and GPU options as `warpscope run` (timing simulator only).
 --format defaults from the extension of -o: .jsonl (or .json) is JSON Lines, anything else
-the binary format. --verbosity 0 records lifecycle, issue, hazard and fault events; 1 (the
+the binary format; --format compact writes the binary format's version 5, about 40 % smaller
+and about half as fast to analyse (every reader reads both). --verbosity 0 records lifecycle, issue, hazard and fault events; 1 (the
 default) adds warp states, completions, refills and barriers; 2 adds memory events.
 A run stopped by a fault (watchdog, deadlock, memory fault) still writes its trace, marked
 incomplete; the fault is printed and the exit status is 1, as it is when an expect check
@@ -33,8 +34,10 @@ fails. Read traces back with `warpscope trace info|dump|convert`.";
 /// `--format` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// The compact CRC-framed binary format.
+    /// The CRC-framed binary format (version 4).
     Bin,
+    /// The binary format's version 5: about 40 % smaller, about half as fast to analyse.
+    Compact,
     /// JSON Lines: a header line, one event per line, a trailer line.
     Jsonl,
 }
@@ -43,6 +46,7 @@ impl From<FormatArg> for TraceFormat {
     fn from(f: FormatArg) -> TraceFormat {
         match f {
             FormatArg::Bin => TraceFormat::Binary,
+            FormatArg::Compact => TraceFormat::Compact,
             FormatArg::Jsonl => TraceFormat::Jsonl,
         }
     }
@@ -137,6 +141,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         outcome.path.display(),
         match format {
             TraceFormat::Binary => "bin",
+            TraceFormat::Compact => "compact",
             TraceFormat::Jsonl => "jsonl",
         },
         if outcome.fault.is_some() { ", incomplete" } else { "" },

@@ -3,6 +3,7 @@
 //! or one line (JSON Lines) is in memory at a time.
 
 use super::emit;
+use super::record::FormatArg;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
@@ -36,9 +37,11 @@ pub const CONVERT_EXAMPLES: &str = "\
 Examples:
   warpscope trace convert vecadd.wstrace vecadd.jsonl
   warpscope trace convert vecadd.jsonl vecadd.wstrace
+  warpscope trace convert vecadd.wstrace vecadd.small.wstrace --format compact
 
-The format of OUT comes from its extension: .jsonl (or .json) is JSON Lines, anything else
-binary. The header is copied verbatim, so binary -> JSON Lines -> binary gives identical bytes.
+The format of OUT comes from its extension unless --format says: .jsonl (or .json) is JSON
+Lines, anything else binary. The header is copied verbatim, so binary -> JSON Lines -> binary
+gives identical bytes.
 OUT is written through OUT.tmp and a rename.";
 
 pub const INFO_EXAMPLES: &str = "\
@@ -63,13 +66,16 @@ pub enum TraceCommand {
         /// The trace file (binary or JSON Lines).
         trace: PathBuf,
     },
-    /// Re-encode a trace (format of OUT from its extension).
+    /// Re-encode a trace (format of OUT from its extension, or --format).
     #[command(after_help = CONVERT_EXAMPLES)]
     Convert {
         /// The trace to read (binary or JSON Lines).
         input: PathBuf,
         /// The trace to write: .jsonl → JSON Lines, else binary.
         output: PathBuf,
+        /// Trace encoding; by default from the extension of OUT.
+        #[arg(long, value_enum)]
+        format: Option<FormatArg>,
     },
     /// Summarize a trace: header facts, completeness and event counts per kind.
     #[command(after_help = INFO_EXAMPLES)]
@@ -85,7 +91,11 @@ pub enum TraceCommand {
 pub fn run(args: TraceArgs) -> Result<ExitCode> {
     match args.command {
         TraceCommand::Dump { trace } => dump(&trace),
-        TraceCommand::Convert { input, output } => convert(&input, &output),
+        TraceCommand::Convert {
+            input,
+            output,
+            format,
+        } => convert(&input, &output, format),
         TraceCommand::Info { trace, json } => info(&trace, json),
     }
     .map(|()| ExitCode::SUCCESS)
@@ -117,7 +127,7 @@ fn dump(path: &Path) -> Result<()> {
     }
 }
 
-fn convert(input: &Path, output: &Path) -> Result<()> {
+fn convert(input: &Path, output: &Path, format: Option<FormatArg>) -> Result<()> {
     let reader = open(input)?;
     let tmp = pending::tmp_path(output);
     let _pending = pending::register(&tmp);
@@ -126,7 +136,7 @@ fn convert(input: &Path, output: &Path) -> Result<()> {
         let (out, n) = trace::convert(
             reader,
             BufWriter::with_capacity(1 << 16, f),
-            TraceFormat::from_path(output),
+            format.map_or_else(|| TraceFormat::from_path(output), Into::into),
         )
         .with_context(|| input.display().to_string())?;
         let f = out
@@ -185,7 +195,7 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
             "trace {} ({}, format version {}, written by warpscope {})",
             path.display(),
             match info.format {
-                TraceFormat::Binary => "binary",
+                TraceFormat::Binary | TraceFormat::Compact => "binary",
                 TraceFormat::Jsonl => "JSON Lines",
             },
             info.version,

@@ -108,7 +108,7 @@ pub fn write_trace<W: Write>(
     let list = listing(streams);
     let header = TraceHeader {
         format: "warpscope-trace".into(),
-        version: crate::trace::FORMAT_VERSION,
+        version: crate::trace::binary::DEFAULT_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         config: gpu,
         launches: results

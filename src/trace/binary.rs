@@ -19,7 +19,13 @@ pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
 /// version 2 added state groups and predicted states, version 3 predicted completions; older
 /// files never contain them; version 4 split the streams by kind of event and deflates each
 /// alone).
-pub const FORMAT_VERSION: u16 = 4;
+pub const FORMAT_VERSION: u16 = 5;
+
+/// The version the writer uses by default: version 5 ([`COMPACT_VERSION`]) is 40 % smaller
+/// but takes about twice as long to decode, so it is a choice (`--format compact`).
+pub const DEFAULT_VERSION: u16 = 4;
+/// The version of the compact binary format.
+pub const COMPACT_VERSION: u16 = 5;
 /// A block is closed once its encoded events reach this many bytes. Larger blocks deflate a
 /// little better (256 KiB: 3 % fewer bytes) but the analyzer's three-thread pipeline then
 /// takes longer to fill: on the benchmark trace analysis took twice as long.
@@ -109,6 +115,11 @@ const T_STATE_GROUP: u8 = 14;
 const T_COMPLETE_PREDICTED: u8 = 15;
 /// Version 2: a warp_state event whose state is the warp's predicted one.
 const T_STATE_PREDICTED: u8 = 31;
+/// Version 5: a run, the state changes of one scheduler's warps in one cycle, that differs
+/// from the predicted one (code 14 of versions 2–4).
+const T_RUN: u8 = 14;
+/// Version 5: a run exactly as predicted (code 31 of versions 2–4).
+const T_RUN_EXACT: u8 = 31;
 /// `T_STATE + n` is a warp_state event with state number n (0..=14).
 const T_STATE: u8 = 16;
 const STATES: u8 = 15;
@@ -405,9 +416,74 @@ struct Groups {
     /// By the last issued pc (below [`DENSE_PCS`]), then by [`state_code`] of a state: the
     /// state a warp changed to from it last time.
     by_pc: Vec<[Option<WarpState>; STATES as usize]>,
+    /// Version 5: the issue stage as far as the trace shows it (see [`IssueLimits`]).
+    limits: IssueLimits,
+    /// The pipe of each pc (below [`DENSE_PCS`]) as issues showed it, [`NO_PIPE`] if unseen.
+    pipe_by_pc: Vec<u8>,
+    /// LSU and MIO queue occupancy per SM, by `GroupScheduler::sm_index`.
+    queues: Vec<SmQueues>,
+    sm_index: Table<u32>,
+    /// Indices into `schedulers` in (sm, scheduler) order, the order of a cycle's runs, and
+    /// their [`sched_key`]s.
+    order: Vec<u32>,
+    order_keys: Vec<u64>,
+    /// The cycle and [`sched_key`] of the last run: a run's scheduler is named relative to it
+    /// within a cycle.
+    last_run: (u64, u64),
 }
 
 const DENSE_PCS: u32 = 4096;
+
+/// `WarpRec::ready_pipe` of a warp not known to wait for a pipe only.
+const NO_PIPE: u8 = u8::MAX;
+
+/// From the header's config: what decides a ready warp's state (the simulator's
+/// `pipe_entry`): each pipe's issue interval and the LSU and MIO queue depths.
+#[derive(Debug, Clone, Copy, Default)]
+struct IssueLimits {
+    interval: [u64; 6],
+    lsu_queue: u32,
+    mio_queue: u32,
+}
+
+impl IssueLimits {
+    fn of(header: &TraceHeader) -> Self {
+        let c = &header.config;
+        IssueLimits {
+            interval: Pipe::ALL.map(|p| c.pipes.get(p).interval as u64),
+            lsu_queue: c.sm.lsu_queue,
+            mio_queue: c.sm.mio_queue,
+        }
+    }
+}
+
+/// An SM's in-flight LSU (global) and MIO (shared, mufu) instructions, counted from issues
+/// and completions, and the last cycle either count reached or left its queue's depth.
+#[derive(Debug, Clone, Copy)]
+struct SmQueues {
+    lsu: u32,
+    mio: u32,
+    crossed_at: u64,
+}
+
+/// One pipe of a scheduler: when it is free again, and the value before this cycle's issue
+/// (a scheduler's warps are looked at before it issues).
+#[derive(Debug, Clone, Copy, Default)]
+struct PipeClock {
+    issued_at: u64,
+    free_before: u64,
+    free_after: u64,
+}
+
+impl PipeClock {
+    fn free(&self, cycle: u64) -> u64 {
+        if self.issued_at == cycle {
+            self.free_before
+        } else {
+            self.free_after
+        }
+    }
+}
 
 /// `WarpRec::sched` of a slot no warp_launch has named.
 const UNLAUNCHED: u32 = u32::MAX;
@@ -425,6 +501,12 @@ struct WarpRec {
     state: Option<WarpState>,
     /// The cycle of the warp's last issue (a warp that issued this cycle is `Selected`).
     issued: Option<u64>,
+    /// Version 5: the pipe its next instruction waits for when only a pipe or queue holds
+    /// it ([`NO_PIPE`] otherwise); the producer pc it waits on; the cycle that producer
+    /// completed while it waited.
+    ready_pipe: u8,
+    producer: u32,
+    released: u64,
 }
 
 const UNKNOWN_WARP: WarpRec = WarpRec {
@@ -434,6 +516,9 @@ const UNKNOWN_WARP: WarpRec = WarpRec {
     position: 0,
     state: None,
     issued: None,
+    ready_pipe: NO_PIPE,
+    producer: u32::MAX,
+    released: u64::MAX,
 };
 
 impl WarpRec {
@@ -442,13 +527,110 @@ impl WarpRec {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct GroupScheduler {
     /// Warp slots in launch order.
     members: Vec<u32>,
     /// By [`state_code`] of a state: the state a warp of this scheduler changed to from it
     /// last time.
     next: [Option<WarpState>; STATES as usize],
+    sm: u32,
+    id: u32,
+    sm_index: u32,
+    pipes: [PipeClock; 6],
+    /// The cycle of its last issue, and how many LSU and MIO instructions it issued then.
+    last_issue: u64,
+    own_lsu: u32,
+    own_mio: u32,
+    /// The last cycle a completion released one of its warps.
+    released_at: u64,
+    /// Masks over the first 64 members (bit = position): those waiting only for pipe p
+    /// (`ready[p]`), those in each state a ready warp can be in or `Selected`, those that
+    /// issued at `last_issue` and those a completion released at `released_at`. A cycle's
+    /// predicted run is mostly mask arithmetic over them.
+    ready: [u64; 6],
+    in_state: [u64; 5],
+    issued: u64,
+    released: u64,
+}
+
+/// Index in `GroupScheduler::in_state` of a state a ready warp can be in, or `Selected`.
+fn mask_index(state: WarpState) -> Option<usize> {
+    match state {
+        WarpState::NotSelected => Some(0),
+        WarpState::PipeBusy { .. } => Some(1),
+        WarpState::LgThrottle => Some(2),
+        WarpState::MioThrottle => Some(3),
+        WarpState::Selected => Some(4),
+        _ => None,
+    }
+}
+
+const SELECTED_MASK: usize = 4;
+
+impl GroupScheduler {
+    fn new(sm: u32, id: u32, sm_index: u32) -> Self {
+        GroupScheduler {
+            members: Vec::new(),
+            next: [None; STATES as usize],
+            sm,
+            id,
+            sm_index,
+            pipes: [PipeClock::default(); 6],
+            last_issue: u64::MAX,
+            own_lsu: 0,
+            own_mio: 0,
+            released_at: u64::MAX,
+            ready: [0; 6],
+            in_state: [0; 5],
+            issued: 0,
+            released: 0,
+        }
+    }
+
+    /// Member `position` went from `old` (waiting for pipe `old_pipe`) to `state` (waiting
+    /// for `ready_pipe`; [`NO_PIPE`] for none).
+    #[inline(always)]
+    fn note(
+        &mut self,
+        position: u32,
+        old: Option<WarpState>,
+        old_pipe: u8,
+        state: WarpState,
+        ready_pipe: u8,
+    ) {
+        if position as usize >= RUN_SPAN {
+            return;
+        }
+        let bit = 1u64 << position;
+        if let Some(i) = old.and_then(mask_index) {
+            self.in_state[i] &= !bit;
+        }
+        if let Some(m) = self.ready.get_mut(old_pipe as usize) {
+            *m &= !bit;
+        }
+        self.released &= !bit;
+        if let Some(i) = mask_index(state) {
+            self.in_state[i] |= bit;
+        }
+        if let Some(m) = self.ready.get_mut(ready_pipe as usize) {
+            *m |= bit;
+        }
+    }
+
+    /// Member `at` left: the members after it move down one position.
+    fn remove_position(&mut self, at: usize) {
+        if at >= RUN_SPAN {
+            return;
+        }
+        let low = (1u64 << at) - 1;
+        let squeeze = |m: &mut u64| *m = (*m & low) | ((*m >> 1) & !low);
+        for m in self.ready.iter_mut().chain(&mut self.in_state) {
+            squeeze(m);
+        }
+        squeeze(&mut self.issued);
+        squeeze(&mut self.released);
+    }
 }
 
 /// SMs kept in the dense part of a [`Table`].
@@ -532,17 +714,29 @@ impl Groups {
             .scheduler_index
             .get_or_insert_with(w.sm, scheduler, || next);
         if sched == next {
-            self.schedulers.push(GroupScheduler::default());
+            let queues = self.queues.len() as u32;
+            let sm_index = *self.sm_index.get_or_insert_with(w.sm, 0, || queues);
+            if sm_index == queues {
+                self.queues.push(SmQueues {
+                    lsu: 0,
+                    mio: 0,
+                    crossed_at: u64::MAX,
+                });
+            }
+            self.schedulers
+                .push(GroupScheduler::new(w.sm, scheduler, sm_index));
+            let key = sched_key(&self.schedulers[sched as usize]);
+            let at = self.order_keys.partition_point(|&k| k < key);
+            self.order.insert(at, sched);
+            self.order_keys.insert(at, key);
         }
         let members = &mut self.schedulers[sched as usize].members;
         members.push(w.slot);
         *self.warp(w) = WarpRec {
             lanes,
-            pc: u32::MAX,
             sched,
             position: (members.len() - 1) as u32,
-            state: None,
-            issued: None,
+            ..UNKNOWN_WARP
         };
     }
 
@@ -556,6 +750,7 @@ impl Groups {
             return;
         };
         s.members.remove(at);
+        s.remove_position(at);
         for &slot in &s.members[at..] {
             if let Some(m) = self.warps.get_mut(w.sm, slot) {
                 m.position = m.position.saturating_sub(1);
@@ -563,12 +758,349 @@ impl Groups {
         }
     }
 
-    /// Warp `w` issued `pc` at `cycle`.
+    /// Warp `w` issued `pc` to `pipe` at `cycle`.
     #[inline(always)]
-    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
+    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe) {
         let g = self.warp(w);
         g.issued = Some(cycle);
         g.pc = pc;
+        g.ready_pipe = NO_PIPE;
+        let (sched, position) = (g.sched, g.position);
+        let p = pipe_code(pipe);
+        if pc < DENSE_PCS {
+            if self.pipe_by_pc.len() <= pc as usize {
+                self.pipe_by_pc.resize(pc as usize + 1, NO_PIPE);
+            }
+            self.pipe_by_pc[pc as usize] = p;
+        }
+        if sched == UNLAUNCHED {
+            return;
+        }
+        let s = &mut self.schedulers[sched as usize];
+        let clock = &mut s.pipes[p as usize];
+        if clock.issued_at != cycle {
+            clock.free_before = clock.free_after;
+            clock.issued_at = cycle;
+        }
+        clock.free_after = cycle.saturating_add(self.limits.interval[p as usize]);
+        if s.last_issue != cycle {
+            s.last_issue = cycle;
+            s.own_lsu = 0;
+            s.own_mio = 0;
+            s.issued = 0;
+        }
+        if (position as usize) < RUN_SPAN {
+            s.issued |= 1 << position;
+            // Its next instruction is not known to be ready.
+            for m in &mut s.ready {
+                *m &= !(1 << position);
+            }
+        }
+        let q = &mut self.queues[s.sm_index as usize];
+        match pipe {
+            Pipe::Global => {
+                s.own_lsu += 1;
+                q.lsu = q.lsu.saturating_add(1);
+                if q.lsu == self.limits.lsu_queue {
+                    q.crossed_at = cycle;
+                }
+            }
+            Pipe::Mufu | Pipe::Shared => {
+                s.own_mio += 1;
+                q.mio = q.mio.saturating_add(1);
+                if q.mio == self.limits.mio_queue {
+                    q.crossed_at = cycle;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Warp `w` completed `pc` at `cycle`: a queue entry frees, and a warp waiting on `pc`
+    /// may go.
+    fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64) {
+        let Some(g) = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched()) else {
+            return;
+        };
+        let s = &mut self.schedulers[g.sched as usize];
+        if g.producer == pc
+            && matches!(
+                g.state,
+                Some(WarpState::Scoreboard { .. } | WarpState::DependencyBarrier { .. })
+            )
+        {
+            g.released = cycle;
+            if s.released_at != cycle {
+                s.released_at = cycle;
+                s.released = 0;
+            }
+            if (g.position as usize) < RUN_SPAN {
+                s.released |= 1 << g.position;
+            }
+        }
+        let q = &mut self.queues[s.sm_index as usize];
+        match self.pipe_by_pc.get(pc as usize).copied() {
+            Some(4) => {
+                if q.lsu == self.limits.lsu_queue {
+                    q.crossed_at = cycle;
+                }
+                q.lsu = q.lsu.saturating_sub(1);
+            }
+            Some(2 | 3) => {
+                if q.mio == self.limits.mio_queue {
+                    q.crossed_at = cycle;
+                }
+                q.mio = q.mio.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+
+    /// The state a warp of scheduler `s` whose next instruction needs only pipe `p` has at
+    /// `cycle` (the simulator's `pipe_entry`, before `s` issues in that cycle).
+    fn entry(&self, s: &GroupScheduler, p: u8, cycle: u64) -> WarpState {
+        let pipe = Pipe::ALL[p as usize];
+        if s.pipes[p as usize].free(cycle) > cycle {
+            return WarpState::PipeBusy { pipe };
+        }
+        let q = &self.queues[s.sm_index as usize];
+        let (own_lsu, own_mio) = if s.last_issue == cycle {
+            (s.own_lsu, s.own_mio)
+        } else {
+            (0, 0)
+        };
+        match pipe {
+            Pipe::Global if q.lsu.saturating_sub(own_lsu) >= self.limits.lsu_queue => {
+                WarpState::LgThrottle
+            }
+            Pipe::Mufu | Pipe::Shared if q.mio.saturating_sub(own_mio) >= self.limits.mio_queue => {
+                WarpState::MioThrottle
+            }
+            _ => WarpState::NotSelected,
+        }
+    }
+
+    /// [`entry`](Self::entry) of pipe `p`, looked up once per run in `cache`.
+    #[inline(always)]
+    fn entry_cached(
+        &self,
+        s: &GroupScheduler,
+        p: u8,
+        cycle: u64,
+        cache: &mut [Option<WarpState>; 6],
+    ) -> WarpState {
+        *cache[p as usize].get_or_insert_with(|| self.entry(s, p, cycle))
+    }
+
+    /// What warp `g` goes to when it leaves state `from` (what followed `from` at its pc last
+    /// time, else on its scheduler); a ready state is refined by the pipe of its next pc.
+    fn after(
+        &self,
+        g: &WarpRec,
+        s: &GroupScheduler,
+        from: usize,
+        cycle: u64,
+        cache: &mut [Option<WarpState>; 6],
+    ) -> Option<WarpState> {
+        let t = self
+            .by_pc
+            .get(g.pc as usize)
+            .and_then(|t| t[from])
+            .or(s.next[from])?;
+        if is_ready(t) {
+            let next = g.pc.wrapping_add(1) as usize;
+            if let Some(&p) = self.pipe_by_pc.get(next).filter(|&&p| p != NO_PIPE) {
+                return Some(self.entry_cached(s, p, cycle, cache));
+            }
+        }
+        Some(t)
+    }
+
+    /// Version 5: the state launched warp `g` of scheduler `s` is predicted to change to at
+    /// `cycle`; `None` for no change.
+    #[inline(always)]
+    fn predict_v5(
+        &self,
+        g: &WarpRec,
+        s: &GroupScheduler,
+        cycle: u64,
+        cache: &mut [Option<WarpState>; 6],
+    ) -> Option<WarpState> {
+        let cur = g.state?;
+        let new = if g.issued == Some(cycle) {
+            WarpState::Selected
+        } else {
+            match cur {
+                WarpState::NotSelected
+                | WarpState::PipeBusy { .. }
+                | WarpState::LgThrottle
+                | WarpState::MioThrottle
+                    if g.ready_pipe != NO_PIPE =>
+                {
+                    self.entry_cached(s, g.ready_pipe, cycle, cache)
+                }
+                WarpState::Selected => self.after(g, s, 0, cycle, cache)?,
+                WarpState::Scoreboard { .. } | WarpState::DependencyBarrier { .. }
+                    if g.released == cycle =>
+                {
+                    self.after(g, s, state_code(&cur) as usize, cycle, cache)?
+                }
+                _ => return None,
+            }
+        };
+        (new != cur).then_some(new)
+    }
+
+    /// Whether scheduler `s` may see its warps change without an explicit cause at `cycle`:
+    /// it issued then or the cycle before, one of its pipes frees, a completion released one
+    /// of its warps, or its SM's LSU or MIO queue filled or drained.
+    fn candidate(&self, s: &GroupScheduler, cycle: u64) -> bool {
+        let q = &self.queues[s.sm_index as usize];
+        s.last_issue == cycle
+            || s.last_issue.wrapping_add(1) == cycle
+            || s.released_at == cycle
+            || q.crossed_at == cycle
+            || q.crossed_at.wrapping_add(1) == cycle
+            || s.pipes.iter().any(|p| p.free_after == cycle)
+    }
+
+    /// The masks a predicted run is made of (see [`predicted_run`](Self::predicted_run)).
+    #[inline(always)]
+    fn run_masks(&self, s: &GroupScheduler, cycle: u64) -> RunMasks {
+        let issued = if s.last_issue == cycle { s.issued } else { 0 };
+        let released = if s.released_at == cycle {
+            s.released
+        } else {
+            0
+        };
+        let mut m = RunMasks {
+            selected: issued & !s.in_state[SELECTED_MASK],
+            moving: [0; 6],
+            entries: [WarpState::NotSelected; 6],
+            one_by_one: (s.in_state[SELECTED_MASK] | released) & !issued,
+        };
+        for p in 0..6 {
+            let ready = s.ready[p] & !issued;
+            if ready != 0 {
+                let e = self.entry(s, p as u8, cycle);
+                let already = mask_index(e).map_or(0, |i| s.in_state[i]);
+                m.entries[p] = e;
+                m.moving[p] = ready & !already;
+            }
+        }
+        m
+    }
+
+    /// Whether the predicted run of `s` at `cycle`, made of `m`, has a member.
+    fn any_predicted(&self, s: &GroupScheduler, m: &RunMasks, cycle: u64) -> bool {
+        if m.selected | m.moving.iter().fold(0, |a, &b| a | b) != 0 {
+            return true;
+        }
+        let mut rest = m.one_by_one;
+        let mut cache = [None; 6];
+        while rest != 0 {
+            let i = rest.trailing_zeros();
+            rest &= rest - 1;
+            let g = s
+                .members
+                .get(i as usize)
+                .and_then(|&slot| self.warps.get(s.sm, slot));
+            if g.is_some_and(|g| self.predict_v5(g, s, cycle, &mut cache).is_some()) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The predicted run of scheduler `sched` at `cycle` into `out`: (position, new state)
+    /// of each member (the first 64) predicted to change, in member order. The same as
+    /// [`predict_v5`](Self::predict_v5) of every member, from the scheduler's masks: issuers
+    /// become `Selected`, the warps ready but for pipe p take that pipe's entry state, and
+    /// only the selected and released ones are looked at one by one.
+    fn predicted_run(&self, sched: u32, cycle: u64, out: &mut Vec<(u32, WarpState)>) {
+        let s = &self.schedulers[sched as usize];
+        let m = self.run_masks(s, cycle);
+        self.fill_run(s, &m, cycle, out);
+    }
+
+    fn fill_run(
+        &self,
+        s: &GroupScheduler,
+        m: &RunMasks,
+        cycle: u64,
+        out: &mut Vec<(u32, WarpState)>,
+    ) {
+        out.clear();
+        let moving = m.moving.iter().fold(0, |a, &b| a | b);
+        let mut rest = m.selected | moving | m.one_by_one;
+        let mut cache = [None; 6];
+        while rest != 0 {
+            let i = rest.trailing_zeros();
+            rest &= rest - 1;
+            let bit = 1u64 << i;
+            let state = if m.selected & bit != 0 {
+                WarpState::Selected
+            } else if moving & bit != 0 {
+                let p = m.moving.iter().position(|&x| x & bit != 0).unwrap_or(0);
+                m.entries[p]
+            } else {
+                let Some(g) = s
+                    .members
+                    .get(i as usize)
+                    .and_then(|&slot| self.warps.get(s.sm, slot))
+                else {
+                    continue;
+                };
+                match self.predict_v5(g, s, cycle, &mut cache) {
+                    Some(state) => state,
+                    None => continue,
+                }
+            };
+            out.push((i, state));
+        }
+    }
+
+    /// Version 5: finds the scheduler a run names. Counting from the scheduler after the last
+    /// run's in this cycle (the first, in a new cycle), in (sm, scheduler) order, over the
+    /// candidates whose predicted run is not empty: with `Pick::Nth(k)` the k-th (1-based);
+    /// with `Pick::Sched(i)` the count at scheduler index `i` (`None` if it is not among
+    /// them). Leaves the found scheduler's predicted run in `out`.
+    fn pick(&self, cycle: u64, pick: Pick, out: &mut Vec<(u32, WarpState)>) -> Option<(u32, u64)> {
+        let (c, last) = self.last_run;
+        let start = if c == cycle {
+            self.order_keys.partition_point(|&k| k <= last)
+        } else {
+            0
+        };
+        let target = match pick {
+            Pick::Sched(i) => sched_key(&self.schedulers[i as usize]),
+            Pick::Nth(_) => u64::MAX,
+        };
+        let mut k = 0;
+        for (&i, &key) in self.order[start..].iter().zip(&self.order_keys[start..]) {
+            if key > target {
+                break;
+            }
+            let s = &self.schedulers[i as usize];
+            if !self.candidate(s, cycle) {
+                continue;
+            }
+            let m = self.run_masks(s, cycle);
+            if let Pick::Sched(t) = pick {
+                if t == i {
+                    self.fill_run(s, &m, cycle, out);
+                    return (!out.is_empty()).then_some((i, k + 1));
+                }
+            }
+            if self.any_predicted(s, &m, cycle) {
+                k += 1;
+                if matches!(pick, Pick::Nth(n) if n == k) {
+                    self.fill_run(s, &m, cycle, out);
+                    return Some((i, k));
+                }
+            }
+        }
+        None
     }
 
     fn lanes(&self, w: WarpRef) -> u32 {
@@ -597,6 +1129,7 @@ impl Groups {
             warps,
             schedulers,
             by_pc,
+            pipe_by_pc,
             ..
         } = self;
         let g = warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
@@ -604,12 +1137,16 @@ impl Groups {
             Some(s) => s,
             None => prediction(by_pc, schedulers, g, cycle)?,
         };
-        if let Some(prev) = g.state {
+        let (old, old_pipe) = (g.state, g.ready_pipe);
+        let sched = &mut schedulers[g.sched as usize];
+        if let Some(prev) = old {
             let from = state_code(&prev) as usize;
-            schedulers[g.sched as usize].next[from] = Some(state);
+            sched.next[from] = Some(state);
             learn_by_pc(by_pc, g.pc, from, state);
         }
         g.state = Some(state);
+        note_wait(g, state, pipe_by_pc);
+        sched.note(g.position, old, old_pipe, state, g.ready_pipe);
         Some(state)
     }
 
@@ -623,6 +1160,68 @@ impl Groups {
             .then_some((g.sched, g.position as usize))
     }
 }
+
+/// Whether a warp in `state` waits only for its pipe or queue (or could issue).
+fn is_ready(state: WarpState) -> bool {
+    matches!(
+        state,
+        WarpState::NotSelected
+            | WarpState::PipeBusy { .. }
+            | WarpState::LgThrottle
+            | WarpState::MioThrottle
+    )
+}
+
+/// Version 5: what warp `g`, now in `state`, waits for: the pipe of its next instruction when
+/// only a pipe or queue holds it, or the producer pc it waits on.
+#[inline]
+fn note_wait(g: &mut WarpRec, state: WarpState, pipe_by_pc: &[u8]) {
+    let next_pipe = || {
+        pipe_by_pc
+            .get(g.pc.wrapping_add(1) as usize)
+            .copied()
+            .unwrap_or(NO_PIPE)
+    };
+    g.ready_pipe = match state {
+        WarpState::PipeBusy { pipe } => pipe_code(pipe),
+        WarpState::LgThrottle => pipe_code(Pipe::Global),
+        WarpState::NotSelected => next_pipe(),
+        WarpState::MioThrottle => match next_pipe() {
+            p @ (2 | 3) => p,
+            _ => NO_PIPE,
+        },
+        _ => NO_PIPE,
+    };
+    if let WarpState::Scoreboard { producer_pc, .. }
+    | WarpState::DependencyBarrier { producer_pc, .. } = state
+    {
+        g.producer = producer_pc;
+    }
+}
+
+/// What a predicted run is made of: the issuers not yet `Selected`, per pipe the ready warps
+/// that move to its entry state (and that state), and the warps to predict one by one.
+struct RunMasks {
+    selected: u64,
+    moving: [u64; 6],
+    entries: [WarpState; 6],
+    one_by_one: u64,
+}
+
+/// A scheduler's place in the order of a cycle's runs.
+fn sched_key(s: &GroupScheduler) -> u64 {
+    (s.sm as u64) << 32 | s.id as u64
+}
+
+/// How a version-5 run names its scheduler (see [`Groups::pick`]).
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    Nth(u64),
+    Sched(u32),
+}
+
+/// Members of a scheduler a version-5 run can name (a u64 mask).
+const RUN_SPAN: usize = 64;
 
 /// Learns that a warp whose last issue was at `pc` went from state `from` to `state` (the pc
 /// table of predictions; pcs past `DENSE_PCS` are not learnt).
@@ -661,18 +1260,20 @@ fn prediction(
         .or_else(|| schedulers[g.sched as usize].next[from])
 }
 
-impl Default for Context {
-    fn default() -> Self {
+impl Context {
+    fn new(limits: IssueLimits) -> Self {
         Context {
             last_cycle: 0,
             prev_warp: WarpRef { sm: 0, slot: 0 },
-            groups: Groups::default(),
+            groups: Groups {
+                limits,
+                last_run: (u64::MAX, 0),
+                ..Groups::default()
+            },
             completions: Completions::default(),
         }
     }
-}
 
-impl Context {
     fn lanes(&self, w: WarpRef) -> u32 {
         self.groups.lanes(w)
     }
@@ -692,6 +1293,10 @@ struct Encoder {
     run_cycle: u64,
     run_scheduler: u32,
     scratch: Vec<u8>,
+    /// A predicted run (see [`Groups::predicted_run`]).
+    predicted: Vec<(u32, WarpState)>,
+    /// The format version written: 4 or 5.
+    version: u16,
 }
 
 /// The fields of a warp state after its code (register, producer, barrier, pipe).
@@ -759,15 +1364,21 @@ impl Encoder {
     /// Takes a warp_state event into the current run, encoding the run first when the event
     /// cannot extend it.
     fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
-        let pos = self.cx.groups.position(w);
-        if let (Some((scheduler, i)), Some(&(first, _, first_i)), Some(&(_, _, last_i))) =
+        let v5 = self.version >= 5;
+        // Version 5 names members by position (a u64 mask), version 4 by position after the
+        // first member.
+        let pos = self
+            .cx
+            .groups
+            .position(w)
+            .filter(|&(_, i)| !v5 || i < RUN_SPAN);
+        if let (Some((scheduler, i)), Some(&(_, _, first_i)), Some(&(_, _, last_i))) =
             (pos, self.run.first(), self.run.last())
         {
             if cycle == self.run_cycle
-                && first.sm == w.sm
                 && scheduler == self.run_scheduler
                 && i > last_i
-                && i - first_i <= GROUP_SPAN
+                && (v5 || i - first_i <= GROUP_SPAN)
             {
                 self.run.push((w, state, i));
                 return;
@@ -784,10 +1395,12 @@ impl Encoder {
         }
     }
 
-    /// Encodes the buffered run: one event as itself, several as a state group.
+    /// Encodes the buffered run: version 5 as a run record; version 4 one event as itself,
+    /// several as a state group.
     fn flush_run(&mut self, s: &mut Streams) {
         match self.run.len() {
             0 => return,
+            _ if self.version >= 5 => self.run_record(s),
             1 => {
                 let (w, state, _) = self.run[0];
                 self.single_state(s, self.run_cycle, w, state);
@@ -797,8 +1410,10 @@ impl Encoder {
         self.run.clear();
     }
 
+    /// One state change (in version 5 only those no run can hold: of a warp no warp_launch
+    /// named, or past a run's reach).
     fn single_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
-        if self.cx.groups.predict(w, cycle) == Some(state) {
+        if self.version < 5 && self.cx.groups.predict(w, cycle) == Some(state) {
             let [tags, _, warps, ..] = &mut s.bufs;
             self.tag(tags, warps, T_STATE_PREDICTED, cycle, Some(w));
         } else {
@@ -810,9 +1425,9 @@ impl Encoder {
         self.cx.groups.set_state(w, state);
     }
 
-    /// A state group: the first warp, a bit mask of the other members (by position after the
-    /// first), a bit mask of the members whose state is not the predicted one, and those
-    /// states.
+    /// Version 4: a state group — the first warp, a bit mask of the other members (by
+    /// position after the first), a bit mask of the members whose state is not the predicted
+    /// one, and those states.
     fn state_group(&mut self, s: &mut Streams) {
         let cycle = self.run_cycle;
         let (first, _, first_i) = self.run[0];
@@ -841,8 +1456,66 @@ impl Encoder {
         self.scratch = states;
     }
 
-    /// Encodes `e`; `selected_follows` marks an issue whose `warp_state(Selected)` (same warp,
-    /// same cycle) comes next and is elided.
+    /// Version 5: the buffered run as one record — which scheduler (see [`Groups::pick`])
+    /// and, unless it is exactly the predicted run, how it differs: the members as a mask
+    /// XOR the predicted ones, a mask of the members whose state is written, those states.
+    fn run_record(&mut self, s: &mut Streams) {
+        let cycle = self.run_cycle;
+        let sched = self.run_scheduler;
+        let mut predicted = std::mem::take(&mut self.predicted);
+        let groups = &self.cx.groups;
+        let picked = groups.pick(cycle, Pick::Sched(sched), &mut predicted);
+        if picked.is_none() {
+            groups.predicted_run(sched, cycle, &mut predicted);
+        }
+        let exact = picked.is_some()
+            && predicted.len() == self.run.len()
+            && predicted
+                .iter()
+                .zip(&self.run)
+                .all(|(&(p, predicted), &(_, state, i))| p as usize == i && predicted == state);
+        let code = if exact { T_RUN_EXACT } else { T_RUN };
+        let [tags, _, state_warps, ..] = &mut s.bufs;
+        self.tag(tags, state_warps, code, cycle, None);
+        let g = &self.cx.groups.schedulers[sched as usize];
+        let (sm, id) = (g.sm, g.id);
+        match picked {
+            Some((_, k)) => put_varint(state_warps, k),
+            None => {
+                put_varint(state_warps, 0);
+                put_varint(state_warps, sm as u64);
+                put_varint(state_warps, id as u64);
+            }
+        }
+        if !exact {
+            let pmask = predicted.iter().fold(0u64, |m, &(p, _)| m | 1 << p);
+            let amask = self.run.iter().fold(0u64, |m, &(_, _, i)| m | 1 << i);
+            put_varint(&mut s.bufs[S_GROUPS], pmask ^ amask);
+            let mut misses = 0u64;
+            let mut at = 0;
+            for (k, &(w, state, i)) in self.run.iter().enumerate() {
+                while at < predicted.len() && (predicted[at].0 as usize) < i {
+                    at += 1;
+                }
+                let guess = predicted.get(at).filter(|p| p.0 as usize == i).map(|p| p.1);
+                if guess != Some(state) {
+                    misses |= 1 << k;
+                    let out = &mut s.bufs[S_STATE_ARGS];
+                    out.push(state_code(&state));
+                    put_state_details(out, &state, self.cx.groups.last_pc(w));
+                }
+            }
+            put_varint(&mut s.bufs[S_GROUPS], misses);
+        }
+        for &(w, state, _) in &self.run {
+            self.cx.groups.set_state(w, state);
+        }
+        self.cx.groups.last_run = (cycle, (sm as u64) << 32 | id as u64);
+        self.predicted = predicted;
+    }
+
+    /// Encodes `e`; `selected_follows` (version 4) marks an issue whose
+    /// `warp_state(Selected)` (same warp, same cycle) comes next and is elided.
     fn encode(&mut self, s: &mut Streams, e: &Event, selected_follows: bool) {
         if let Event::WarpState { cycle, warp, state } = *e {
             return self.single_state(s, cycle, warp, state);
@@ -931,7 +1604,7 @@ impl Encoder {
                 if flags & F_SLOT != 0 {
                     put_varint(out, *slot as u64);
                 }
-                self.cx.groups.issue(*warp, cycle, *pc);
+                self.cx.groups.issue(*warp, cycle, *pc, *pipe);
                 self.cx.completions.issue(*warp, cycle, *pc);
                 if selected_follows {
                     self.cx.groups.set_state(*warp, WarpState::Selected);
@@ -946,6 +1619,7 @@ impl Encoder {
                     put_varint(out, pc_delta(*pc, self.cx.last_pc(*warp)));
                 }
                 self.cx.completions.complete(*warp, *pc, cycle, expected);
+                self.cx.groups.complete(*warp, *pc, cycle);
             }
             Event::Refill {
                 sm,
@@ -1091,10 +1765,11 @@ fn compressor_stopped() -> TraceError {
 pub struct BinaryWriter<W: Write> {
     out: W,
     compressor: Option<Compressor>,
+    /// Version 4: an issue held back to see whether its `Selected` follows.
+    pending: Option<Event>,
     enc: Encoder,
     streams: Streams,
     /// An issue held back to see whether its `warp_state(Selected)` follows.
-    pending: Option<Event>,
     last_cycle: u64,
     events: u64,
     offset: u64,
@@ -1103,12 +1778,20 @@ pub struct BinaryWriter<W: Write> {
 impl<W: Write> BinaryWriter<W> {
     pub fn new(out: W, header: &TraceHeader) -> Result<Self, TraceError> {
         let json = serde_json::to_string(header).expect("a trace header serializes");
-        Self::with_raw_header(out, &json)
+        Self::with_raw_header(out, &json, DEFAULT_VERSION)
     }
 
     /// Writes `header_json` verbatim as the header (used by format conversion, so that a
-    /// converted trace is byte-identical to the original).
-    pub fn with_raw_header(mut out: W, header_json: &str) -> Result<Self, TraceError> {
+    /// converted trace is byte-identical to the original), in format `version` (4 or 5).
+    pub fn with_raw_header(
+        mut out: W,
+        header_json: &str,
+        version: u16,
+    ) -> Result<Self, TraceError> {
+        assert!(
+            version == DEFAULT_VERSION || version == COMPACT_VERSION,
+            "the writer writes versions 4 and 5"
+        );
         if header_json.len() as u64 > MAX_LEN {
             return Err(TraceError::Oversized {
                 offset: 10,
@@ -1119,19 +1802,26 @@ impl<W: Write> BinaryWriter<W> {
         }
         let mut head = Vec::with_capacity(14 + header_json.len());
         head.extend_from_slice(&MAGIC);
-        head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        head.extend_from_slice(&version.to_le_bytes());
         head.extend_from_slice(&(header_json.len() as u32).to_le_bytes());
         head.extend_from_slice(header_json.as_bytes());
         out.write_all(&head)
             .map_err(TraceError::io("writing the header"))?;
+        // The issue-stage model needs the config; a header that is no trace header makes an
+        // unreadable file anyway.
+        let limits = serde_json::from_str::<TraceHeader>(header_json)
+            .map(|h| IssueLimits::of(&h))
+            .unwrap_or_default();
         Ok(BinaryWriter {
             out,
             enc: Encoder {
-                cx: Context::default(),
+                cx: Context::new(limits),
                 run: Vec::new(),
                 run_cycle: 0,
                 run_scheduler: 0,
                 scratch: Vec::new(),
+                predicted: Vec::new(),
+                version,
             },
             streams: Streams::default(),
             compressor: Compressor::start(),
@@ -1168,7 +1858,8 @@ impl<W: Write> BinaryWriter<W> {
             }
         }
         match *event {
-            Event::Issue { .. } => {
+            // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
+            Event::Issue { .. } if self.enc.version < 5 => {
                 self.enc.flush_run(&mut self.streams);
                 self.pending = Some(event.clone());
             }
@@ -1426,6 +2117,8 @@ struct Decoder {
     cx: Context,
     /// The file's format version (codes of later versions are bad tags).
     version: u16,
+    /// A predicted run (see [`Groups::predicted_run`]).
+    predicted: Vec<(u32, WarpState)>,
 }
 
 fn pipe_of(cur: &Cursor, offset: u64, c: u8) -> Result<Pipe, TraceError> {
@@ -1586,7 +2279,7 @@ impl Decoder {
             by_pc,
             ..
         } = &mut self.cx.groups;
-        let GroupScheduler { members, next } = &mut schedulers[sched as usize];
+        let GroupScheduler { members, next, .. } = &mut schedulers[sched as usize];
         // Members follow the first one: bits from `room` up name positions past the last.
         let room = members.len() - first_i - 1;
         let beyond = if room >= 64 { 0 } else { mask >> room << room };
@@ -1651,6 +2344,123 @@ impl Decoder {
         Ok(())
     }
 
+    /// Version 5: decodes a run into its `warp_state` events, in member order.
+    fn run<const V4: bool, S: EventSink>(
+        &mut self,
+        ins: &mut Inputs<V4>,
+        cycle: u64,
+        exact: bool,
+        offset: u64,
+        out: &mut S,
+    ) -> Result<(), TraceError> {
+        let mut predicted = std::mem::take(&mut self.predicted);
+        let result = self.run_with(ins, cycle, exact, offset, out, &mut predicted);
+        self.predicted = predicted;
+        result
+    }
+
+    fn run_with<const V4: bool, S: EventSink>(
+        &mut self,
+        ins: &mut Inputs<V4>,
+        cycle: u64,
+        exact: bool,
+        offset: u64,
+        out: &mut S,
+        predicted: &mut Vec<(u32, WarpState)>,
+    ) -> Result<(), TraceError> {
+        let malformed = |message: String| TraceError::Malformed { offset, message };
+        let groups = &self.cx.groups;
+        let cur = ins.at(S_STATE_WARPS);
+        let k = cur.varint("run scheduler")?;
+        let sched = if k == 0 {
+            let sm = cur.u32("run sm")?;
+            let id = cur.u32("run scheduler")?;
+            let i = *groups.scheduler_index.get(sm, id).ok_or_else(|| {
+                malformed(format!(
+                    "run of scheduler {id} of SM {sm}, which has had no warps"
+                ))
+            })?;
+            groups.predicted_run(i, cycle, predicted);
+            i
+        } else {
+            groups
+                .pick(cycle, Pick::Nth(k), predicted)
+                .ok_or_else(|| {
+                    malformed(format!(
+                        "run of predicted scheduler {k} at cycle {cycle}, where there are fewer"
+                    ))
+                })?
+                .0
+        };
+        let pmask = predicted.iter().fold(0u64, |m, &(p, _)| m | 1 << p);
+        let s = &groups.schedulers[sched as usize];
+        let (sm, id) = (s.sm, s.id);
+        let (members, misses) = if exact {
+            if pmask == 0 {
+                return Err(malformed(format!(
+                    "predicted run of scheduler {id} of SM {sm} at cycle {cycle}, where none \
+                     is predicted"
+                )));
+            }
+            (pmask, 0)
+        } else {
+            let masks = ins.at(S_GROUPS);
+            let members = pmask ^ masks.varint("run members")?;
+            let room = s.members.len().min(RUN_SPAN);
+            if members == 0 || (room < 64 && members >> room != 0) {
+                return Err(malformed(format!(
+                    "run members {members:#x} of a scheduler with {} warps",
+                    s.members.len()
+                )));
+            }
+            let n = members.count_ones();
+            let misses = masks.varint("run states")?;
+            if n < 64 && misses >> n != 0 {
+                return Err(malformed(format!(
+                    "run state mask {misses:#x} for {n} warps"
+                )));
+            }
+            (members, misses)
+        };
+        let mut rest = members;
+        let mut at = 0;
+        let mut k = 0;
+        while rest != 0 {
+            let position = rest.trailing_zeros();
+            rest &= rest - 1;
+            while at < predicted.len() && predicted[at].0 < position {
+                at += 1;
+            }
+            let guess = predicted.get(at).filter(|p| p.0 == position).map(|p| p.1);
+            let slot = self.cx.groups.schedulers[sched as usize].members[position as usize];
+            let w = WarpRef { sm, slot };
+            let state = match guess {
+                Some(state) if misses >> k & 1 == 0 => state,
+                _ if misses >> k & 1 == 0 => {
+                    return Err(malformed(format!(
+                        "run member {k} (warp {sm}:{slot}) has no predicted state and none \
+                         written"
+                    )))
+                }
+                _ => {
+                    let last_pc = self.cx.groups.last_pc(w);
+                    let cur = ins.at(S_STATE_ARGS);
+                    let code = cur.byte("state number")?;
+                    state_of(cur, code, last_pc)?
+                }
+            };
+            self.cx.groups.set_state(w, state);
+            out.push(Event::WarpState {
+                cycle,
+                warp: w,
+                state,
+            });
+            k += 1;
+        }
+        self.cx.groups.last_run = (cycle, (sm as u64) << 32 | id as u64);
+        Ok(())
+    }
+
     /// Decodes one tag's events (one, an issue and its elided `Selected`, or a state group's)
     /// and appends them to `out`.
     // Inlined into the block loop (one call per tag was ~10 % of its instructions).
@@ -1684,6 +2494,16 @@ impl Decoder {
                 message: "cycle overflows 64 bits".into(),
             })?;
         self.cx.last_cycle = cycle;
+        if self.version >= 5 && (code == T_RUN || code == T_RUN_EXACT) {
+            if same {
+                return Err(TraceError::BadTag {
+                    offset: tag_off,
+                    tag,
+                    what: "same-warp bit on a run",
+                });
+            }
+            return self.run(ins, cycle, code == T_RUN_EXACT, tag_off, out);
+        }
         let (has_warp, warp_stream, field_stream) = CODES[code as usize];
         if same && !has_warp {
             return Err(TraceError::BadTag {
@@ -1772,8 +2592,8 @@ impl Decoder {
                 } else {
                     0
                 };
-                self.cx.groups.issue(w, cycle, pc);
-                if S::COMPLETION_NAMES {
+                self.cx.groups.issue(w, cycle, pc, pipe);
+                if S::COMPLETION_NAMES || self.version >= 5 {
                     self.cx.completions.issue(w, cycle, pc);
                 }
                 out.push(Event::Issue {
@@ -1796,18 +2616,22 @@ impl Decoder {
             }
             T_COMPLETE => {
                 let pc = pc_of(cur, self.cx.last_pc(w))?;
-                if S::COMPLETION_NAMES {
+                if S::COMPLETION_NAMES || self.version >= 5 {
                     // Expectations are dropped alike on both sides.
                     self.cx.completions.expected(cycle);
                     self.cx.completions.complete(w, pc, cycle, false);
                 }
+                self.cx.groups.complete(w, pc, cycle);
                 Event::Complete { cycle, warp: w, pc }
             }
-            T_COMPLETE_PREDICTED if self.version >= 3 && !S::COMPLETION_NAMES => Event::Complete {
-                cycle,
-                warp: self.cx.prev_warp,
-                pc: 0,
-            },
+            // Version 5's runs need to know which warp completed what.
+            T_COMPLETE_PREDICTED if (3..5).contains(&self.version) && !S::COMPLETION_NAMES => {
+                Event::Complete {
+                    cycle,
+                    warp: self.cx.prev_warp,
+                    pc: 0,
+                }
+            }
             T_COMPLETE_PREDICTED if self.version >= 3 => {
                 let (warp, pc) =
                     self.cx
@@ -1820,6 +2644,7 @@ impl Decoder {
                             ),
                         })?;
                 self.cx.completions.complete(warp, pc, cycle, true);
+                self.cx.groups.complete(warp, pc, cycle);
                 Event::Complete { cycle, warp, pc }
             }
             T_REFILL => Event::Refill {
@@ -2167,6 +2992,7 @@ impl<R: Read> BinaryReader<R> {
                 offset: 14,
                 message: e.to_string(),
             })?;
+        let limits = IssueLimits::of(&header);
         Ok(BinaryReader {
             input,
             header,
@@ -2177,8 +3003,9 @@ impl<R: Read> BinaryReader<R> {
             streams: [(0, 0); STREAMS],
             block_base: 0,
             dec: Decoder {
-                cx: Context::default(),
+                cx: Context::new(limits),
                 version,
+                predicted: Vec::new(),
             },
             batch: Vec::new(),
             batch_pos: 0,
