@@ -170,6 +170,8 @@ pub struct TraceBench {
     pub name: &'static str,
     pub gpu: String,
     pub verbosity: u8,
+    /// `Binary` (format version 4) or `Compact` (version 5).
+    pub format: TraceFormat,
     pub warp_instructions: u64,
     pub cycles: u64,
     /// Simulation with the null observer.
@@ -257,6 +259,7 @@ pub fn decode_trace(bytes: &[u8]) -> Result<u64, TraceError> {
 pub fn run_trace(
     config: &GpuConfig,
     verbosity: u8,
+    format: TraceFormat,
     read_passes: u32,
 ) -> Result<TraceBench, TraceBenchError> {
     let n = 1 << 20;
@@ -279,7 +282,7 @@ pub fn run_trace(
         .len() as u64;
     let mut memory = vecadd_memory(n);
     let start = Instant::now();
-    let mut rec = Recorder::new(Vec::with_capacity(1 << 20), TraceFormat::Binary, &header)?;
+    let mut rec = Recorder::new(Vec::with_capacity(1 << 20), format, &header)?;
     let traced = simulate(config, &launches, &mut memory, options, &mut rec)?;
     let events = rec.events();
     let trace = rec.finish(true)?;
@@ -322,6 +325,7 @@ pub fn run_trace(
         name: "vecadd_1m",
         gpu: config.name.clone(),
         verbosity,
+        format,
         warp_instructions: report.warp_instructions,
         cycles: report.cycles,
         null_elapsed,

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use warpscope::bench::{self, TraceBenchError};
 use warpscope::sim::config::GpuConfig;
 use warpscope::sim::gpu::SimError;
-use warpscope::trace::DEFAULT_VERBOSITY;
+use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -27,7 +27,7 @@ warp instructions per host second (M/s). Build with --release; the numbers go in
 BENCHMARKS.md.
 
 With --trace, runs vecadd_1m instead with the null observer and then with a recorder writing
-the binary trace (default verbosity) into memory, decodes and then analyzes that trace
+the binary trace (default verbosity; --compact: the compact format) into memory, decodes and then analyzes that trace
 --read-passes times each, and prints: recording time over null time (target <= 1.5x), trace
 bytes and bytes per warp instruction (target <= 4), decode speed in MB/s of trace (target >=
 200) and events/s, analysis speed in events/s (target >= 50 M) and one analysis's time over
@@ -52,6 +52,9 @@ pub struct BenchArgs {
     /// Measure trace recording and reading on vecadd_1m instead.
     #[arg(long)]
     pub trace: bool,
+    /// With --trace: record the compact binary format (version 5) instead of the default.
+    #[arg(long, requires = "trace")]
+    pub compact: bool,
     /// With --trace: how many times to decode the recorded trace.
     #[arg(long, value_name = "N", default_value_t = 5, requires = "trace",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -78,7 +81,12 @@ fn target(met: bool) -> &'static str {
 }
 
 fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
-    let r = match bench::run_trace(config, DEFAULT_VERBOSITY, args.read_passes) {
+    let format = if args.compact {
+        TraceFormat::Compact
+    } else {
+        TraceFormat::Binary
+    };
+    let r = match bench::run_trace(config, DEFAULT_VERBOSITY, format, args.read_passes) {
         Ok(r) => r,
         Err(TraceBenchError::Sim(SimError::Fault { fault, .. })) => {
             bail!("bench --trace on {}: fault: {fault}", config.name)
@@ -95,6 +103,7 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
             "name": r.name,
             "gpu": r.gpu,
             "verbosity": r.verbosity,
+            "format": r.format,
             "warp_instructions": r.warp_instructions,
             "cycles": r.cycles,
             "null_seconds": r.null_elapsed.as_secs_f64(),
@@ -122,10 +131,11 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
         }))? + "\n"
     } else {
         let mut out = format!(
-            "{} on {} (verbosity {}): {} warp instructions, {} cycles, {} events ({:.2} per warp instruction)\n",
+            "{} on {} (verbosity {}, {} format): {} warp instructions, {} cycles, {} events ({:.2} per warp instruction)\n",
             r.name,
             r.gpu,
             r.verbosity,
+            if r.format == TraceFormat::Compact { "compact" } else { "binary" },
             r.warp_instructions,
             r.cycles,
             r.events,
