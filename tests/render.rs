@@ -10,7 +10,7 @@ use std::process::Command;
 use warpscope::analyze::{analyze_file, NsightState, Taxonomy};
 use warpscope::launchfile::LaunchFile;
 use warpscope::render::palette::{self, identity_colour, state_colour, Rgb};
-use warpscope::render::{chart, Chart, ChartKind, RenderError, RenderOptions};
+use warpscope::render::{chart, model, Chart, ChartKind, RenderError, RenderOptions};
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sim::observer::WarpRef;
 use warpscope::trace::{record, Event, TraceFormat, TraceReader, TraceWriter, DEFAULT_VERBOSITY};
@@ -616,11 +616,11 @@ fn a_json_lines_trace_draws_the_same_charts_as_its_binary_original() {
 #[test]
 fn state_intervals_are_charged_to_the_instruction_waited_for() {
     let path = tiny_trace();
-    let m = warpscope::render::model::load(&path).unwrap();
+    let m = Everything::read(&path);
     assert_eq!(m.warps.len(), 6);
     assert_eq!(m.blocks.len(), 6);
     assert_eq!(m.issues.len(), 6 * 13);
-    for w in &m.warps {
+    for (w, intervals) in &m.warps {
         let issues: Vec<(u64, u32)> = m
             .issues
             .iter()
@@ -629,12 +629,12 @@ fn state_intervals_are_charged_to_the_instruction_waited_for() {
             .collect();
         assert_eq!(issues.len(), 13);
         // The intervals tile the warp's residency.
-        assert_eq!(w.intervals.first().unwrap().from, w.from);
-        assert_eq!(w.intervals.last().unwrap().to, w.to);
-        for pair in w.intervals.windows(2) {
+        assert_eq!(intervals.first().unwrap().from, w.from);
+        assert_eq!(intervals.last().unwrap().to, w.to);
+        for pair in intervals.windows(2) {
             assert_eq!(pair[0].to, pair[1].from);
         }
-        for iv in &w.intervals {
+        for iv in intervals {
             let expected = match iv.state {
                 // Issued at the interval's first cycle.
                 warpscope::sim::observer::WarpState::Selected => {
@@ -652,24 +652,99 @@ fn state_intervals_are_charged_to_the_instruction_waited_for() {
     }
 }
 
-#[test]
-fn a_trace_too_large_to_draw_is_refused_before_it_is_read() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-too-large");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("huge.wstrace");
-    // Sparse: no disk is used, and nothing in it is ever read.
-    let f = std::fs::File::create(&path).unwrap();
-    f.set_len(warpscope::render::MAX_TRACE_BYTES + 1).unwrap();
-    drop(f);
-    let options = RenderOptions::default();
-    match chart(ChartKind::Timeline, std::slice::from_ref(&path), &options) {
-        Err(e @ RenderError::TooLarge { .. }) => {
-            let message = e.to_string();
-            assert!(message.contains("huge.wstrace"), "{message}");
-            assert!(message.contains("warpscope analyze"), "{message}");
-        }
-        Err(e) => panic!("another error: {e}"),
-        Ok(_) => panic!("drawn"),
+/// Everything the model streams, kept (as the charts no longer do) for the tests to check.
+#[derive(Default)]
+struct Everything {
+    /// Each warp's residency with its intervals, in the order the warps ended.
+    warps: Vec<(model::WarpLife, Vec<model::Interval>)>,
+    open: HashMap<(u32, u32), Vec<model::Interval>>,
+    blocks: Vec<model::BlockSpan>,
+    issues: Vec<model::IssueRec>,
+}
+
+impl model::Sink for Everything {
+    fn interval(&mut self, w: &model::WarpLife, iv: &model::Interval) {
+        self.open.entry((w.sm, w.slot)).or_default().push(*iv);
     }
-    let _ = std::fs::remove_file(&path);
+    fn life(&mut self, w: &model::WarpLife) {
+        let intervals = self.open.remove(&(w.sm, w.slot)).unwrap_or_default();
+        self.warps.push((*w, intervals));
+    }
+    fn issue(&mut self, i: &model::IssueRec) {
+        self.issues.push(*i);
+    }
+    fn block(&mut self, b: &model::BlockSpan) {
+        self.blocks.push(*b);
+    }
+}
+
+impl Everything {
+    fn read(path: &Path) -> Everything {
+        let mut e = Everything::default();
+        model::stream(path, &mut e).unwrap();
+        e
+    }
+}
+
+/// Records `kernels/vecadd.sasm` over `blocks` blocks of 128 threads on `small`.
+fn record_vecadd(blocks: u32) -> PathBuf {
+    let path = tmp(&format!("vecadd.{blocks}.wstrace"));
+    let status = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["record", "kernels/vecadd.sasm", "--gpu", "small"])
+        .args(["--grid", &blocks.to_string(), "--block", "128"])
+        .args([
+            "--param",
+            "a=0x100000",
+            "--param",
+            "b=0x200000",
+            "--param",
+            "c=0x300000",
+        ])
+        .args(["--param", &format!("n={}", blocks * 128)])
+        .arg("-o")
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    path
+}
+
+#[test]
+fn what_the_charts_keep_does_not_grow_with_the_trace() {
+    // Both traces bin their cycles into pixel columns; the longer one has 8x the blocks, warps,
+    // intervals and issues.
+    let short = record_vecadd(64);
+    let long = record_vecadd(512);
+    let (s, l) = (Everything::read(&short), Everything::read(&long));
+    assert!(
+        l.issues.len() >= 8 * s.issues.len(),
+        "{} {}",
+        l.issues.len(),
+        s.issues.len()
+    );
+    assert!(l.warps.len() >= 8 * s.warps.len());
+    let (ms, ml) = (model::load(&short).unwrap(), model::load(&long).unwrap());
+    assert!(
+        ml.end > 4 * ms.end && ms.end > 4 * 1000,
+        "{} {}",
+        ms.end,
+        ml.end
+    );
+    // The model holds a fixed amount per warp slot, and every slot was used by both.
+    assert_eq!(ms.retained(), ml.retained());
+    assert!(ms.retained() <= (ms.header.config.num_sms * ms.header.config.sm.max_warps) as usize);
+    // Each chart keeps per row and pixel column, whatever the trace's length. The counts are
+    // not quite equal (rounding decides how many columns the candidate binnings have, and the
+    // slots keep the warps that issued in each column), but far from the 8x a per-event model
+    // would need.
+    for kind in [ChartKind::Timeline, ChartKind::Slots, ChartKind::Occupancy] {
+        let a = warpscope::render::retained(kind, &short, &RenderOptions::default()).unwrap();
+        let b = warpscope::render::retained(kind, &long, &RenderOptions::default()).unwrap();
+        assert!(a > 0, "{kind:?}");
+        assert!(
+            b * 4 < a * 5,
+            "{kind:?} keeps {a} numbers for the short trace, {b} for the long"
+        );
+    }
 }

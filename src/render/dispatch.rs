@@ -4,11 +4,30 @@
 //! `launch.block` when the trace has several launches). Block colours cycle through the
 //! identity palette; they tell neighbours apart and mean nothing else.
 
+use super::model::{BlockSpan, Sink};
 use super::palette::{self, identity_colour, text_on};
 use super::{
     window, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, RenderOptions,
     Row,
 };
+
+/// Every block's residency: the one chart that keeps an item per block, as it draws a bar per
+/// block.
+struct Blocks(Vec<BlockSpan>);
+
+impl Sink for Blocks {
+    fn block(&mut self, b: &BlockSpan) {
+        self.0.push(*b);
+    }
+}
+
+impl Blocks {
+    fn read(t: &Loaded) -> Result<Vec<BlockSpan>, RenderError> {
+        let mut sink = Blocks(Vec::new());
+        t.stream(&mut sink)?;
+        Ok(sink.0)
+    }
+}
 
 const WIDTH: u32 = 1000;
 const LEFT: i32 = 90;
@@ -19,6 +38,7 @@ const BOTTOM_MARGIN: i32 = 50;
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
     let (from, to) = window(t, options)?;
     let m = &t.model;
+    let blocks = Blocks::read(t)?;
     let config = &m.header.config;
     let several = m.header.launches.len() > 1;
     let sms: Vec<u32> = match options.sm {
@@ -28,16 +48,16 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     // Lanes per SM: a block takes the first lane free at its grant.
     let mut lanes_of: Vec<Vec<Vec<usize>>> = Vec::new();
     for &sm in &sms {
-        let mut blocks: Vec<usize> = (0..m.blocks.len())
+        let mut on_sm: Vec<usize> = (0..blocks.len())
             .filter(|&i| {
-                let b = &m.blocks[i];
+                let b = &blocks[i];
                 b.sm == sm && b.to > from && b.from < to
             })
             .collect();
-        blocks.sort_by_key(|&i| (m.blocks[i].from, m.blocks[i].launch, m.blocks[i].block));
+        on_sm.sort_by_key(|&i| (blocks[i].from, blocks[i].launch, blocks[i].block));
         let mut lanes: Vec<(u64, Vec<usize>)> = Vec::new();
-        for i in blocks {
-            let b = &m.blocks[i];
+        for i in on_sm {
+            let b = &blocks[i];
             match lanes.iter_mut().find(|(free, _)| *free <= b.from) {
                 Some((free, v)) => {
                     *free = b.to.max(b.from + 1);
@@ -77,7 +97,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
             &format!(
                 "{}, cycles {from}..{to}, {} blocks",
                 t.file_name(),
-                m.blocks.len()
+                blocks.len()
             ),
             WIDTH,
         )?;
@@ -101,11 +121,11 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                     "sans-serif",
                 )?;
             }
-            for (lane, blocks) in lanes.iter().enumerate() {
+            for (lane, in_lane) in lanes.iter().enumerate() {
                 let bottom = top + lane_h;
                 let pad = (lane_h / 8).min(3);
-                for &i in blocks {
-                    let b = &m.blocks[i];
+                for &i in in_lane {
+                    let b = &blocks[i];
                     let (a, z) = (b.from.max(from), b.to.min(to).max(b.from.max(from) + 1));
                     let (x0, x1) = (plot.x(a as f64), plot.x(z as f64));
                     let c = identity_colour(b.block);

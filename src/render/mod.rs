@@ -15,6 +15,12 @@
 //! [`MAX_SVG_BYTES`], and the timeline shows at most [`timeline::MAX_ROWS`] rows (the first
 //! SMs; `--sm` picks another).
 //!
+//! The traces are streamed, never held: [`load`] reads a trace once for its header, cycle range
+//! and busy warp slots, and each time chart streams it again into per-row, per-column counts
+//! (see [`model`]) for every binning `within_size` may try, so memory follows rows × columns ×
+//! states, not the trace's length, and traces of any size are drawn. The price is time: a
+//! chart reads its trace twice, the report once per time chart more.
+//!
 //! Text is drawn with generic font families (`sans-serif`, `monospace`) and no font files:
 //! plotters' SVG backend writes `<text>` elements and the viewer picks the font.
 //!
@@ -174,21 +180,7 @@ pub enum RenderError {
     Empty { path: PathBuf, message: String },
     #[error("drawing the chart: {0}")]
     Draw(String),
-    #[error(
-        "{path}: the trace is {bytes} bytes; charts read a whole trace into memory (about 50 \
-         bytes per byte of trace), so traces over {limit} bytes are not drawn — `warpscope \
-         analyze` and `trace info` read traces of any size"
-    )]
-    TooLarge {
-        path: PathBuf,
-        bytes: u64,
-        limit: u64,
-    },
 }
-
-/// The largest trace the charts read (their model holds every state interval: about 50 bytes
-/// of memory per byte of trace, so this is some 6 GB).
-pub const MAX_TRACE_BYTES: u64 = 128 << 20;
 
 /// A trace loaded for drawing.
 pub struct Loaded {
@@ -221,16 +213,12 @@ impl Loaded {
 
 /// Reads the trace at `path` for drawing; a trace with no launch is an error.
 pub fn load(path: &Path) -> Result<Loaded, RenderError> {
-    if let Ok(meta) = std::fs::metadata(path) {
-        if meta.len() > MAX_TRACE_BYTES {
-            return Err(RenderError::TooLarge {
-                path: path.to_path_buf(),
-                bytes: meta.len(),
-                limit: MAX_TRACE_BYTES,
-            });
-        }
-    }
-    let model = model::load(path).map_err(|source| RenderError::Trace {
+    load_before(path, None)
+}
+
+/// [`load`] for windows ending at `before` (`--to`; `None`: the trace's end).
+fn load_before(path: &Path, before: Option<u64>) -> Result<Loaded, RenderError> {
+    let model = model::load_before(path, before).map_err(|source| RenderError::Trace {
         path: path.to_path_buf(),
         source,
     })?;
@@ -243,6 +231,31 @@ pub fn load(path: &Path) -> Result<Loaded, RenderError> {
         path: path.to_path_buf(),
         model,
     })
+}
+
+impl Loaded {
+    /// The warp slots that held a warp in the window `[from, options.to)`; reads the trace
+    /// again if it was loaded for another window end.
+    pub(crate) fn resident(
+        &self,
+        options: &RenderOptions,
+        from: u64,
+    ) -> Result<Vec<model::SlotKey>, RenderError> {
+        if options.to == self.model.before {
+            return Ok(self.model.resident_in(from).collect());
+        }
+        let again = load_before(&self.path, options.to)?;
+        Ok(again.model.resident_in(from).collect())
+    }
+
+    /// Streams the trace into `sink`.
+    pub(crate) fn stream(&self, sink: &mut impl model::Sink) -> Result<(), RenderError> {
+        model::stream(&self.path, sink).map_err(|source| RenderError::Trace {
+            path: self.path.clone(),
+            source,
+        })?;
+        Ok(())
+    }
 }
 
 /// Renders chart `kind` of `traces`.
@@ -267,7 +280,7 @@ pub fn chart(
     }
     let loaded = traces
         .iter()
-        .map(|p| load(p))
+        .map(|p| load_before(p, options.to))
         .collect::<Result<Vec<_>, _>>()?;
     chart_of(kind, &loaded, options)
 }
@@ -299,6 +312,23 @@ pub fn chart_of(
         ChartKind::Occupancy => occupancy::render(first, options),
         ChartKind::Slots => slots::render(first, options),
         ChartKind::Source => source::render(first),
+    }
+}
+
+/// How many numbers chart `kind` of the trace at `path` keeps while it draws (the time charts;
+/// 0 for the others): what the bound on the charts' memory is about — per row and pixel column,
+/// not per event.
+pub fn retained(
+    kind: ChartKind,
+    path: &Path,
+    options: &RenderOptions,
+) -> Result<usize, RenderError> {
+    let t = load_before(path, options.to)?;
+    match kind {
+        ChartKind::Timeline => timeline::retained(&t, options),
+        ChartKind::Slots => slots::retained(&t, options),
+        ChartKind::Occupancy => occupancy::retained(&t, options),
+        _ => Ok(0),
     }
 }
 
@@ -335,6 +365,27 @@ pub(crate) fn within_size(
             return Ok(c);
         }
         columns = (wide / 2).max(32);
+    }
+}
+
+/// The cycles per column [`within_size`] can ask a chart of `cycles` cycles over `pixels`
+/// columns for, in the order it asks: known before drawing, so one pass over the trace can
+/// fill every candidate binning.
+pub(crate) fn bin_levels(cycles: u64, pixels: i32) -> Vec<u64> {
+    let mut levels = Vec::new();
+    let mut columns = i32::MAX;
+    loop {
+        let bin = bin_cycles(cycles, pixels.min(columns));
+        if !levels.contains(&bin) {
+            levels.push(bin);
+        }
+        // As `within_size` computes it.
+        let wide = (cycles as f64 / bin as f64).ceil() as i32;
+        let next = (wide / 2).max(32);
+        if wide <= 32 || next >= columns {
+            return levels;
+        }
+        columns = next;
     }
 }
 
@@ -594,6 +645,15 @@ mod tests {
         })
         .unwrap();
         assert_eq!(asked, vec![i32::MAX, 439, 219]);
+        // The one pass over the trace fills every binning the halving asks for.
+        let levels = bin_levels(cycles, 880);
+        for columns in asked {
+            assert!(
+                levels.contains(&bin_cycles(cycles, columns.min(880))),
+                "{levels:?}"
+            );
+        }
+        assert_eq!(bin_levels(500, 880), vec![1, 2, 4, 9, 16]);
         assert!(c.svg.len() <= MAX_SVG_BYTES);
         assert_eq!(c.bin_cycles, bin_cycles(cycles, 219));
     }

@@ -1,17 +1,24 @@
-//! What the charts draw, read from a trace in one pass: every warp's residency with its state
-//! intervals, every block's residency on its SM, every issue and every refill.
+//! What the charts draw, streamed from a trace: every warp's residency with its state
+//! intervals, every block's residency on its SM, every issue and every refill — handed to a
+//! [`Sink`] as they are known, never all held at once.
 //!
 //! A warp's state intervals are exactly its `WarpState` events: a state holds from its event's
 //! cycle until the warp's next `WarpState` or its `WarpExit` (a warp still resident when the
 //! trace ends is closed at its launch's end, or the last cycle). Each interval is charged to a PC
 //! the way the analyzer charges it: the instruction the warp was waiting to issue (or issued),
-//! i.e. the next issue's PC, or the last issued PC for the intervals after the last issue.
+//! i.e. the next issue's PC, or the last issued PC for the intervals after the last issue. So an
+//! interval reaches the sink once its PC is known (at the warp's next issue or its end); per
+//! warp slot, intervals arrive in time order.
 //!
-//! Memory is proportional to the number of state intervals, issues and blocks in the trace.
+//! [`load`] reads a trace once for what every chart needs first — the header, the cycle range
+//! and which warp slots held a warp — and each chart then streams the trace again into its own
+//! per-row, per-pixel-column accumulators. Memory is bounded by the warps resident at once
+//! (their open intervals), the GPU's warp slots and what the charts draw, not by the trace's
+//! length; the dispatch chart alone keeps a span per block, since it draws a bar per block.
 
 use crate::sim::observer::{WarpRef, WarpState};
 use crate::trace::{Event, TraceError, TraceHeader, TraceReader};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// One state interval of a warp, `[from, to)`.
@@ -24,8 +31,9 @@ pub struct Interval {
     pub pc: Option<u32>,
 }
 
-/// One warp's stay in a warp slot.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One warp's stay in a warp slot, `[from, to)` (`to` is final only when the sink's
+/// [`Sink::life`] sees it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WarpLife {
     pub sm: u32,
     pub slot: u32,
@@ -35,7 +43,6 @@ pub struct WarpLife {
     pub warp_in_block: u32,
     pub from: u64,
     pub to: u64,
-    pub intervals: Vec<Interval>,
 }
 
 /// One block's stay on an SM, `[from, to)`.
@@ -69,25 +76,33 @@ pub struct RefillRec {
     pub scheduler: u32,
 }
 
-/// A trace as the charts see it.
-#[derive(Debug, Clone)]
-pub struct TraceModel {
-    pub header: TraceHeader,
-    /// First and one-past-last cycle of the trace's events.
+/// Where [`stream`] hands what it reconstructs. Every method defaults to ignoring it.
+pub trait Sink {
+    /// A state interval of `life`, with its PC settled.
+    fn interval(&mut self, _life: &WarpLife, _iv: &Interval) {}
+    /// A warp's residency, once it ended (all its intervals came before).
+    fn life(&mut self, _life: &WarpLife) {}
+    /// An issue by a resident warp.
+    fn issue(&mut self, _issue: &IssueRec) {}
+    fn refill(&mut self, _refill: &RefillRec) {}
+    /// A block's residency: completed blocks as they complete, then the ones still resident at
+    /// the end by launch and block.
+    fn block(&mut self, _block: &BlockSpan) {}
+}
+
+/// The cycle range of a streamed trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First and one-past-last cycle of the trace's events (0, 0 without events).
     pub start: u64,
     pub end: u64,
-    /// In order of the warps' exits (then, for warps alive at the end, by SM and slot).
-    pub warps: Vec<WarpLife>,
-    pub blocks: Vec<BlockSpan>,
-    pub issues: Vec<IssueRec>,
-    pub refills: Vec<RefillRec>,
 }
 
 struct Open {
     life: WarpLife,
     state: Option<(WarpState, u64)>,
-    /// Index in `life.intervals` of the first interval still waiting for its PC.
-    unpriced: usize,
+    /// Intervals still waiting for their PC (those of the stretch since the last issue).
+    unpriced: Vec<Interval>,
     last_pc: Option<u32>,
 }
 
@@ -100,7 +115,7 @@ impl Open {
                     WarpState::Selected => self.last_pc,
                     _ => None,
                 };
-                self.life.intervals.push(Interval {
+                self.unpriced.push(Interval {
                     state,
                     from: since,
                     to: cycle,
@@ -110,58 +125,54 @@ impl Open {
         }
     }
 
-    fn price(&mut self, pc: Option<u32>) {
-        for i in &mut self.life.intervals[self.unpriced..] {
-            if i.pc.is_none() {
-                i.pc = pc;
+    fn price(&mut self, pc: Option<u32>, sink: &mut impl Sink) {
+        for mut iv in self.unpriced.drain(..) {
+            if iv.pc.is_none() {
+                iv.pc = pc;
             }
+            sink.interval(&self.life, &iv);
         }
-        self.unpriced = self.life.intervals.len();
     }
 
-    fn finish(mut self, cycle: u64) -> WarpLife {
+    fn finish(mut self, cycle: u64, sink: &mut impl Sink) {
         self.close(cycle);
-        self.price(self.last_pc);
+        self.price(self.last_pc, sink);
         self.life.to = cycle.max(self.life.from);
-        self.life
+        sink.life(&self.life);
     }
 }
 
-/// Reads the trace at `path`.
-pub fn load(path: &Path) -> Result<TraceModel, TraceError> {
-    let mut reader = TraceReader::open(path)?;
-    let header = reader.header().clone();
-    let mut open: HashMap<WarpRef, Open> = HashMap::new();
-    let mut open_blocks: HashMap<(u32, u32), (u32, u64)> = HashMap::new();
-    let mut launch_end: HashMap<u32, u64> = HashMap::new();
-    let mut m = TraceModel {
-        header,
-        start: u64::MAX,
-        end: 0,
-        warps: Vec::new(),
-        blocks: Vec::new(),
-        issues: Vec::new(),
-        refills: Vec::new(),
-    };
-    for event in reader.by_ref() {
-        let event = event?;
+/// The reconstruction's state between events: only what is resident.
+struct Tracker {
+    open: HashMap<WarpRef, Open>,
+    open_blocks: HashMap<(u32, u32), (u32, u64)>,
+    launch_end: HashMap<u32, u64>,
+    start: u64,
+    end: u64,
+}
+
+impl Tracker {
+    fn event(&mut self, event: &Event, sink: &mut impl Sink) {
         let cycle = event.cycle();
-        m.start = m.start.min(cycle);
-        m.end = m.end.max(cycle + 1);
-        match event {
+        self.start = self.start.min(cycle);
+        self.end = self.end.max(cycle + 1);
+        match *event {
             Event::KernelComplete { launch, .. } => {
-                launch_end.insert(launch, cycle);
+                self.launch_end.insert(launch, cycle);
             }
             Event::BlockAssign {
                 launch, block, sm, ..
             } => {
-                open_blocks.insert((launch, block), (sm, cycle));
+                self.open_blocks.insert((launch, block), (sm, cycle));
             }
             Event::BlockComplete {
                 launch, block, sm, ..
             } => {
-                let from = open_blocks.remove(&(launch, block)).map_or(cycle, |b| b.1);
-                m.blocks.push(BlockSpan {
+                let from = self
+                    .open_blocks
+                    .remove(&(launch, block))
+                    .map_or(cycle, |b| b.1);
+                sink.block(&BlockSpan {
                     launch,
                     block,
                     sm,
@@ -170,10 +181,10 @@ pub fn load(path: &Path) -> Result<TraceModel, TraceError> {
                 });
             }
             Event::WarpLaunch { warp, info, .. } => {
-                if let Some(previous) = open.remove(&warp) {
-                    m.warps.push(previous.finish(cycle));
+                if let Some(previous) = self.open.remove(&warp) {
+                    previous.finish(cycle, sink);
                 }
-                open.insert(
+                self.open.insert(
                     warp,
                     Open {
                         life: WarpLife {
@@ -185,30 +196,29 @@ pub fn load(path: &Path) -> Result<TraceModel, TraceError> {
                             warp_in_block: info.warp_in_block,
                             from: cycle,
                             to: cycle,
-                            intervals: Vec::new(),
                         },
                         state: None,
-                        unpriced: 0,
+                        unpriced: Vec::new(),
                         last_pc: None,
                     },
                 );
             }
             Event::WarpState { warp, state, .. } => {
-                if let Some(o) = open.get_mut(&warp) {
+                if let Some(o) = self.open.get_mut(&warp) {
                     o.close(cycle);
                     o.state = Some((state, cycle));
                 }
             }
             Event::Issue { warp, pc, slot, .. } => {
-                if let Some(o) = open.get_mut(&warp) {
+                if let Some(o) = self.open.get_mut(&warp) {
                     // The interval running now (normally `selected`) belongs to this issue too.
                     o.close(cycle);
                     if let Some((_, since)) = o.state.as_mut() {
                         *since = cycle;
                     }
-                    o.price(Some(pc));
+                    o.price(Some(pc), sink);
                     o.last_pc = Some(pc);
-                    m.issues.push(IssueRec {
+                    sink.issue(&IssueRec {
                         cycle,
                         sm: warp.sm,
                         scheduler: o.life.scheduler,
@@ -220,11 +230,11 @@ pub fn load(path: &Path) -> Result<TraceModel, TraceError> {
                 }
             }
             Event::WarpExit { warp, .. } => {
-                if let Some(o) = open.remove(&warp) {
-                    m.warps.push(o.finish(cycle));
+                if let Some(o) = self.open.remove(&warp) {
+                    o.finish(cycle, sink);
                 }
             }
-            Event::Refill { sm, scheduler, .. } => m.refills.push(RefillRec {
+            Event::Refill { sm, scheduler, .. } => sink.refill(&RefillRec {
                 cycle,
                 sm,
                 scheduler,
@@ -232,32 +242,123 @@ pub fn load(path: &Path) -> Result<TraceModel, TraceError> {
             _ => {}
         }
     }
-    if m.start == u64::MAX {
-        m.start = 0;
+
+    /// Closes what is still resident at the end of the trace.
+    fn finish(mut self, sink: &mut impl Sink) -> Span {
+        if self.start == u64::MAX {
+            self.start = 0;
+        }
+        let last = self.end.saturating_sub(1);
+        let mut rest: Vec<_> = self.open.into_iter().collect();
+        rest.sort_by_key(|(w, _)| (w.sm, w.slot));
+        for (_, o) in rest {
+            let end = self.launch_end.get(&o.life.launch).copied().unwrap_or(last);
+            o.finish(end, sink);
+        }
+        let mut rest: Vec<_> = self.open_blocks.into_iter().collect();
+        rest.sort();
+        for ((launch, block), (sm, from)) in rest {
+            let to = self.launch_end.get(&launch).copied().unwrap_or(last);
+            sink.block(&BlockSpan {
+                launch,
+                block,
+                sm,
+                from,
+                to: to.max(from),
+            });
+        }
+        Span {
+            start: self.start,
+            end: self.end,
+        }
     }
-    let mut rest: Vec<_> = open.into_iter().collect();
-    rest.sort_by_key(|(w, _)| (w.sm, w.slot));
-    for (_, o) in rest {
-        let end = launch_end
-            .get(&o.life.launch)
-            .copied()
-            .unwrap_or(m.end.saturating_sub(1));
-        m.warps.push(o.finish(end));
+}
+
+/// Reads the trace at `path` once, handing everything to `sink`; returns the header and the
+/// cycle range.
+pub fn stream(path: &Path, sink: &mut impl Sink) -> Result<(TraceHeader, Span), TraceError> {
+    let mut reader = TraceReader::open(path)?;
+    if let TraceReader::Binary(r) = &mut reader {
+        // Inflating on a second thread; events and errors are those of reading in line.
+        r.inflate_ahead();
     }
-    let mut rest: Vec<_> = open_blocks.into_iter().collect();
-    rest.sort();
-    for ((launch, block), (sm, from)) in rest {
-        let to = launch_end
-            .get(&launch)
-            .copied()
-            .unwrap_or(m.end.saturating_sub(1));
-        m.blocks.push(BlockSpan {
-            launch,
-            block,
-            sm,
-            from,
-            to: to.max(from),
-        });
+    let header = reader.header().clone();
+    let mut tracker = Tracker {
+        open: HashMap::new(),
+        open_blocks: HashMap::new(),
+        launch_end: HashMap::new(),
+        start: u64::MAX,
+        end: 0,
+    };
+    reader.for_each_event(|e| tracker.event(e, sink))?;
+    Ok((header, tracker.finish(sink)))
+}
+
+/// A warp slot, as the time charts key their rows: (SM, scheduler, slot).
+pub type SlotKey = (u32, u32, u32);
+
+/// A trace as the charts see it before they draw: its header, cycle range and warp slots.
+#[derive(Debug, Clone)]
+pub struct TraceModel {
+    pub header: TraceHeader,
+    /// First and one-past-last cycle of the trace's events.
+    pub start: u64,
+    pub end: u64,
+    /// Every warp slot that held a warp, with the latest end of its warps that arrived before
+    /// `before` (`None`: none did) — a slot shows a row in the window `[from, before)` iff
+    /// that end is after `from`.
+    pub slots: BTreeMap<SlotKey, Option<u64>>,
+    /// The window end `slots` was computed for (`None`: the trace's end).
+    pub before: Option<u64>,
+}
+
+impl TraceModel {
+    /// The warp slots that held a warp in cycles `[from, to)`, where `to` is the `before`
+    /// this model was read for.
+    pub fn resident_in(&self, from: u64) -> impl Iterator<Item = SlotKey> + '_ {
+        self.slots
+            .iter()
+            .filter(move |(_, end)| end.is_some_and(|e| e > from))
+            .map(|(&k, _)| k)
     }
-    Ok(m)
+
+    /// How many items the model holds (the test of its bound reads it).
+    pub fn retained(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+struct Slots {
+    before: Option<u64>,
+    slots: BTreeMap<SlotKey, Option<u64>>,
+}
+
+impl Sink for Slots {
+    fn life(&mut self, w: &WarpLife) {
+        let end = self.slots.entry((w.sm, w.scheduler, w.slot)).or_default();
+        if self.before.map_or(true, |b| w.from < b) {
+            *end = Some(end.map_or(w.to, |e| e.max(w.to)));
+        }
+    }
+}
+
+/// Reads the trace at `path` for a window ending at `before` (`None`: the trace's end).
+pub fn load_before(path: &Path, before: Option<u64>) -> Result<TraceModel, TraceError> {
+    let mut sink = Slots {
+        before,
+        slots: BTreeMap::new(),
+    };
+    let (header, span) = stream(path, &mut sink)?;
+    Ok(TraceModel {
+        header,
+        start: span.start,
+        end: span.end,
+        slots: sink.slots,
+        before,
+    })
+}
+
+/// Reads the trace at `path` for windows ending at the trace's end.
+pub fn load(path: &Path) -> Result<TraceModel, TraceError> {
+    load_before(path, None)
 }

@@ -4,6 +4,7 @@
 //! panels are per SM (sums over its schedulers), and with more than 16 such SMs there is one
 //! panel for the whole GPU; `--sm` zooms back to one SM's schedulers.
 
+use super::model::{Interval, IssueRec, Sink, WarpLife};
 use super::palette::{self, ACTIVE, ELIGIBLE, ISSUED};
 use super::{
     bin_cycles, tick_label, tick_step, window, Align, Canvas, Chart, ChartKind, Loaded, PlotArea,
@@ -33,6 +34,70 @@ impl Key {
             Key::Scheduler(sm, s) => format!("SM{sm} S{s}"),
             Key::Sm(sm) => format!("SM{sm}"),
             Key::Gpu => "GPU".to_string(),
+        }
+    }
+}
+
+/// What a panel sums over.
+#[derive(Clone, Copy)]
+enum Panels {
+    Schedulers,
+    Sms,
+    Gpu,
+}
+
+/// Per panel, the per-column sums: all the chart keeps of the trace.
+struct Acc {
+    sm: Option<u32>,
+    panels: Panels,
+    from: u64,
+    to: u64,
+    bin: u64,
+    bins: usize,
+    series: BTreeMap<Key, Series>,
+}
+
+impl Acc {
+    fn entry(&mut self, sm: u32, s: u32) -> &mut Series {
+        let key = match self.panels {
+            Panels::Schedulers => Key::Scheduler(sm, s),
+            Panels::Sms => Key::Sm(sm),
+            Panels::Gpu => Key::Gpu,
+        };
+        let bins = self.bins;
+        self.series.entry(key).or_insert_with(|| Series {
+            active: vec![0; bins],
+            eligible: vec![0; bins],
+            issued: vec![0; bins],
+        })
+    }
+
+    fn wanted(&self, sm: u32) -> bool {
+        self.sm.map_or(true, |s| s == sm)
+    }
+}
+
+impl Sink for Acc {
+    fn life(&mut self, w: &WarpLife) {
+        if self.wanted(w.sm) {
+            let (from, to, bin) = (self.from, self.to, self.bin);
+            let s = self.entry(w.sm, w.scheduler);
+            spread(&mut s.active, from, bin, w.from.max(from), w.to.min(to));
+        }
+    }
+
+    fn interval(&mut self, w: &WarpLife, iv: &Interval) {
+        if self.wanted(w.sm) && iv.state.is_eligible() {
+            let (from, to, bin) = (self.from, self.to, self.bin);
+            let s = self.entry(w.sm, w.scheduler);
+            spread(&mut s.eligible, from, bin, iv.from.max(from), iv.to.min(to));
+        }
+    }
+
+    fn issue(&mut self, i: &IssueRec) {
+        if self.wanted(i.sm) && i.cycle >= self.from && i.cycle < self.to {
+            let k = ((i.cycle - self.from) / self.bin) as usize;
+            self.entry(i.sm, i.scheduler).issued[k] += 1;
         }
     }
 }
@@ -78,15 +143,24 @@ fn step_outline(
     points
 }
 
-pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+/// How many numbers the chart keeps of the trace.
+pub(crate) fn retained(t: &Loaded, options: &RenderOptions) -> Result<usize, RenderError> {
+    let (_, _, _, _, acc) = collect(t, options)?;
+    Ok(acc.values().map(|s| 3 * s.active.len()).sum())
+}
+
+type Collected = (u64, u64, u64, usize, BTreeMap<Key, Series>);
+
+/// The panels and, streamed from the trace, their per-column sums.
+fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError> {
     let (from, to) = window(t, options)?;
     let m = &t.model;
     let wanted = |sm: u32| options.sm.map_or(true, |s| s == sm);
-    let mut schedulers: Vec<(u32, u32)> = m
-        .warps
-        .iter()
-        .filter(|w| wanted(w.sm) && w.to > from && w.from < to)
-        .map(|w| (w.sm, w.scheduler))
+    let mut schedulers: Vec<(u32, u32)> = t
+        .resident(options, from)?
+        .into_iter()
+        .filter(|k| wanted(k.0))
+        .map(|k| (k.0, k.1))
         .collect();
     schedulers.sort();
     schedulers.dedup();
@@ -98,42 +172,37 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     }
     let mut sms: Vec<u32> = schedulers.iter().map(|s| s.0).collect();
     sms.dedup();
-    let key = |sm: u32, s: u32| {
-        if schedulers.len() <= MAX_PANELS {
-            Key::Scheduler(sm, s)
-        } else if sms.len() <= MAX_PANELS {
-            Key::Sm(sm)
-        } else {
-            Key::Gpu
-        }
+    let panels = if schedulers.len() <= MAX_PANELS {
+        Panels::Schedulers
+    } else if sms.len() <= MAX_PANELS {
+        Panels::Sms
+    } else {
+        Panels::Gpu
     };
     let plot_w = WIDTH as i32 - RIGHT_MARGIN - LEFT;
     let bin = bin_cycles(to - from, plot_w);
     let bins = (to - from).div_ceil(bin) as usize;
-    let mut acc: BTreeMap<Key, Series> = BTreeMap::new();
-    let new = || Series {
-        active: vec![0; bins],
-        eligible: vec![0; bins],
-        issued: vec![0; bins],
+    let mut acc = Acc {
+        sm: options.sm,
+        panels,
+        from,
+        to,
+        bin,
+        bins,
+        series: BTreeMap::new(),
     };
-    for w in &m.warps {
-        if !wanted(w.sm) {
-            continue;
-        }
-        let s = acc.entry(key(w.sm, w.scheduler)).or_insert_with(new);
-        spread(&mut s.active, from, bin, w.from.max(from), w.to.min(to));
-        for iv in &w.intervals {
-            if iv.state.is_eligible() {
-                spread(&mut s.eligible, from, bin, iv.from.max(from), iv.to.min(to));
-            }
+    // Every scheduler that ever held a warp has its panel, even if idle in the window.
+    for &(sm, s, _) in m.slots.keys() {
+        if wanted(sm) {
+            acc.entry(sm, s);
         }
     }
-    for i in &m.issues {
-        if wanted(i.sm) && i.cycle >= from && i.cycle < to {
-            acc.entry(key(i.sm, i.scheduler)).or_insert_with(new).issued
-                [((i.cycle - from) / bin) as usize] += 1;
-        }
-    }
+    t.stream(&mut acc)?;
+    Ok((from, to, bin, bins, acc.series))
+}
+
+pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    let (from, to, bin, bins, acc) = collect(t, options)?;
     let bin_len =
         |k: usize| ((from + (k as u64 + 1) * bin).min(to) - (from + k as u64 * bin)) as f64;
     let avg = |v: &[u64], k: usize| v[k] as f64 / bin_len(k);

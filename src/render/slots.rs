@@ -10,16 +10,14 @@
 //! grid, dominant state), so a waste column lines up with why every warp could not issue. With
 //! more than [`MAX_STRIPS`] warp slots the strips are left out (the timeline shows them).
 
+use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
-    bin_cycles, dominant, window, within_size, Align, Canvas, Chart, ChartKind, Loaded, PlotArea,
-    Region, RenderError, RenderOptions, Row,
+    bin_cycles, bin_levels, dominant, window, within_size, Align, Canvas, Chart, ChartKind, Loaded,
+    PlotArea, Region, RenderError, RenderOptions, Row,
 };
 use crate::analyze::NsightState;
-use std::collections::BTreeMap;
-
-/// Per cycle, the (issue slot, index in `issues`) of each instruction issued.
-type IssuesByCycle = BTreeMap<u64, Vec<(u32, usize)>>;
+use std::collections::{BTreeSet, HashMap};
 
 const WIDTH: u32 = 1200;
 const LEFT: i32 = 120;
@@ -31,23 +29,170 @@ pub const MAX_STRIPS: usize = 64;
 const STRIP_H: i32 = 6;
 const STRIP_GAP: i32 = 14;
 
-pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
-    within_size(|columns| render_columns(t, options, columns))
+const STATES: usize = NsightState::ALL.len();
+
+/// One candidate binning (cycles per column `bin`) of every row.
+struct Level {
+    bin: u64,
+    /// Per scheduler and column: cycles in which it issued, and refill events.
+    issue_cycles: Vec<Vec<u64>>,
+    refills: Vec<Vec<u64>>,
+    /// Per issue-slot row and column: the (warp slot, clamped, issues) that filled the slot.
+    hits: Vec<Vec<Vec<(usize, u64)>>>,
+    /// At one cycle per column: per row and column the (PC, launch) issued, for its tooltip.
+    single: Vec<Vec<Option<(u32, u32)>>>,
+    /// Per strip and column: cycles per Nsight state.
+    strips: Vec<Vec<[u64; STATES]>>,
 }
 
-fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<Chart, RenderError> {
+/// What the slots chart keeps of the trace: per row, column and candidate binning only what
+/// the columns' dominant uses need, plus the legend's sets.
+struct Acc {
+    sm: Option<u32>,
+    from: u64,
+    to: u64,
+    width: u32,
+    warps: usize,
+    schedulers: HashMap<(u32, u32), usize>,
+    strips: HashMap<SlotKey, usize>,
+    levels: Vec<Level>,
+    /// Per scheduler, the cycle of its last issue; per row, the cycle its slot was last filled.
+    current: Vec<Option<u64>>,
+    filled: Vec<Option<u64>>,
+    /// Warp slots that issued in the window (any scheduler wanted), and those drawn.
+    warps_seen: BTreeSet<u32>,
+    seen_warps: BTreeSet<u32>,
+    strip_states: BTreeSet<usize>,
+}
+
+impl Acc {
+    fn wanted(&self, sm: u32) -> bool {
+        self.sm.map_or(true, |s| s == sm)
+    }
+}
+
+impl Sink for Acc {
+    fn issue(&mut self, r: &IssueRec) {
+        if r.cycle < self.from || r.cycle >= self.to || !self.wanted(r.sm) {
+            return;
+        }
+        self.warps_seen.insert(r.warp_slot);
+        let Some(&s) = self.schedulers.get(&(r.sm, r.scheduler)) else {
+            return;
+        };
+        let from = self.from;
+        if self.current[s] != Some(r.cycle) {
+            self.current[s] = Some(r.cycle);
+            for l in &mut self.levels {
+                l.issue_cycles[s][((r.cycle - from) / l.bin) as usize] += 1;
+            }
+        }
+        // Only the first instruction a cycle put in a slot fills it.
+        if r.issue_slot >= self.width {
+            return;
+        }
+        let row = s * self.width as usize + r.issue_slot as usize;
+        if self.filled[row] == Some(r.cycle) {
+            return;
+        }
+        self.filled[row] = Some(r.cycle);
+        self.seen_warps.insert(r.warp_slot);
+        let w = (r.warp_slot as usize).min(self.warps - 1);
+        for l in &mut self.levels {
+            let k = ((r.cycle - from) / l.bin) as usize;
+            let cell = &mut l.hits[row][k];
+            match cell.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, n)) => *n += 1,
+                None => cell.push((w, 1)),
+            }
+            if l.bin == 1 {
+                l.single[row][k] = Some((r.pc, r.launch));
+            }
+        }
+    }
+
+    fn refill(&mut self, r: &RefillRec) {
+        if r.cycle < self.from || r.cycle >= self.to || !self.wanted(r.sm) {
+            return;
+        }
+        if let Some(&s) = self.schedulers.get(&(r.sm, r.scheduler)) {
+            for l in &mut self.levels {
+                l.refills[s][((r.cycle - self.from) / l.bin) as usize] += 1;
+            }
+        }
+    }
+
+    fn interval(&mut self, w: &WarpLife, iv: &Interval) {
+        let Some(&strip) = self.strips.get(&(w.sm, w.scheduler, w.slot)) else {
+            return;
+        };
+        let (a, b) = (iv.from.max(self.from), iv.to.min(self.to));
+        if a >= b {
+            return;
+        }
+        let s = NsightState::ALL
+            .iter()
+            .position(|&x| x == NsightState::of(iv.state))
+            .unwrap_or(0);
+        self.strip_states.insert(s);
+        for l in &mut self.levels {
+            let mut c = a;
+            while c < b {
+                let k = ((c - self.from) / l.bin) as usize;
+                let end = (self.from + (k as u64 + 1) * l.bin).min(b);
+                l.strips[strip][k][s] += end - c;
+                c = end;
+            }
+        }
+    }
+}
+
+impl Acc {
+    /// The numbers kept (the test of the bound reads it).
+    fn retained(&self) -> usize {
+        let per_row = |v: &Vec<Vec<u64>>| v.iter().map(Vec::len).sum::<usize>();
+        self.levels
+            .iter()
+            .map(|l| {
+                per_row(&l.issue_cycles)
+                    + per_row(&l.refills)
+                    + l.hits
+                        .iter()
+                        .flatten()
+                        .map(|h| 1 + 2 * h.len())
+                        .sum::<usize>()
+                    + l.single.iter().map(Vec::len).sum::<usize>()
+                    + l.strips.iter().map(|s| s.len() * STATES).sum::<usize>()
+            })
+            .sum()
+    }
+}
+
+pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    let (from, to, schedulers, strips, acc) = collect(t, options)?;
+    within_size(|columns| render_columns(t, from, to, &schedulers, &strips, &acc, columns))
+}
+
+/// How many numbers the chart keeps of the trace.
+pub(crate) fn retained(t: &Loaded, options: &RenderOptions) -> Result<usize, RenderError> {
+    Ok(collect(t, options)?.4.retained())
+}
+
+type Collected = (u64, u64, Vec<(u32, u32)>, Vec<SlotKey>, Acc);
+
+/// The rows shown and, streamed from the trace, their data at every candidate binning.
+fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError> {
     let (from, to) = window(t, options)?;
     let m = &t.model;
     let width = m.header.config.sm.issue_width.max(1);
     let warps = m.header.config.sm.max_warps.max(1) as usize;
-    let (refill, vertical, horizontal) = (warps, warps + 1, warps + 2);
     let wanted = |sm: u32| options.sm.map_or(true, |s| s == sm);
-    let mut schedulers: Vec<(u32, u32)> = m
-        .warps
-        .iter()
-        .filter(|w| wanted(w.sm) && w.to > from && w.from < to)
-        .map(|w| (w.sm, w.scheduler))
+    let resident: Vec<SlotKey> = t
+        .resident(options, from)?
+        .into_iter()
+        .filter(|k| wanted(k.0))
         .collect();
+    let mut schedulers: Vec<(u32, u32)> = resident.iter().map(|k| (k.0, k.1)).collect();
     schedulers.sort();
     schedulers.dedup();
     if schedulers.is_empty() {
@@ -56,66 +201,77 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             message: format!("no warp was resident in cycles {from}..{to}"),
         });
     }
-    // Per scheduler: cycle → (issue slot → issue index), and the refill cycles.
-    let mut issued: BTreeMap<(u32, u32), IssuesByCycle> = BTreeMap::new();
-    for (i, r) in m.issues.iter().enumerate() {
-        if r.cycle >= from && r.cycle < to && wanted(r.sm) {
-            issued
-                .entry((r.sm, r.scheduler))
-                .or_default()
-                .entry(r.cycle)
-                .or_default()
-                .push((r.issue_slot, i));
-        }
-    }
-    let mut refills: BTreeMap<(u32, u32), Vec<u64>> = BTreeMap::new();
-    for r in &m.refills {
-        if r.cycle >= from && r.cycle < to && wanted(r.sm) {
-            refills
-                .entry((r.sm, r.scheduler))
-                .or_default()
-                .push(r.cycle);
-        }
-    }
-    let n = schedulers.len() as i32 * width as i32;
-    let row_h = if n <= 40 { 16 } else { (900 / n).clamp(2, 16) };
-    let grid_h = row_h * n;
     // Thread-state strips: the warp slots of the schedulers shown, in (sm, scheduler, slot) order.
-    let mut strips: BTreeMap<(u32, u32, u32), Vec<&super::model::WarpLife>> = BTreeMap::new();
-    for w in &m.warps {
-        if schedulers.contains(&(w.sm, w.scheduler)) && w.to > from && w.from < to {
-            strips
-                .entry((w.sm, w.scheduler, w.slot))
-                .or_default()
-                .push(w);
-        }
-    }
+    let mut strips = resident;
     if strips.len() > MAX_STRIPS {
         strips.clear();
     }
+    let rows = schedulers.len() * width as usize;
+    let levels = bin_levels(to - from, WIDTH as i32 - RIGHT_MARGIN - LEFT)
+        .into_iter()
+        .map(|bin| {
+            let bins = (to - from).div_ceil(bin) as usize;
+            Level {
+                bin,
+                issue_cycles: vec![vec![0; bins]; schedulers.len()],
+                refills: vec![vec![0; bins]; schedulers.len()],
+                hits: vec![vec![Vec::new(); bins]; rows],
+                single: if bin == 1 {
+                    vec![vec![None; bins]; rows]
+                } else {
+                    Vec::new()
+                },
+                strips: vec![vec![[0; STATES]; bins]; strips.len()],
+            }
+        })
+        .collect();
+    let mut acc = Acc {
+        sm: options.sm,
+        from,
+        to,
+        width,
+        warps,
+        schedulers: schedulers
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, i))
+            .collect(),
+        strips: strips.iter().enumerate().map(|(i, &k)| (k, i)).collect(),
+        levels,
+        current: vec![None; schedulers.len()],
+        filled: vec![None; rows],
+        warps_seen: BTreeSet::new(),
+        seen_warps: BTreeSet::new(),
+        strip_states: BTreeSet::new(),
+    };
+    t.stream(&mut acc)?;
+    Ok((from, to, schedulers, strips, acc))
+}
+
+fn render_columns(
+    t: &Loaded,
+    from: u64,
+    to: u64,
+    schedulers: &[(u32, u32)],
+    strips: &[SlotKey],
+    acc: &Acc,
+    columns: i32,
+) -> Result<Chart, RenderError> {
+    let m = &t.model;
+    let width = acc.width;
+    let warps = acc.warps;
+    let (refill, vertical, horizontal) = (warps, warps + 1, warps + 2);
+    let n = schedulers.len() as i32 * width as i32;
+    let row_h = if n <= 40 { 16 } else { (900 / n).clamp(2, 16) };
+    let grid_h = row_h * n;
     let strips_h = if strips.is_empty() {
         0
     } else {
         STRIP_GAP + STRIP_H * strips.len() as i32
     };
     let plot_h = grid_h + strips_h;
-    let strip_states: std::collections::BTreeSet<usize> = strips
-        .values()
-        .flatten()
-        .flat_map(|w| &w.intervals)
-        .filter(|iv| iv.to.min(to) > iv.from.max(from))
-        .filter_map(|iv| {
-            NsightState::ALL
-                .iter()
-                .position(|&x| x == NsightState::of(iv.state))
-        })
-        .collect();
-    let warps_seen = issued
-        .values()
-        .flat_map(|c| c.values().flatten())
-        .map(|&(_, i)| m.issues[i].warp_slot)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let strip_states = &acc.strip_states;
+    let warps_seen = acc.warps_seen.len();
     let legend_entries = 3 + warps_seen.min(9) + usize::from(warps_seen > 9) + strip_states.len();
     let height = (TOP + plot_h.max(18 * legend_entries as i32 + 10) + BOTTOM_MARGIN) as u32;
     let plot = PlotArea {
@@ -128,6 +284,11 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
     };
     let bin = bin_cycles(to - from, (plot.right - plot.left).min(columns));
     let bins = (to - from).div_ceil(bin) as usize;
+    let level = acc
+        .levels
+        .iter()
+        .find(|l| l.bin == bin)
+        .ok_or_else(|| RenderError::Draw(format!("no binning of {bin} cycles was kept")))?;
     let listing = |launch: u32, pc: u32| {
         m.header
             .launches
@@ -135,11 +296,10 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             .and_then(|l| l.listing.get(pc as usize))
             .map_or("", String::as_str)
     };
-    let empty = BTreeMap::new();
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
-    let mut seen_warps = std::collections::BTreeSet::new();
+    let seen_warps = &acc.seen_warps;
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Issue slots: {}", t.subject()), WIDTH)?;
@@ -156,9 +316,7 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             WIDTH,
         )?;
         let mut row = 0;
-        for &(sm, sched) in &schedulers {
-            let by_cycle = issued.get(&(sm, sched)).unwrap_or(&empty);
-            let refill_cycles = refills.get(&(sm, sched)).map_or(&[][..], |v| v.as_slice());
+        for (si, &(sm, sched)) in schedulers.iter().enumerate() {
             if row > 0 {
                 let top = TOP + row * row_h;
                 canvas.line(
@@ -186,35 +344,24 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                     )?;
                 }
                 // Counts per bin: warp slots, then refill, vertical and horizontal waste.
-                let mut counts = vec![vec![0u64; warps + 3]; bins];
-                for (k, c) in counts.iter_mut().enumerate() {
-                    let a = from + k as u64 * bin;
-                    c[vertical] = (a + bin).min(to) - a;
-                }
-                // The issue that filled this slot in a one-cycle bin, for its tooltip.
-                let mut single: BTreeMap<usize, usize> = BTreeMap::new();
-                for (&cycle, list) in by_cycle {
-                    let k = ((cycle - from) / bin) as usize;
-                    counts[k][vertical] -= 1;
-                    match list.iter().find(|(s, _)| *s == slot) {
-                        Some(&(_, i)) => {
-                            let w = (m.issues[i].warp_slot as usize).min(warps - 1);
-                            counts[k][w] += 1;
-                            seen_warps.insert(m.issues[i].warp_slot);
-                            if bin == 1 {
-                                single.insert(k, i);
-                            }
+                let r = row as usize;
+                let counts: Vec<Vec<u64>> = (0..bins)
+                    .map(|k| {
+                        let a = from + k as u64 * bin;
+                        let issued = level.issue_cycles[si][k];
+                        let mut c = vec![0u64; warps + 3];
+                        for &(w, n) in &level.hits[r][k] {
+                            c[w] += n;
+                            c[horizontal] += n;
                         }
-                        None => counts[k][horizontal] += 1,
-                    }
-                }
-                for &cycle in refill_cycles {
-                    let k = ((cycle - from) / bin) as usize;
-                    if counts[k][vertical] > 0 {
-                        counts[k][vertical] -= 1;
-                        counts[k][refill] += 1;
-                    }
-                }
+                        // Cycles that issued but not into this slot.
+                        c[horizontal] = issued - c[horizontal];
+                        let idle = (a + bin).min(to) - a - issued;
+                        c[refill] = level.refills[si][k].min(idle);
+                        c[vertical] = idle - c[refill];
+                        c
+                    })
+                    .collect();
                 let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
                 let mut k = 0;
                 while k < bins {
@@ -241,14 +388,9 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                             "unused slot (horizontal waste)".to_string(),
                         )
                     } else {
-                        let what = match single.get(&k) {
-                            Some(&i) => {
-                                let r = &m.issues[i];
-                                format!(
-                                    "warp slot {u} issued PC {}: {}",
-                                    r.pc,
-                                    listing(r.launch, r.pc)
-                                )
+                        let what = match level.single.get(r).and_then(|v| v[k]) {
+                            Some((pc, launch)) => {
+                                format!("warp slot {u} issued PC {pc}: {}", listing(launch, pc))
                             }
                             None => format!("mostly warp slot {u}"),
                         };
@@ -289,30 +431,10 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                 "sans-serif",
             )?;
         }
-        let states = NsightState::ALL.len();
-        for (i, (&(sm, sched, slot), lives)) in strips.iter().enumerate() {
+        for (i, &(sm, sched, slot)) in strips.iter().enumerate() {
             let top = strips_top + i as i32 * STRIP_H;
             let bottom = top + STRIP_H;
-            let mut counts = vec![vec![0u64; states]; bins];
-            for w in lives {
-                for iv in &w.intervals {
-                    let (a, b) = (iv.from.max(from), iv.to.min(to));
-                    if a >= b {
-                        continue;
-                    }
-                    let s = NsightState::ALL
-                        .iter()
-                        .position(|&x| x == NsightState::of(iv.state))
-                        .unwrap_or(0);
-                    let mut c = a;
-                    while c < b {
-                        let k = ((c - from) / bin) as usize;
-                        let end = (from + (k as u64 + 1) * bin).min(b);
-                        counts[k][s] += end - c;
-                        c = end;
-                    }
-                }
-            }
+            let counts = &level.strips[i];
             let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
             let mut k = 0;
             while k < bins {
@@ -361,7 +483,7 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                 "(warp colours repeat every 9 slots)".to_string(),
             ));
         }
-        for &u in &strip_states {
+        for &u in strip_states {
             let state = NsightState::ALL[u];
             entries.push((
                 palette::state_colour(state),

@@ -7,14 +7,14 @@
 //! warp" included, so short states inside a long one disappear at that zoom — zoom with
 //! `--from/--to` or `--sm` to see them.
 
-use super::model::WarpLife;
+use super::model::{Interval, Sink, SlotKey, WarpLife};
 use super::palette::{self, state_colour};
 use super::{
-    bin_cycles, dominant, window, within_size, Align, Canvas, Chart, ChartKind, Loaded, PlotArea,
-    Region, RenderError, RenderOptions, Row,
+    bin_cycles, bin_levels, dominant, window, within_size, Align, Canvas, Chart, ChartKind, Loaded,
+    PlotArea, Region, RenderError, RenderOptions, Row,
 };
 use crate::analyze::NsightState;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const WIDTH: u32 = 1200;
 const LEFT: i32 = 120;
@@ -31,37 +31,125 @@ fn state_index(s: NsightState) -> usize {
 /// Rows drawn at most; beyond, only the first SMs whose warp slots fit are shown.
 pub const MAX_ROWS: usize = 512;
 
-pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
-    within_size(|columns| render_columns(t, options, columns))
+/// A state interval clipped to the window, as a one-cycle-per-column timeline draws it.
+struct Cell {
+    from: u64,
+    to: u64,
+    state: NsightState,
+    pc: Option<u32>,
+    launch: u32,
+    block: u32,
+    warp_in_block: u32,
 }
 
-fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<Chart, RenderError> {
-    let (from, to) = window(t, options)?;
-    let m = &t.model;
-    // Slots that held a warp during the window, keyed (sm, scheduler, slot).
-    let mut slots: BTreeMap<(u32, u32, u32), Vec<&WarpLife>> = BTreeMap::new();
-    for w in &m.warps {
-        if options.sm.is_some_and(|sm| sm != w.sm) || w.to <= from || w.from >= to {
-            continue;
+/// One candidate binning of every row: the intervals themselves at one cycle per column, else
+/// per column the cycles of each Nsight state ("no warp" is what is left of the column).
+enum Level {
+    Cells(Vec<Vec<Cell>>),
+    Counts(Vec<Vec<[u64; EMPTY]>>),
+}
+
+/// What the timeline keeps of the trace: per row and candidate binning, only what its pixel
+/// columns need.
+struct Acc {
+    rows: HashMap<SlotKey, usize>,
+    from: u64,
+    to: u64,
+    levels: Vec<(u64, Level)>,
+    /// Per row, the states with cycles in the window (bit per `NsightState::ALL` index).
+    occurring: Vec<u32>,
+}
+
+impl Sink for Acc {
+    fn interval(&mut self, w: &WarpLife, iv: &Interval) {
+        let Some(&row) = self.rows.get(&(w.sm, w.scheduler, w.slot)) else {
+            return;
+        };
+        let (a, b) = (iv.from.max(self.from), iv.to.min(self.to));
+        if a >= b {
+            return;
         }
-        slots
-            .entry((w.sm, w.scheduler, w.slot))
-            .or_default()
-            .push(w);
+        let state = NsightState::of(iv.state);
+        let s = state_index(state);
+        self.occurring[row] |= 1 << s;
+        for (bin, level) in &mut self.levels {
+            match level {
+                Level::Cells(cells) => cells[row].push(Cell {
+                    from: a,
+                    to: b,
+                    state,
+                    pc: iv.pc,
+                    launch: w.launch,
+                    block: w.block,
+                    warp_in_block: w.warp_in_block,
+                }),
+                Level::Counts(counts) => {
+                    let mut c = a;
+                    while c < b {
+                        let k = ((c - self.from) / *bin) as usize;
+                        let end = (self.from + (k as u64 + 1) * *bin).min(b);
+                        counts[row][k][s] += end - c;
+                        c = end;
+                    }
+                }
+            }
+        }
     }
+}
+
+impl Acc {
+    /// The numbers kept (the test of the bound reads it).
+    fn retained(&self) -> usize {
+        let kept: usize = self
+            .levels
+            .iter()
+            .map(|(_, l)| match l {
+                Level::Cells(rows) => rows.iter().map(Vec::len).sum::<usize>(),
+                Level::Counts(rows) => rows.iter().map(|r| r.len() * EMPTY).sum(),
+            })
+            .sum();
+        kept + self.occurring.len()
+    }
+}
+
+pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    let (from, to, slots, sms_total, acc) = collect(t, options)?;
+    let shown = Shown {
+        from,
+        to,
+        slots: &slots,
+        sms_total,
+        acc: &acc,
+    };
+    within_size(|columns| render_columns(t, &shown, columns))
+}
+
+/// How many numbers the chart keeps of the trace.
+pub(crate) fn retained(t: &Loaded, options: &RenderOptions) -> Result<usize, RenderError> {
+    Ok(collect(t, options)?.4.retained())
+}
+
+type Collected = (u64, u64, Vec<SlotKey>, usize, Acc);
+
+/// The rows shown and, streamed from the trace, their data at every candidate binning.
+fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError> {
+    let (from, to) = window(t, options)?;
+    // Slots that held a warp during the window, keyed (sm, scheduler, slot).
+    let mut slots: Vec<SlotKey> = t
+        .resident(options, from)?
+        .into_iter()
+        .filter(|k| options.sm.map_or(true, |sm| sm == k.0))
+        .collect();
     if slots.is_empty() {
         return Err(RenderError::Empty {
             path: t.path.clone(),
             message: format!("no warp was resident in cycles {from}..{to}"),
         });
     }
-    let sms_total = slots
-        .keys()
-        .map(|k| k.0)
-        .collect::<std::collections::BTreeSet<_>>();
+    let sms_total = slots.iter().map(|k| k.0).collect::<BTreeSet<_>>();
     if slots.len() > MAX_ROWS {
         let mut per_sm: BTreeMap<u32, usize> = BTreeMap::new();
-        for k in slots.keys() {
+        for k in &slots {
             *per_sm.entry(k.0).or_default() += 1;
         }
         let mut kept = 0;
@@ -73,23 +161,52 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             kept += n;
             last = sm;
         }
-        slots.retain(|k, _| k.0 <= last);
+        slots.retain(|k| k.0 <= last);
     }
-    let sms_shown = slots
-        .keys()
-        .map(|k| k.0)
-        .collect::<std::collections::BTreeSet<_>>();
+    let rows: HashMap<SlotKey, usize> = slots.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+    let levels = bin_levels(to - from, WIDTH as i32 - RIGHT_MARGIN - LEFT)
+        .into_iter()
+        .map(|bin| {
+            let level = if bin == 1 {
+                Level::Cells(slots.iter().map(|_| Vec::new()).collect())
+            } else {
+                let bins = (to - from).div_ceil(bin) as usize;
+                Level::Counts(vec![vec![[0; EMPTY]; bins]; slots.len()])
+            };
+            (bin, level)
+        })
+        .collect();
+    let mut acc = Acc {
+        rows,
+        from,
+        to,
+        levels,
+        occurring: vec![0; slots.len()],
+    };
+    t.stream(&mut acc)?;
+    Ok((from, to, slots, sms_total.len(), acc))
+}
+
+/// The rows chosen and their data, for every attempt at a width.
+struct Shown<'a> {
+    from: u64,
+    to: u64,
+    slots: &'a [SlotKey],
+    sms_total: usize,
+    acc: &'a Acc,
+}
+
+fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, RenderError> {
+    let (from, to) = (shown.from, shown.to);
+    let m = &t.model;
+    let slots = shown.slots;
+    let sms_shown = slots.iter().map(|k| k.0).collect::<BTreeSet<_>>();
     let n = slots.len() as i32;
     let row_h = if n <= 40 { 14 } else { (900 / n).clamp(2, 14) };
     let plot_h = row_h * n;
     // The legend lists the states that occur in the window (an upper bound when binned).
-    let mut occurring = std::collections::BTreeSet::new();
-    for iv in slots.values().flatten().flat_map(|w| &w.intervals) {
-        if iv.to > from && iv.from < to {
-            occurring.insert(NsightState::of(iv.state));
-        }
-    }
-    let legend_h = 18 * occurring.len() as i32 + 30;
+    let occurring = shown.acc.occurring.iter().fold(0u32, |a, &b| a | b);
+    let legend_h = 18 * occurring.count_ones() as i32 + 30;
     let height = (TOP + plot_h.max(legend_h) + BOTTOM_MARGIN) as u32;
     let plot = PlotArea {
         left: LEFT,
@@ -100,6 +217,13 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
         x_to: to as f64,
     };
     let bin = bin_cycles(to - from, (plot.right - plot.left).min(columns));
+    let level = shown
+        .acc
+        .levels
+        .iter()
+        .find(|(b, _)| *b == bin)
+        .map(|(_, l)| l)
+        .ok_or_else(|| RenderError::Draw(format!("no binning of {bin} cycles was kept")))?;
     let listing = |launch: u32, pc: u32| {
         m.header
             .launches
@@ -119,12 +243,12 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             &format!(
                 "{}, cycles {from}..{to}, {}{}",
                 t.file_name(),
-                if sms_shown.len() < sms_total.len() {
+                if sms_shown.len() < shown.sms_total {
                     format!(
                         "SMs {}..={} of {} with warps (use --sm), ",
                         sms_shown.first().copied().unwrap_or(0),
                         sms_shown.last().copied().unwrap_or(0),
-                        sms_total.len()
+                        shown.sms_total
                     )
                 } else {
                     String::new()
@@ -138,7 +262,7 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             WIDTH,
         )?;
         let mut previous: Option<(u32, u32)> = None;
-        for (i, (&(sm, sched, slot), lives)) in slots.iter().enumerate() {
+        for (i, &(sm, sched, slot)) in slots.iter().enumerate() {
             let top = TOP + i as i32 * row_h;
             let bottom = top + row_h;
             let label = format!("SM{sm} S{sched} w{slot}");
@@ -175,25 +299,22 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
             }
             let y0 = top + 1.min(row_h / 4);
             let y1 = bottom - 1.min(row_h / 4);
-            if bin == 1 {
-                for w in lives {
-                    for iv in &w.intervals {
-                        let (a, b) = (iv.from.max(from), iv.to.min(to));
-                        if a >= b {
-                            continue;
-                        }
-                        let s = NsightState::of(iv.state);
+            match level {
+                Level::Cells(cells) => {
+                    for c in &cells[i] {
+                        let (a, b) = (c.from, c.to);
+                        let s = c.state;
                         present[state_index(s)] = true;
                         let (x0, x1) = (plot.x(a as f64), plot.x(b as f64));
                         canvas.rect(x0, y0, x1, y1, state_colour(s))?;
                         let mut text = format!(
                             "SM{sm} warp slot {slot} (block {} warp {}): {}, cycles {a}..{b}",
-                            w.block,
-                            w.warp_in_block,
+                            c.block,
+                            c.warp_in_block,
                             s.name()
                         );
-                        if let Some(pc) = iv.pc {
-                            text.push_str(&format!(", PC {pc}: {}", listing(w.launch, pc)));
+                        if let Some(pc) = c.pc {
+                            text.push_str(&format!(", PC {pc}: {}", listing(c.launch, pc)));
                         }
                         regions.push(Region {
                             x: x0,
@@ -204,53 +325,48 @@ fn render_columns(t: &Loaded, options: &RenderOptions, columns: i32) -> Result<C
                         });
                     }
                 }
-            } else {
-                let bins = (to - from).div_ceil(bin) as usize;
-                let mut counts = vec![[0u64; EMPTY + 1]; bins];
-                for (b, c) in counts.iter_mut().enumerate() {
-                    let start = from + b as u64 * bin;
-                    c[EMPTY] = (start + bin).min(to) - start;
-                }
-                for w in lives {
-                    for iv in &w.intervals {
-                        let (mut a, b) = (iv.from.max(from), iv.to.min(to));
-                        let s = state_index(NsightState::of(iv.state));
-                        while a < b {
-                            let k = ((a - from) / bin) as usize;
-                            let end = (from + (k as u64 + 1) * bin).min(b);
-                            counts[k][s] += end - a;
-                            counts[k][EMPTY] = counts[k][EMPTY].saturating_sub(end - a);
-                            a = end;
+                Level::Counts(counts) => {
+                    let bins = counts[i].len();
+                    let counts: Vec<[u64; EMPTY + 1]> = counts[i]
+                        .iter()
+                        .enumerate()
+                        .map(|(k, c)| {
+                            let start = from + k as u64 * bin;
+                            let mut all = [0u64; EMPTY + 1];
+                            all[..EMPTY].copy_from_slice(c);
+                            all[EMPTY] = ((start + bin).min(to) - start)
+                                .saturating_sub(c.iter().sum::<u64>());
+                            all
+                        })
+                        .collect();
+                    let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
+                    let mut k = 0;
+                    while k < bins {
+                        let which = winners[k];
+                        let mut j = k + 1;
+                        while j < bins && winners[j] == which {
+                            j += 1;
                         }
+                        if let Some(s) = which.filter(|&s| s < EMPTY) {
+                            let state = NsightState::ALL[s];
+                            present[s] = true;
+                            let a = from + k as u64 * bin;
+                            let b = (from + j as u64 * bin).min(to);
+                            let (x0, x1) = (plot.x(a as f64), plot.x(b as f64));
+                            canvas.rect(x0, y0, x1, y1, state_colour(state))?;
+                            regions.push(Region {
+                                x: x0,
+                                y: top,
+                                width: x1 - x0,
+                                height: row_h,
+                                text: format!(
+                                    "SM{sm} warp slot {slot}: mostly {}, cycles {a}..{b}",
+                                    state.name()
+                                ),
+                            });
+                        }
+                        k = j;
                     }
-                }
-                let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
-                let mut k = 0;
-                while k < bins {
-                    let which = winners[k];
-                    let mut j = k + 1;
-                    while j < bins && winners[j] == which {
-                        j += 1;
-                    }
-                    if let Some(s) = which.filter(|&s| s < EMPTY) {
-                        let state = NsightState::ALL[s];
-                        present[s] = true;
-                        let a = from + k as u64 * bin;
-                        let b = (from + j as u64 * bin).min(to);
-                        let (x0, x1) = (plot.x(a as f64), plot.x(b as f64));
-                        canvas.rect(x0, y0, x1, y1, state_colour(state))?;
-                        regions.push(Region {
-                            x: x0,
-                            y: top,
-                            width: x1 - x0,
-                            height: row_h,
-                            text: format!(
-                                "SM{sm} warp slot {slot}: mostly {}, cycles {a}..{b}",
-                                state.name()
-                            ),
-                        });
-                    }
-                    k = j;
                 }
             }
             rows.push(Row { label, top, bottom });
