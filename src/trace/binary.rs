@@ -418,6 +418,8 @@ struct Groups {
     by_pc: Vec<[Option<WarpState>; STATES as usize]>,
     /// Version 5: the issue stage as far as the trace shows it (see [`IssueLimits`]).
     limits: IssueLimits,
+    /// Whether the issue-stage model is kept (version 5 only: it costs version 4 time).
+    model: bool,
     /// The pipe of each pc (below [`DENSE_PCS`]) as issues showed it, [`NO_PIPE`] if unseen.
     pipe_by_pc: Vec<u8>,
     /// LSU and MIO queue occupancy per SM, by `GroupScheduler::sm_index`.
@@ -678,7 +680,7 @@ impl<T> Table<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get_or_insert_with(&mut self, a: u32, b: u32, f: impl FnOnce() -> T) -> &mut T {
         match Self::dense_index(a, b) {
             Some(i) => {
@@ -750,7 +752,9 @@ impl Groups {
             return;
         };
         s.members.remove(at);
-        s.remove_position(at);
+        if self.model {
+            s.remove_position(at);
+        }
         for &slot in &s.members[at..] {
             if let Some(m) = self.warps.get_mut(w.sm, slot) {
                 m.position = m.position.saturating_sub(1);
@@ -761,9 +765,13 @@ impl Groups {
     /// Warp `w` issued `pc` to `pipe` at `cycle`.
     #[inline(always)]
     fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe) {
+        let model = self.model;
         let g = self.warp(w);
         g.issued = Some(cycle);
         g.pc = pc;
+        if !model {
+            return;
+        }
         g.ready_pipe = NO_PIPE;
         let (sched, position) = (g.sched, g.position);
         let p = pipe_code(pipe);
@@ -819,6 +827,9 @@ impl Groups {
     /// Warp `w` completed `pc` at `cycle`: a queue entry frees, and a warp waiting on `pc`
     /// may go.
     fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64) {
+        if !self.model {
+            return;
+        }
         let Some(g) = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched()) else {
             return;
         };
@@ -1130,6 +1141,7 @@ impl Groups {
             schedulers,
             by_pc,
             pipe_by_pc,
+            model,
             ..
         } = self;
         let g = warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
@@ -1145,8 +1157,10 @@ impl Groups {
             learn_by_pc(by_pc, g.pc, from, state);
         }
         g.state = Some(state);
-        note_wait(g, state, pipe_by_pc);
-        sched.note(g.position, old, old_pipe, state, g.ready_pipe);
+        if *model {
+            note_wait(g, state, pipe_by_pc);
+            sched.note(g.position, old, old_pipe, state, g.ready_pipe);
+        }
         Some(state)
     }
 
@@ -1261,12 +1275,14 @@ fn prediction(
 }
 
 impl Context {
-    fn new(limits: IssueLimits) -> Self {
+    /// The context of format `version` (the issue-stage model from `limits` from version 5).
+    fn new(version: u16, limits: IssueLimits) -> Self {
         Context {
             last_cycle: 0,
             prev_warp: WarpRef { sm: 0, slot: 0 },
             groups: Groups {
                 limits,
+                model: version >= 5,
                 last_run: (u64::MAX, 0),
                 ..Groups::default()
             },
@@ -1815,7 +1831,7 @@ impl<W: Write> BinaryWriter<W> {
         Ok(BinaryWriter {
             out,
             enc: Encoder {
-                cx: Context::new(limits),
+                cx: Context::new(version, limits),
                 run: Vec::new(),
                 run_cycle: 0,
                 run_scheduler: 0,
@@ -2345,6 +2361,8 @@ impl Decoder {
     }
 
     /// Version 5: decodes a run into its `warp_state` events, in member order.
+    // Out of line: inlined, it made the compiler stop inlining version 4's state groups.
+    #[inline(never)]
     fn run<const V4: bool, S: EventSink>(
         &mut self,
         ins: &mut Inputs<V4>,
@@ -3003,7 +3021,7 @@ impl<R: Read> BinaryReader<R> {
             streams: [(0, 0); STREAMS],
             block_base: 0,
             dec: Decoder {
-                cx: Context::new(limits),
+                cx: Context::new(version, limits),
                 version,
                 predicted: Vec::new(),
             },
