@@ -869,6 +869,7 @@ impl Groups {
 
     /// The state a warp of scheduler `s` whose next instruction needs only pipe `p` has at
     /// `cycle` (the simulator's `pipe_entry`, before `s` issues in that cycle).
+    #[inline(always)]
     fn entry(&self, s: &GroupScheduler, p: u8, cycle: u64) -> WarpState {
         let pipe = Pipe::ALL[p as usize];
         if s.pipes[p as usize].free(cycle) > cycle {
@@ -965,6 +966,7 @@ impl Groups {
     /// Whether scheduler `s` may see its warps change without an explicit cause at `cycle`:
     /// it issued then or the cycle before, one of its pipes frees, a completion released one
     /// of its warps, or its SM's LSU or MIO queue filled or drained.
+    #[inline(always)]
     fn candidate(&self, s: &GroupScheduler, cycle: u64) -> bool {
         let q = &self.queues[s.sm_index as usize];
         s.last_issue == cycle
