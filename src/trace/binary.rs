@@ -797,7 +797,7 @@ impl Groups {
             s.own_mio = 0;
             s.issued = 0;
         }
-        if (position as usize) < RUN_SPAN {
+        if (position as usize) < RUN_SPAN && s.members.get(position as usize) == Some(&w.slot) {
             s.issued |= 1 << position;
             // Its next instruction is not known to be ready.
             for m in &mut s.ready {
@@ -845,7 +845,9 @@ impl Groups {
                 s.released_at = cycle;
                 s.released = 0;
             }
-            if (g.position as usize) < RUN_SPAN {
+            if (g.position as usize) < RUN_SPAN
+                && s.members.get(g.position as usize) == Some(&w.slot)
+            {
                 s.released |= 1 << g.position;
             }
         }
@@ -1159,7 +1161,8 @@ impl Groups {
             learn_by_pc(by_pc, g.pc, from, state);
         }
         g.state = Some(state);
-        if *model {
+        // (A corrupt trace can change an exited warp's state: it has no position any more.)
+        if *model && sched.members.get(g.position as usize) == Some(&w.slot) {
             note_wait(g, state, pipe_by_pc);
             sched.note(g.position, old, old_pipe, state, g.ready_pipe);
         }
@@ -2452,7 +2455,14 @@ impl Decoder {
                 at += 1;
             }
             let guess = predicted.get(at).filter(|p| p.0 == position).map(|p| p.1);
-            let slot = self.cx.groups.schedulers[sched as usize].members[position as usize];
+            let Some(&slot) = self.cx.groups.schedulers[sched as usize]
+                .members
+                .get(position as usize)
+            else {
+                return Err(malformed(format!(
+                    "run member at position {position} of a scheduler with fewer warps"
+                )));
+            };
             let w = WarpRef { sm, slot };
             let state = match guess {
                 Some(state) if misses >> k & 1 == 0 => state,
@@ -3659,11 +3669,41 @@ mod tests {
 
     /// `events` written with this module's writer.
     fn encoded(events: &[Event]) -> Vec<u8> {
-        let mut w = BinaryWriter::new(Vec::new(), &header()).unwrap();
+        encoded_as(events, DEFAULT_VERSION)
+    }
+
+    fn encoded_as(events: &[Event], version: u16) -> Vec<u8> {
+        encoded_with(events, &header(), version)
+    }
+
+    fn encoded_with(events: &[Event], header: &TraceHeader, version: u16) -> Vec<u8> {
+        let json = serde_json::to_string(header).unwrap();
+        let mut w = BinaryWriter::with_raw_header(Vec::new(), &json, version).unwrap();
         for e in events {
             w.write(e).unwrap();
         }
         w.finish(true).unwrap()
+    }
+
+    /// A simulated run's events and header: `vecadd` over `n` elements on `preset`.
+    fn simulated(preset: &str, n: u32) -> (Vec<Event>, TraceHeader) {
+        let cfg = GpuConfig::preset(preset).unwrap();
+        let launch = crate::bench::vecadd_launch(n);
+        let prepared = crate::sim::gpu::prepare(&cfg, std::slice::from_ref(&launch)).unwrap();
+        let header = TraceHeader::new(&cfg, &prepared, 0, 1);
+        let mut rec =
+            crate::trace::Recorder::new(Vec::new(), crate::trace::TraceFormat::Binary, &header)
+                .unwrap();
+        let mut memory = crate::sim::memory::GlobalMemory::new(16 << 20);
+        crate::sim::gpu::simulate(
+            &cfg,
+            &[launch],
+            &mut memory,
+            crate::sim::gpu::SimOptions::default(),
+            &mut rec,
+        )
+        .unwrap();
+        (read(rec.finish(true).unwrap()).unwrap(), header)
     }
 
     fn read(bytes: Vec<u8>) -> Result<Vec<Event>, TraceError> {
@@ -3776,20 +3816,73 @@ mod tests {
 
     #[test]
     fn corrupt_decoded_bytes_give_errors_not_panics() {
-        let bytes = encoded(&events());
+        for version in [DEFAULT_VERSION, COMPACT_VERSION] {
+            let bytes = encoded_as(&events(), version);
+            let (header_end, streams) = raw_block(&bytes);
+            let mut errors = 0;
+            let at = positions(&streams);
+            for &(s, i) in &at {
+                for flip in [0x01u8, 0x80, 0xFF] {
+                    let mut bad = streams.clone();
+                    bad[s][i] ^= flip;
+                    errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
+                }
+            }
+            assert!(
+                errors > at.len() as u32,
+                "version {version}: only {errors} of the corruptions were noticed"
+            );
+        }
+    }
+
+    #[test]
+    fn version_5_runs_are_mostly_exact_and_round_trip() {
+        let (evs, header) = simulated("volta", 1 << 12);
+        let v4 = encoded_with(&evs, &header, DEFAULT_VERSION);
+        let v5 = encoded_with(&evs, &header, COMPACT_VERSION);
+        assert_eq!(&v5[8..10], &5u16.to_le_bytes());
+        assert_eq!(read(v5.clone()).unwrap(), evs);
+        let (_, streams) = raw_block(&v5);
+        let tags = &streams[S_TAGS];
+        let code = |c: u8| tags.iter().filter(|&&t| t & 0x1F == c).count();
+        let (exact, differing) = (code(T_RUN_EXACT), code(T_RUN));
+        assert!(
+            exact > 4 * differing,
+            "{exact} exact runs, {differing} that differ"
+        );
+        // Events only: the header is the same.
+        let head = serde_json::to_string(&header).unwrap().len();
+        assert!(
+            (v5.len() - head) * 10 < (v4.len() - head) * 7,
+            "version 5: {} bytes, version 4: {} (header {head})",
+            v5.len(),
+            v4.len()
+        );
+    }
+
+    #[test]
+    fn corrupt_version_5_runs_give_errors_not_panics() {
+        let (evs, header) = simulated("small", 256);
+        let bytes = encoded_with(&evs, &header, COMPACT_VERSION);
         let (header_end, streams) = raw_block(&bytes);
         let mut errors = 0;
-        let at = positions(&streams);
-        for &(s, i) in &at {
-            for flip in [0x01u8, 0x80, 0xFF] {
-                let mut bad = streams.clone();
-                bad[s][i] ^= flip;
-                errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
+        let mut tried = 0;
+        // The run streams: schedulers, masks, written states, and the tags that say which
+        // records are runs.
+        for s in [S_TAGS, S_STATE_WARPS, S_GROUPS, S_STATE_ARGS] {
+            let step = (streams[s].len() / 300).max(1);
+            for i in (0..streams[s].len()).step_by(step) {
+                for flip in [0x01u8, 0x02, 0x80] {
+                    let mut bad = streams.clone();
+                    bad[s][i] ^= flip;
+                    tried += 1;
+                    errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
+                }
             }
         }
         assert!(
-            errors > at.len() as u32,
-            "only {errors} of the corruptions were noticed"
+            errors * 2 > tried,
+            "only {errors} of {tried} corruptions were noticed"
         );
     }
 
