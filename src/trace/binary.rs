@@ -3860,6 +3860,37 @@ mod tests {
         );
     }
 
+    /// Random multi-byte corruptions (a fixed generator: the same every run) of every stream
+    /// of simulated compact traces: an error or other events, never a panic.
+    #[test]
+    fn random_corruptions_of_version_5_never_panic() {
+        let rounds: usize = std::env::var("WARPSCOPE_CORRUPTION_ROUNDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(400);
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (preset, n) in [("small", 256), ("volta", 1024), ("hopper", 512)] {
+            let (evs, header) = simulated(preset, n);
+            let bytes = encoded_with(&evs, &header, COMPACT_VERSION);
+            let (header_end, streams) = raw_block(&bytes);
+            let at = positions(&streams);
+            for _ in 0..rounds {
+                let mut bad = streams.clone();
+                for _ in 0..1 + next() % 4 {
+                    let (s, i) = at[(next() % at.len() as u64) as usize];
+                    bad[s][i] ^= (next() % 255 + 1) as u8;
+                }
+                let _ = read(reframe(&bytes, header_end, &bad));
+            }
+        }
+    }
+
     #[test]
     fn corrupt_version_5_runs_give_errors_not_panics() {
         let (evs, header) = simulated("small", 256);
