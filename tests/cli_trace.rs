@@ -187,6 +187,59 @@ fn convert_round_trip_is_identical() {
     );
 }
 
+#[test]
+fn compact_format_records_converts_and_analyses_like_the_default() {
+    let d = dir("compact");
+    let bin = d.join("a.wstrace");
+    let compact = d.join("b.wstrace");
+    let record = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "record",
+            "kernels/reduce.json",
+            "--gpu",
+            "small",
+            "-o",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        ws(&args)
+    };
+    ok(&record(&bin, &[]));
+    let o = record(&compact, &["--format", "compact"]);
+    ok(&o);
+    assert!(stdout(&o).contains("(compact,"), "{}", stdout(&o));
+    let info = stdout(&ws(&["trace", "info", s(&compact)]));
+    assert!(info.contains("format version 5"), "{info}");
+    // The same events and the same analysis as the default format.
+    let dump = |t: &Path| stdout(&ws(&["trace", "dump", s(t)]));
+    let events = |text: String| text.lines().skip(1).map(String::from).collect::<Vec<_>>();
+    assert_eq!(events(dump(&bin)), events(dump(&compact)));
+    let analysis = |t: &Path| stdout(&ws(&["analyze", s(t), "--format", "json"]));
+    assert_eq!(analysis(&bin), analysis(&compact));
+    // Converting either way gives back the other's bytes apart from the header's version.
+    let back = d.join("c.wstrace");
+    ok(&ws(&[
+        "trace",
+        "convert",
+        s(&compact),
+        s(&back),
+        "--format",
+        "bin",
+    ]));
+    assert_eq!(events(dump(&back)), events(dump(&bin)));
+    let small = d.join("d.wstrace");
+    ok(&ws(&[
+        "trace",
+        "convert",
+        s(&bin),
+        s(&small),
+        "--format",
+        "compact",
+    ]));
+    assert_eq!(events(dump(&small)), events(dump(&bin)));
+    assert!(std::fs::metadata(&small).unwrap().len() < std::fs::metadata(&bin).unwrap().len());
+}
+
 fn assert_clean_failure(o: &Output, want: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(1), "stderr:\n{err}");
