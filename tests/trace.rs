@@ -821,6 +821,10 @@ fn vecadd_trace_size() {
         read_all(&std::fs::read(&compact_path).unwrap()).unwrap(),
         read_all(&std::fs::read(&path).unwrap()).unwrap()
     );
+    println!(
+        "the same in the compact format: {} bytes, {compact_bpi:.3} bytes/instruction",
+        compact.bytes
+    );
     // The target: at most 4 bytes per warp instruction (version 5 writes 3.1 here).
     assert!(
         compact_bpi <= 4.0,
