@@ -748,3 +748,98 @@ fn what_the_charts_keep_does_not_grow_with_the_trace() {
         );
     }
 }
+
+/// Records `kernels/vecadd.sasm` over `blocks` one-warp blocks on `small` (2 SMs).
+fn record_vecadd_warps(blocks: u32) -> PathBuf {
+    let path = tmp(&format!("vecadd.{blocks}x32.wstrace"));
+    let status = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["record", "kernels/vecadd.sasm", "--gpu", "small"])
+        .args(["--grid", &blocks.to_string(), "--block", "32"])
+        .args([
+            "--param",
+            "a=0x1000000",
+            "--param",
+            "b=0x2000000",
+            "--param",
+            "c=0x3000000",
+        ])
+        .args(["--param", &format!("n={}", blocks * 32)])
+        .arg("-o")
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    path
+}
+
+/// The numbers after `word ` in a tooltip like "…: 7.98 blocks resident on average, 12 started,
+/// 11 finished".
+fn tooltip_number(text: &str, word: &str) -> f64 {
+    let before = text
+        .split(&format!(" {word}"))
+        .next()
+        .unwrap_or_else(|| panic!("no `{word}` in {text}"));
+    before
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no number before `{word}` in {text}"))
+}
+
+#[test]
+fn a_dispatch_chart_of_many_blocks_draws_bands_within_the_size_bound() {
+    // A bar per block made 1.1 MB of SVG for the 6,000 blocks and 3.5 MB for the 24,000, and
+    // kept a span and a tooltip per block; bands per SM and column keep the same for both.
+    let few = record_vecadd_warps(6000);
+    let many = record_vecadd_warps(24_000);
+    let options = RenderOptions::default();
+    let mut kept = Vec::new();
+    for (path, blocks) in [(&few, 6000u64), (&many, 24_000)] {
+        let c = render(ChartKind::Dispatch, path, &options);
+        assert!(
+            c.svg.len() <= warpscope::render::MAX_SVG_BYTES,
+            "{blocks} blocks: {} bytes",
+            c.svg.len()
+        );
+        assert!(c == render(ChartKind::Dispatch, path, &options));
+        let labels: Vec<&str> = c.rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["SM0", "SM1"]);
+        assert!(c.bin_cycles > 1);
+        let width = (c.plot.right - c.plot.left) as usize;
+        assert!(
+            c.regions.len() <= c.rows.len() * width,
+            "{}",
+            c.regions.len()
+        );
+        // The tooltips account for every block, and no SM holds more than its 8 warp slots.
+        let started: f64 = c
+            .regions
+            .iter()
+            .map(|g| tooltip_number(&g.text, "started"))
+            .sum();
+        let finished: f64 = c
+            .regions
+            .iter()
+            .map(|g| tooltip_number(&g.text, "finished"))
+            .sum();
+        assert_eq!((started as u64, finished as u64), (blocks, blocks));
+        for g in &c.regions {
+            let resident = tooltip_number(&g.text, "blocks resident");
+            assert!(resident > 0.0 && resident <= 8.0, "{}", g.text);
+        }
+        // Mid-run, both SMs are busy: the band's colour at the bottom of each row.
+        let r = Raster::of(&c);
+        let mid = c.plot.x((c.plot.x_from + c.plot.x_to) / 2.0);
+        for row in &c.rows {
+            assert_eq!(r.at(mid, row.bottom - 4), palette::ACTIVE, "{}", row.label);
+        }
+        kept.push(warpscope::render::retained(ChartKind::Dispatch, path, &options).unwrap());
+    }
+    let (a, b) = (kept[0], kept[1]);
+    assert!(a > 0);
+    assert!(
+        b * 4 < a * 5,
+        "the dispatch chart keeps {a} numbers for 6,000 blocks, {b} for 24,000"
+    );
+}

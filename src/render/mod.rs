@@ -13,7 +13,9 @@
 //! trace's length. Runs of equal neighbouring bins are drawn as one rectangle. A chart with
 //! many busy rows (hundreds of warp slots) uses fewer, wider columns until the SVG is under
 //! [`MAX_SVG_BYTES`], and the timeline shows at most [`timeline::MAX_ROWS`] rows (the first
-//! SMs; `--sm` picks another).
+//! SMs; `--sm` picks another). The dispatch chart draws a bar per block for up to
+//! [`dispatch::MAX_BARS`] blocks; past that, or when the bars are over the bound, it draws per
+//! SM a band of the blocks resident in each column, binned and halved like the others.
 //!
 //! The traces are streamed, never held: [`load`] reads a trace once for its header, cycle range
 //! and busy warp slots, and each time chart streams it again into per-row, per-column counts
@@ -328,6 +330,7 @@ pub fn retained(
         ChartKind::Timeline => timeline::retained(&t, options),
         ChartKind::Slots => slots::retained(&t, options),
         ChartKind::Occupancy => occupancy::retained(&t, options),
+        ChartKind::Dispatch => dispatch::retained(&t, options),
         _ => Ok(0),
     }
 }
@@ -392,6 +395,30 @@ pub(crate) fn bin_levels(cycles: u64, pixels: i32) -> Vec<u64> {
 /// Cycles per pixel column so that `cycles` fit in `pixels`.
 pub(crate) fn bin_cycles(cycles: u64, pixels: i32) -> u64 {
     cycles.div_ceil(pixels.max(1) as u64).max(1)
+}
+
+/// The corners of a step function over `bins` columns: a point only where the value changes.
+pub(crate) fn step_outline(
+    bins: usize,
+    x_of: &dyn Fn(usize) -> i32,
+    value: impl Fn(usize) -> i32,
+) -> Vec<(i32, i32)> {
+    let mut points = Vec::new();
+    let mut previous = None;
+    for k in 0..bins {
+        let v = value(k);
+        if previous != Some(v) {
+            if let Some(p) = previous {
+                points.push((x_of(k), p));
+            }
+            points.push((x_of(k), v));
+            previous = Some(v);
+        }
+    }
+    if let Some(p) = previous {
+        points.push((x_of(bins), p));
+    }
+    points
 }
 
 /// Picks the dominant entry of a bin: most cycles, ties to the lower index.

@@ -14,7 +14,9 @@
 //! and which warp slots held a warp — and each chart then streams the trace again into its own
 //! per-row, per-pixel-column accumulators. Memory is bounded by the warps resident at once
 //! (their open intervals), the GPU's warp slots and what the charts draw, not by the trace's
-//! length; the dispatch chart alone keeps a span per block, since it draws a bar per block.
+//! length; the dispatch chart keeps a span per block only while there are at most
+//! [`MAX_BARS`](super::dispatch::MAX_BARS) of them (it draws a bar each), and counts per SM
+//! and column past that.
 
 use crate::sim::observer::{WarpRef, WarpState};
 use crate::trace::{Event, TraceError, TraceHeader, TraceReader};

@@ -7,8 +7,8 @@
 use super::model::{Interval, IssueRec, Sink, WarpLife};
 use super::palette::{self, ACTIVE, ELIGIBLE, ISSUED};
 use super::{
-    bin_cycles, tick_label, tick_step, window, Align, Canvas, Chart, ChartKind, Loaded, PlotArea,
-    Region, RenderError, RenderOptions, Row,
+    bin_cycles, step_outline, tick_label, tick_step, window, Align, Canvas, Chart, ChartKind,
+    Loaded, PlotArea, Region, RenderError, RenderOptions, Row,
 };
 use std::collections::BTreeMap;
 
@@ -117,30 +117,6 @@ fn spread(sums: &mut [u64], from: u64, bin: u64, a: u64, b: u64) {
         sums[k] += end - a;
         a = end;
     }
-}
-
-/// The corners of a step function over `bins` columns: a point only where the value changes.
-fn step_outline(
-    bins: usize,
-    x_of: &dyn Fn(usize) -> i32,
-    value: impl Fn(usize) -> i32,
-) -> Vec<(i32, i32)> {
-    let mut points = Vec::new();
-    let mut previous = None;
-    for k in 0..bins {
-        let v = value(k);
-        if previous != Some(v) {
-            if let Some(p) = previous {
-                points.push((x_of(k), p));
-            }
-            points.push((x_of(k), v));
-            previous = Some(v);
-        }
-    }
-    if let Some(p) = previous {
-        points.push((x_of(bins), p));
-    }
-    points
 }
 
 /// How many numbers the chart keeps of the trace.
