@@ -26,7 +26,8 @@ traces (one group of bars per trace).";
 pub enum ChartArg {
     /// One row per warp slot, grouped by SM and scheduler, coloured by warp state over time.
     Timeline,
-    /// Blocks on SMs over time, with block numbers.
+    /// Blocks on SMs over time, with block numbers (past 4,096 blocks, a band per SM of the
+    /// blocks resident).
     Dispatch,
     /// Warp-cycles per issued instruction by state; grouped bars for several traces.
     Stalls,
