@@ -15,10 +15,11 @@ use std::sync::mpsc;
 
 /// First eight bytes of every binary trace.
 pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
-/// The binary format version this build writes (it reads every version up to this one:
-/// version 2 added state groups and predicted states, version 3 predicted completions; older
-/// files never contain them; version 4 split the streams by kind of event and deflates each
-/// alone).
+/// The newest binary format version; this build reads every version up to it (version 2
+/// added state groups and predicted states, version 3 predicted completions — older files
+/// never contain them —, version 4 split the streams by kind of event and deflates each alone,
+/// version 5 writes a scheduler's state changes of a cycle as runs checked against a replayed
+/// issue stage) and writes [`DEFAULT_VERSION`] or, on request, [`COMPACT_VERSION`].
 pub const FORMAT_VERSION: u16 = 5;
 
 /// The version the writer uses by default: version 5 ([`COMPACT_VERSION`]) is 40 % smaller
