@@ -37,6 +37,7 @@ pub mod source;
 pub mod stalls;
 pub mod timeline;
 
+use crate::analyze::{analyze_file, Analysis, Taxonomy};
 use crate::trace::TraceError;
 use model::TraceModel;
 use palette::Rgb;
@@ -188,9 +189,26 @@ pub enum RenderError {
 pub struct Loaded {
     pub path: PathBuf,
     pub model: TraceModel,
+    /// The trace's analysis (Nsight taxonomy), which the stalls and source charts draw: made
+    /// on first use, or handed in by a caller that has it (the report) so that the trace is
+    /// not read again for it.
+    pub analysis: std::cell::OnceCell<Analysis>,
 }
 
 impl Loaded {
+    /// The trace's analysis in the Nsight taxonomy (see `analysis`).
+    pub fn analysis(&self) -> Result<&Analysis, RenderError> {
+        if let Some(a) = self.analysis.get() {
+            return Ok(a);
+        }
+        let a =
+            analyze_file(&self.path, Taxonomy::Nsight).map_err(|source| RenderError::Trace {
+                path: self.path.clone(),
+                source,
+            })?;
+        Ok(self.analysis.get_or_init(|| a))
+    }
+
     /// The file name, as group labels and titles show it.
     pub fn file_name(&self) -> String {
         self.path.file_name().map_or_else(
@@ -232,6 +250,7 @@ fn load_before(path: &Path, before: Option<u64>) -> Result<Loaded, RenderError> 
     Ok(Loaded {
         path: path.to_path_buf(),
         model,
+        analysis: std::cell::OnceCell::new(),
     })
 }
 

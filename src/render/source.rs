@@ -7,7 +7,7 @@ use super::palette::{self, state_colour};
 use super::{
     tick_step, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, Row,
 };
-use crate::analyze::{analyze_file, NsightState, Taxonomy};
+use crate::analyze::NsightState;
 
 const WIDTH: u32 = 1200;
 const TOP: i32 = 90;
@@ -17,10 +17,7 @@ const RIGHT_MARGIN: i32 = 90;
 const BOTTOM_MARGIN: i32 = 50;
 
 pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
-    let a = analyze_file(&t.path, Taxonomy::Nsight).map_err(|source| RenderError::Trace {
-        path: t.path.clone(),
-        source,
-    })?;
+    let a = t.analysis()?;
     let stalls = |w: &std::collections::BTreeMap<String, u64>| -> Vec<(NsightState, u64)> {
         NsightState::ALL
             .iter()

@@ -8,7 +8,7 @@ use super::palette::{self, state_colour};
 use super::{
     tick_step, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, Row,
 };
-use crate::analyze::{analyze_file, NsightState, Taxonomy};
+use crate::analyze::NsightState;
 
 const WIDTH: u32 = 1000;
 const LEFT: i32 = 170;
@@ -29,10 +29,7 @@ struct Group {
 pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     let mut groups = Vec::new();
     for t in traces {
-        let a = analyze_file(&t.path, Taxonomy::Nsight).map_err(|source| RenderError::Trace {
-            path: t.path.clone(),
-            source,
-        })?;
+        let a = t.analysis()?;
         let instructions = a.launches.iter().map(|l| l.warp_instructions).sum();
         let cycles = NsightState::ALL
             .iter()

@@ -133,6 +133,8 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
             chart: "model",
             message: e.to_string(),
         })?];
+        // The stalls and source charts draw this same analysis: not read again for them.
+        let _ = loaded[0].analysis.set(c.analysis.clone());
         let charts = TRACE_CHARTS
             .iter()
             .map(|(kind, caption)| render_chart(*kind, &loaded, caption))
@@ -156,12 +158,15 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
             .collect();
         let loaded = paths
             .iter()
-            .map(|p| {
-                render::load(p).map_err(|e| ReportError::Chart {
+            .zip(&traces)
+            .map(|(p, t)| {
+                let l = render::load(p).map_err(|e| ReportError::Chart {
                     path: p.clone(),
                     chart: "model",
                     message: e.to_string(),
-                })
+                })?;
+                let _ = l.analysis.set(t.analysis.clone());
+                Ok(l)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let stalls = render_chart(
