@@ -192,7 +192,7 @@ pub struct Loaded {
     /// The trace's analysis (Nsight taxonomy), which the stalls and source charts draw: made
     /// on first use, or handed in by a caller that has it (the report) so that the trace is
     /// not read again for it.
-    pub analysis: std::cell::OnceCell<Analysis>,
+    pub analysis: std::sync::OnceLock<Analysis>,
 }
 
 impl Loaded {
@@ -250,7 +250,7 @@ fn load_before(path: &Path, before: Option<u64>) -> Result<Loaded, RenderError> 
     Ok(Loaded {
         path: path.to_path_buf(),
         model,
-        analysis: std::cell::OnceCell::new(),
+        analysis: std::sync::OnceLock::new(),
     })
 }
 

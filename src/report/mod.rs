@@ -124,21 +124,40 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
     }
     let mut traces = Vec::new();
     for path in paths {
-        let c = Compared::load(path, Taxonomy::Nsight).map_err(|source| ReportError::Trace {
+        // The analysis and the charts' first pass read the trace side by side (an error of
+        // the analysis is the one reported, as when they ran one after the other).
+        let (c, loaded) = std::thread::scope(|scope| {
+            let first_pass = scope.spawn(|| render::load(path));
+            let c = Compared::load(path, Taxonomy::Nsight);
+            let loaded = first_pass
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (c, loaded)
+        });
+        let c = c.map_err(|source| ReportError::Trace {
             path: path.clone(),
             source,
         })?;
-        let loaded = [render::load(path).map_err(|e| ReportError::Chart {
+        let loaded = [loaded.map_err(|e| ReportError::Chart {
             path: path.clone(),
             chart: "model",
             message: e.to_string(),
         })?];
         // The stalls and source charts draw this same analysis: not read again for them.
         let _ = loaded[0].analysis.set(c.analysis.clone());
-        let charts = TRACE_CHARTS
-            .iter()
-            .map(|(kind, caption)| render_chart(*kind, &loaded, caption))
-            .collect::<Result<Vec<_>, _>>()?;
+        // Each chart reads the trace on its own: drawn side by side, on every core. Results
+        // are collected in page order, so the report does not depend on which ends first.
+        let charts = std::thread::scope(|scope| {
+            let loaded = &loaded;
+            let drawing: Vec<_> = TRACE_CHARTS
+                .iter()
+                .map(|(kind, caption)| scope.spawn(move || render_chart(*kind, loaded, caption)))
+                .collect();
+            drawing
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         traces.push(TraceReport {
             label: c.label,
             path: path.clone(),
