@@ -72,14 +72,15 @@ pub struct SweepResult {
     pub outcome: Result<RecordOutcome, TraceError>,
 }
 
-/// Records `file` at every point into `dir/LABEL.wstrace` on up to `threads` threads, calling
-/// `progress(done, total, label)` as each finishes. Results come back in plan order.
+/// Records `file` at every point into `dir/LABEL.wstrace` (in `format`, at `verbosity`) on up
+/// to `threads` threads, calling `progress(done, total, label)` as each finishes. Results come
+/// back in plan order.
 pub fn run(
     file: &LaunchFile,
     points: &[SweepPoint],
     dir: &Path,
     options: SimOptions,
-    verbosity: u8,
+    (format, verbosity): (TraceFormat, u8),
     threads: usize,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Vec<SweepResult> {
@@ -101,7 +102,7 @@ pub fn run(
                     &mut memory,
                     options,
                     &path,
-                    TraceFormat::Binary,
+                    format,
                     verbosity,
                 );
                 let result = SweepResult {

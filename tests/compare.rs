@@ -277,4 +277,28 @@ fn sweep_records_every_combination_deterministically() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("at least two combinations"));
+
+    // In the compact format: version-5 traces, the same comparison.
+    let d3 = dir("sweep3");
+    ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "lrr,gto",
+        "--scoreboard",
+        "bitmap,ranges",
+        "--format",
+        "compact",
+        "-o",
+        d3.to_str().unwrap(),
+    ]));
+    let trace = std::fs::read(d3.join("gto.ranges.wstrace")).unwrap();
+    assert_eq!(&trace[8..10], &5u16.to_le_bytes());
+    for n in ["compare.csv", "compare.txt"] {
+        assert_eq!(
+            std::fs::read(d1.join(n)).unwrap(),
+            std::fs::read(d3.join(n)).unwrap(),
+            "{n}"
+        );
+    }
 }
