@@ -300,7 +300,7 @@ impl ReplayInput {
 }
 
 /// [`InstructionSource`] over scanned trace files. A read error (the file changed or vanished
-/// since it was scanned) is kept in [`TraceSource::error`] and the block replays empty.
+/// since it was scanned) is kept in `TraceSource::error` and the block replays empty.
 pub struct TraceSource<'a> {
     input: &'a ReplayInput,
     ops: Vec<Arc<[ReplayOp]>>,

@@ -3252,7 +3252,7 @@ impl<R: Read> BinaryReader<R> {
         Ok(())
     }
 
-    /// Inflates blocks on a second thread from now on, reading up to [`BLOCKS_AHEAD`] blocks
+    /// Inflates blocks on a second thread from now on, reading up to `BLOCKS_AHEAD` blocks
     /// ahead of the decoder (frames and CRCs are still checked here). Events, errors and their
     /// order are those of reading in line (tested); if no thread can be started, nothing
     /// changes.

@@ -1,4 +1,4 @@
-//! The trace's event schema: one [`Event`] variant per [`Observer`] method, each with its cycle.
+//! The trace's event schema: one [`Event`] variant per [`Observer`](crate::sim::observer::Observer) method, each with its cycle.
 //!
 //! JSON form (JSON Lines traces): `{"event":"issue","cycle":12,"warp":{"sm":0,"slot":3},...}`.
 

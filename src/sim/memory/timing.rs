@@ -7,7 +7,7 @@
 //! - `Ideal`: every access completes `pipes.global.latency` cycles after issue;
 //!   `Fixed { latency }`: `latency` cycles after issue. Sectors are still counted (coalesced),
 //!   the level is [`HitLevel::Ideal`] and the cache counters stay zero.
-//! - `Hierarchy`: the access is coalesced into sectors ([`super::coalesce`]), each handled in
+//! - `Hierarchy`: the access is coalesced into sectors ([`super::coalesce`](mod@super::coalesce)), each handled in
 //!   ascending address order:
 //!   - loads look up the SM's L1 (hit: `l1.hit_latency`), then the L2 (hit: `l2.hit_latency`,
 //!     the sector is filled into the L1), then DRAM ([`super::dram`]: queued from
