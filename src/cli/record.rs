@@ -25,8 +25,9 @@ Examples:
 Takes the same kernel, launch and GPU options as `warpscope run` (timing simulator only).
 --format defaults from the extension of -o: .jsonl (or .json) is JSON Lines, anything else
 the binary format; --format compact writes the binary format's version 5, about 40 % smaller
-and about half as fast to analyse (every reader reads both). --verbosity 0 records lifecycle, issue, hazard and fault events; 1 (the
-default) adds warp states, completions, refills and barriers; 2 adds memory events.
+and about half as fast to analyse (every reader reads both). --verbosity 0 records lifecycle,
+issue, hazard and fault events; 1 (the default) adds warp states, completions, refills and
+barriers; 2 adds memory events.
 A run stopped by a fault (watchdog, deadlock, memory fault) still writes its trace, marked
 incomplete; the fault is printed and the exit status is 1, as it is when an expect check
 fails. Read traces back with `warpscope trace info|dump|convert`.";

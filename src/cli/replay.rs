@@ -27,7 +27,8 @@ instruction stream, active masks, registers and addresses come from the trace; w
 dispatcher, schedulers, scoreboards and memory model decide the timing. Opcodes the table does
 not know run as a generic ALU (or, with addresses, global memory) instruction and are listed
 in a warning. The summary goes to stdout, the host speed to stderr. --format defaults from the
-extension of -o (.jsonl → JSON Lines, else binary).";
+extension of -o (.jsonl → JSON Lines, else binary); --format compact writes the smaller binary
+version (see `record --help`).";
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
