@@ -490,6 +490,8 @@ impl PipeClock {
 
 /// `WarpRec::sched` of a slot no warp_launch has named.
 const UNLAUNCHED: u32 = u32::MAX;
+/// `WarpRec::position` of a warp that exited.
+const NOT_MEMBER: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct WarpRec {
@@ -748,6 +750,9 @@ impl Groups {
             return;
         };
         g.state = None;
+        // No position any more: a corrupt trace that changes an exited warp's state must not
+        // mark another member's bit in the scheduler's masks.
+        g.position = NOT_MEMBER;
         let s = &mut self.schedulers[g.sched as usize];
         let Some(at) = s.members.iter().position(|&x| x == w.slot) else {
             return;
@@ -798,7 +803,7 @@ impl Groups {
             s.own_mio = 0;
             s.issued = 0;
         }
-        if (position as usize) < RUN_SPAN && s.members.get(position as usize) == Some(&w.slot) {
+        if (position as usize) < RUN_SPAN {
             s.issued |= 1 << position;
             // Its next instruction is not known to be ready.
             for m in &mut s.ready {
@@ -846,9 +851,7 @@ impl Groups {
                 s.released_at = cycle;
                 s.released = 0;
             }
-            if (g.position as usize) < RUN_SPAN
-                && s.members.get(g.position as usize) == Some(&w.slot)
-            {
+            if (g.position as usize) < RUN_SPAN {
                 s.released |= 1 << g.position;
             }
         }
@@ -1162,8 +1165,7 @@ impl Groups {
             learn_by_pc(by_pc, g.pc, from, state);
         }
         g.state = Some(state);
-        // (A corrupt trace can change an exited warp's state: it has no position any more.)
-        if *model && sched.members.get(g.position as usize) == Some(&w.slot) {
+        if *model {
             note_wait(g, state, pipe_by_pc);
             sched.note(g.position, old, old_pipe, state, g.ready_pipe);
         }
@@ -1242,6 +1244,20 @@ enum Pick {
 
 /// Members of a scheduler a version-5 run can name (a u64 mask).
 const RUN_SPAN: usize = 64;
+
+/// The positions of a predicted run (see [`Groups::predicted_run`]) as a mask.
+fn run_mask(run: &[(u32, WarpState)]) -> u64 {
+    run.iter().fold(0, |m, &(p, _)| m | 1 << p)
+}
+
+/// The state `run` predicts at `position`, if any; positions are asked in increasing order,
+/// `at` keeps the place in `run` from one to the next.
+fn predicted_at(run: &[(u32, WarpState)], at: &mut usize, position: u32) -> Option<WarpState> {
+    while *at < run.len() && run[*at].0 < position {
+        *at += 1;
+    }
+    run.get(*at).filter(|p| p.0 == position).map(|p| p.1)
+}
 
 /// Learns that a warp whose last issue was at `pc` went from state `from` to `state` (the pc
 /// table of predictions; pcs past `DENSE_PCS` are not learnt).
@@ -1510,16 +1526,13 @@ impl Encoder {
             }
         }
         if !exact {
-            let pmask = predicted.iter().fold(0u64, |m, &(p, _)| m | 1 << p);
+            let pmask = run_mask(&predicted);
             let amask = self.run.iter().fold(0u64, |m, &(_, _, i)| m | 1 << i);
             put_varint(&mut s.bufs[S_GROUPS], pmask ^ amask);
             let mut misses = 0u64;
             let mut at = 0;
             for (k, &(w, state, i)) in self.run.iter().enumerate() {
-                while at < predicted.len() && (predicted[at].0 as usize) < i {
-                    at += 1;
-                }
-                let guess = predicted.get(at).filter(|p| p.0 as usize == i).map(|p| p.1);
+                let guess = predicted_at(&predicted, &mut at, i as u32);
                 if guess != Some(state) {
                     misses |= 1 << k;
                     let out = &mut s.bufs[S_STATE_ARGS];
@@ -2416,7 +2429,7 @@ impl Decoder {
                 })?
                 .0
         };
-        let pmask = predicted.iter().fold(0u64, |m, &(p, _)| m | 1 << p);
+        let pmask = run_mask(predicted);
         let s = &groups.schedulers[sched as usize];
         let (sm, id) = (s.sm, s.id);
         let (members, misses) = if exact {
@@ -2452,10 +2465,7 @@ impl Decoder {
         while rest != 0 {
             let position = rest.trailing_zeros();
             rest &= rest - 1;
-            while at < predicted.len() && predicted[at].0 < position {
-                at += 1;
-            }
-            let guess = predicted.get(at).filter(|p| p.0 == position).map(|p| p.1);
+            let guess = predicted_at(predicted, &mut at, position);
             let Some(&slot) = self.cx.groups.schedulers[sched as usize]
                 .members
                 .get(position as usize)
