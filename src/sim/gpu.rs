@@ -158,7 +158,7 @@ pub fn simulate_with_source<O: Observer>(
     let mut grants: Vec<Grant> = Vec::new();
     let mut started: Vec<usize> = Vec::new();
     let mut finished: Vec<FinishedBlock> = Vec::new();
-    // Each SM's room, refilled every cycle (kept: a memory-bound run steps most cycles).
+    // Each SM's room, refilled for each grant attempt.
     let mut rooms = Vec::with_capacity(sms.len());
     let progress = super::progress::current();
     // The watchdog's and the progress counters' next look at the cycle (a long block still
@@ -170,6 +170,7 @@ pub fn simulate_with_source<O: Observer>(
     };
     let mut next_check = check_after(0);
     let mut cycle: u64 = 0;
+    let mut grant_may_find = true;
     let fail = |fault: Fault,
                 cycle: u64,
                 report: &mut SimReport,
@@ -270,15 +271,20 @@ pub fn simulate_with_source<O: Observer>(
         }
         grants.clear();
         started.clear();
-        rooms.clear();
-        rooms.extend(sms.iter().map(|s| s.room()));
-        dispatcher.grant(
-            cycle,
-            config.grants_per_cycle,
-            &mut rooms,
-            &mut grants,
-            &mut started,
-        );
+        // A grant that stopped short of its budget finds nothing more until a block finishes
+        // (which frees room and may complete a launch that others on its stream wait for).
+        if grant_may_find || !finished.is_empty() {
+            rooms.clear();
+            rooms.extend(sms.iter().map(|s| s.room()));
+            dispatcher.grant(
+                cycle,
+                config.grants_per_cycle,
+                &mut rooms,
+                &mut grants,
+                &mut started,
+            );
+            grant_may_find = grants.len() as u32 >= config.grants_per_cycle;
+        }
         for &l in &started {
             observer.kernel_launch(cycle, l as u32);
         }

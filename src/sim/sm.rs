@@ -360,6 +360,11 @@ pub struct Sm {
     throttle_waiting: bool,
     /// A warp arrived at a barrier or may have finished: `wrap_up` has work.
     wrap_dirty: bool,
+    /// Some block has a warp waiting at its barrier (unfinished): `wrap_up` looks at blocks.
+    barrier_pending: bool,
+    /// Slots whose warp has no instruction left and none in flight, to leave at the next
+    /// `wrap_up` (a warp can be so from its arrival: an empty recorded stream).
+    leaving: Vec<u32>,
     /// Every warp timer (fetch, branch, stall, sleep) later than the cycle at which
     /// [`Sm::next_wakeup`] last looked at them all is at least this: the earliest one, unless
     /// a timer set since is earlier (each one set lowers it).
@@ -436,6 +441,8 @@ impl Sm {
             throttle_dirty: false,
             throttle_waiting: false,
             wrap_dirty: false,
+            barrier_pending: false,
+            leaving: Vec::new(),
             timer_floor: 0,
             hazards: Vec::new(),
             hazard_count: 0,
@@ -541,6 +548,9 @@ impl Sm {
                 done: warp.compute_done(),
                 ..HotWarp::FRESH
             };
+            if self.hot[slot as usize].done {
+                self.leaving.push(slot);
+            }
             self.warps[slot as usize] = Some(warp);
             let sched = &mut self.schedulers[scheduler as usize];
             sched.warps.push(slot);
@@ -662,7 +672,10 @@ impl Sm {
                             warp.mem_inflight -= 1;
                         }
                         // Only an exited warp can leave (and let a barrier release).
-                        self.wrap_dirty |= hot.done && hot.inflight == 0;
+                        if hot.done && hot.inflight == 0 {
+                            self.wrap_dirty = true;
+                            self.leaving.push(event.slot);
+                        }
                     }
                     match event.pipe {
                         Pipe::Global => self.lsu_inflight -= 1,
@@ -1724,6 +1737,7 @@ impl Sm {
             }
             Flow::Barrier => {
                 self.wrap_dirty = true;
+                self.barrier_pending = true;
                 warp.at_barrier = true;
                 warp.arrived_lanes = done.executed;
                 let block = self.blocks[block_slot].as_mut().expect("block resident");
@@ -1761,7 +1775,12 @@ impl Sm {
         if !std::mem::take(&mut self.wrap_dirty) {
             return;
         }
-        for b in 0..self.blocks.len() {
+        let blocks_to_check = if std::mem::take(&mut self.barrier_pending) {
+            self.blocks.len()
+        } else {
+            0
+        };
+        for b in 0..blocks_to_check {
             let Some(block) = self.blocks[b].as_ref() else {
                 continue;
             };
@@ -1779,7 +1798,9 @@ impl Sm {
                     any_arrived |= w.at_barrier;
                 }
             }
-            if any_arrived && all_arrived && block.arrived_threads >= live_threads {
+            let release = all_arrived && block.arrived_threads >= live_threads;
+            self.barrier_pending |= any_arrived && !release;
+            if any_arrived && release {
                 let (launch, index) = (block.launch, block.block);
                 for &slot in &block.warps {
                     if let Some(w) = self.warps[slot as usize].as_mut() {
@@ -1794,10 +1815,13 @@ impl Sm {
                 observer.barrier_release(cycle, self.id, launch, index as u32);
             }
         }
-        for slot in 0..self.warps.len() {
+        // In slot order, as the observer hears of them.
+        let mut leaving = std::mem::take(&mut self.leaving);
+        leaving.sort_unstable();
+        for &slot in &leaving {
+            let slot = slot as usize;
             let hot = &self.hot[slot];
-            let gone = self.warps[slot].is_some() && hot.done && hot.inflight == 0;
-            if !gone {
+            if !(hot.done && hot.inflight == 0) {
                 continue;
             }
             let Some(w) = self.warps[slot].take() else {
@@ -1843,6 +1867,8 @@ impl Sm {
                 }
             }
         }
+        leaving.clear();
+        self.leaving = leaving;
     }
 
     /// The state last reported for warp `slot`, or that would have been to an observer that
