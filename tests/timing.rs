@@ -504,7 +504,9 @@ fn divergent_barrier_is_a_deadlock_naming_the_warps() {
 #[test]
 fn watchdog_stops_a_runaway_kernel() {
     let src = ".kernel spin\nL:\n BRA L\n";
-    let config = fixed_gpu(Policy::Gto, ScoreboardKind::Bitmap, 50);
+    let mut config = fixed_gpu(Policy::Gto, ScoreboardKind::Bitmap, 50);
+    // An SM without work too: its scheduler is never stepped after the first cycle.
+    config.num_sms = 2;
     let mut mem = GlobalMemory::new(1 << 20);
     let options = SimOptions {
         max_cycles: 1000,
@@ -527,6 +529,10 @@ fn watchdog_stops_a_runaway_kernel() {
     );
     assert!(fault.to_string().contains("BRA L"), "{fault}");
     assert_eq!(partial.cycles, 1000);
+    // Cycles 0..1000 ran; schedulers that were not stepped in some of them still count them.
+    for sched in partial.sms.iter().flat_map(|sm| &sm.schedulers) {
+        assert_eq!(sched.cycles, 1000);
+    }
 }
 
 #[test]

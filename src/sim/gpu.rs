@@ -171,15 +171,20 @@ pub fn simulate_with_source<O: Observer>(
     let mut next_check = check_after(0);
     let mut cycle: u64 = 0;
     let mut grant_may_find = true;
+    // `stepped`: how many SMs (from the first) are done with `cycle`.
     let fail = |fault: Fault,
                 cycle: u64,
+                stepped: usize,
                 report: &mut SimReport,
-                sms: &[Sm],
+                sms: &mut [Sm],
                 timing: &MemoryTiming,
                 dispatcher: &Dispatcher,
                 observer: &mut O| {
         observer.fault(cycle, &fault);
         report.cycles = cycle;
+        for (k, sm) in sms.iter_mut().enumerate() {
+            sm.settle(cycle + (k < stepped) as u64, config.sm.issue_width);
+        }
         finish_report(report, sms, timing, dispatcher, launches);
         SimError::Fault {
             fault: Box::new(fault),
@@ -205,8 +210,9 @@ pub fn simulate_with_source<O: Observer>(
                 return Err(fail(
                     fault,
                     cycle,
+                    0,
                     &mut report,
-                    &sms,
+                    &mut sms,
                     &timing,
                     &dispatcher,
                     observer,
@@ -222,7 +228,7 @@ pub fn simulate_with_source<O: Observer>(
         for sm in sms.iter_mut() {
             sm.retire(cycle, options.skip_idle, observer);
         }
-        for sm in sms.iter_mut() {
+        for k in 0..sms.len() {
             let mut cx = CycleContext {
                 config,
                 launches: &prepared,
@@ -231,7 +237,7 @@ pub fn simulate_with_source<O: Observer>(
                 observer,
                 incremental: options.skip_idle,
             };
-            match sm.schedule(cycle, &mut cx) {
+            match sms[k].schedule(cycle, &mut cx) {
                 Ok(c) => {
                     issued += c.issued;
                     any_eligible |= c.any_eligible;
@@ -242,8 +248,9 @@ pub fn simulate_with_source<O: Observer>(
                     return Err(fail(
                         *fault,
                         cycle,
+                        k,
                         &mut report,
-                        &sms,
+                        &mut sms,
                         &timing,
                         &dispatcher,
                         observer,
@@ -324,11 +331,13 @@ pub fn simulate_with_source<O: Observer>(
                             ),
                         },
                     );
+                    let stepped = sms.len();
                     return Err(fail(
                         fault,
                         cycle,
+                        stepped,
                         &mut report,
-                        &sms,
+                        &mut sms,
                         &timing,
                         &dispatcher,
                         observer,
@@ -339,7 +348,7 @@ pub fn simulate_with_source<O: Observer>(
                     let skipped = target - cycle - 1;
                     if skipped > 0 {
                         for sm in sms.iter_mut() {
-                            sm.account_skipped(skipped, config.sm.issue_width);
+                            sm.account_skipped(skipped);
                         }
                     }
                     next = target;
@@ -350,6 +359,9 @@ pub fn simulate_with_source<O: Observer>(
         cycle = next;
     }
     report.cycles = cycle;
+    for sm in sms.iter_mut() {
+        sm.settle(cycle, config.sm.issue_width);
+    }
     finish_report(&mut report, &sms, &timing, &dispatcher, launches);
     Ok(report)
 }

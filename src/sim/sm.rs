@@ -217,6 +217,9 @@ struct SchedulerUnit {
     stats: SchedulerStats,
     /// What the last stepped cycle looked like, to account for skipped cycles.
     last: CycleSnapshot,
+    /// Cycles before this one are in `stats`; those since the last stepped cycle repeat it
+    /// and are counted when it is stepped again (see [`Sm::settle`]).
+    accounted_to: u64,
 }
 
 impl SchedulerUnit {
@@ -406,6 +409,7 @@ impl Sm {
             ready_reported: [WarpState::NotSelected; 6],
             stats: SchedulerStats::default(),
             last: CycleSnapshot::default(),
+            accounted_to: 0,
         };
         Sm {
             id,
@@ -937,8 +941,8 @@ impl Sm {
                 && cycle < sched.last.quiet_until
                 && cx.config.scheduler.policy != Policy::Coarse
             {
-                // Nothing this scheduler's warps depend on has changed: the cycle repeats.
-                self.repeat_last_cycle(s, 1, cx.config.sm.issue_width);
+                // Nothing this scheduler's warps depend on has changed: the cycle repeats
+                // (counted when it is next stepped).
                 continue;
             }
             let masked = cx.incremental
@@ -947,17 +951,26 @@ impl Sm {
                     cx.config.scheduler.policy,
                     Policy::Gto | Policy::Lrr | Policy::Oldest
                 );
+            self.settle_scheduler(s, cycle, cx.config.sm.issue_width);
             let sched = &mut self.schedulers[s];
             sched.dirty = false;
             if std::mem::take(&mut sched.full) || !masked {
                 sched.masks.valid = false;
             }
-            if masked {
-                self.schedule_masked(cycle, s, cx, &mut out)?;
+            let stepped = if masked {
+                self.schedule_masked(cycle, s, cx, &mut out)
             } else {
                 sched.touched = 0;
-                self.schedule_one(cycle, s, cx, &mut out)?;
+                self.schedule_one(cycle, s, cx, &mut out)
+            };
+            if let Err(fault) = stepped {
+                // The schedulers before this one are done with the cycle.
+                for earlier in 0..s {
+                    self.settle_scheduler(earlier, cycle + 1, cx.config.sm.issue_width);
+                }
+                return Err(fault);
             }
+            self.schedulers[s].accounted_to = cycle + 1;
         }
         self.throttle_dirty = false;
         Ok(out)
@@ -1512,13 +1525,29 @@ impl Sm {
         Ok(())
     }
 
-    /// Accounts `n` skipped cycles in which nothing could change: each repeats the last one.
-    pub fn account_skipped(&mut self, n: u64, width: u32) {
+    /// Accounts `n` skipped cycles in which nothing could change (the schedulers count them
+    /// as repeats of their last cycle when next stepped or settled).
+    pub fn account_skipped(&mut self, n: u64) {
         if self.room.resident_blocks > 0 {
             self.busy_cycles += n;
         }
+    }
+
+    /// Counts every cycle before `to` in the statistics of every scheduler: those not stepped
+    /// repeat the scheduler's last stepped cycle. Due before the statistics are read.
+    pub fn settle(&mut self, to: u64, width: u32) {
         for s in 0..self.schedulers.len() {
-            self.repeat_last_cycle(s, n, width);
+            self.settle_scheduler(s, to, width);
+        }
+    }
+
+    /// [`Sm::settle`] for scheduler `s`.
+    #[inline]
+    fn settle_scheduler(&mut self, s: usize, to: u64, width: u32) {
+        let owed = to.saturating_sub(self.schedulers[s].accounted_to);
+        if owed > 0 {
+            self.repeat_last_cycle(s, owed, width);
+            self.schedulers[s].accounted_to = to;
         }
     }
 
