@@ -363,6 +363,9 @@ pub struct Sm {
     throttle_waiting: bool,
     /// A warp arrived at a barrier or may have finished: `wrap_up` has work.
     wrap_dirty: bool,
+    /// No scheduler of this SM needs a pass before this cycle unless an event touches one of
+    /// its warps (which resets it): until then each cycle repeats the last for all of them.
+    schedulers_quiet_until: u64,
     /// Some block has a warp waiting at its barrier (unfinished): `wrap_up` looks at blocks.
     barrier_pending: bool,
     /// Slots whose warp has no instruction left and none in flight, to leave at the next
@@ -445,6 +448,7 @@ impl Sm {
             throttle_dirty: false,
             throttle_waiting: false,
             wrap_dirty: false,
+            schedulers_quiet_until: 0,
             barrier_pending: false,
             leaving: Vec::new(),
             timer_floor: 0,
@@ -560,6 +564,7 @@ impl Sm {
             sched.warps.push(slot);
             sched.dirty = true;
             sched.full = true;
+            self.schedulers_quiet_until = 0;
             warp_ids.push(slot);
             observer.warp_launch(cycle, WarpRef { sm: self.id, slot }, &info);
             // Resident from the grant cycle on, before its first instruction is fetched.
@@ -660,6 +665,7 @@ impl Sm {
                     self.hot[slot].invalidate();
                     w.deps = None;
                     self.schedulers[w.scheduler as usize].touch(self.position[slot]);
+                    self.schedulers_quiet_until = 0;
                 }
             }
             match event.kind {
@@ -925,6 +931,9 @@ impl Sm {
         if self.room.resident_blocks > 0 {
             self.busy_cycles += 1;
         }
+        if cycle < self.schedulers_quiet_until && !self.throttle_dirty {
+            return Ok(out);
+        }
         if self.throttle_dirty {
             // Every throttled warp looks again in this cycle's passes, and caches a throttle
             // state again if it still waits.
@@ -973,6 +982,20 @@ impl Sm {
             self.schedulers[s].accounted_to = cycle + 1;
         }
         self.throttle_dirty = false;
+        self.schedulers_quiet_until = if cx.config.scheduler.policy == Policy::Coarse {
+            0
+        } else {
+            self.schedulers
+                .iter()
+                .map(
+                    |sched| match sched.dirty || sched.last.eligible || sched.last.refill {
+                        true => 0,
+                        false => sched.last.quiet_until,
+                    },
+                )
+                .min()
+                .unwrap_or(0)
+        };
         Ok(out)
     }
 
@@ -1836,6 +1859,7 @@ impl Sm {
                         w.at_barrier = false;
                         self.hot[slot as usize].cache_until = 0;
                         self.schedulers[w.scheduler as usize].touch(self.position[slot as usize]);
+                        self.schedulers_quiet_until = 0;
                     }
                 }
                 if let Some(block) = self.blocks[b].as_mut() {
@@ -1868,6 +1892,7 @@ impl Sm {
             let sched = &mut self.schedulers[scheduler];
             sched.dirty = true;
             sched.full = true;
+            self.schedulers_quiet_until = 0;
             sched.warps.retain(|&x| x != slot as u32);
             sched.active_set.retain(|&x| x != slot as u32);
             if sched.last_issued == Some(slot as u32) {
