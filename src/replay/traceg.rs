@@ -23,7 +23,7 @@ use crate::sim::Dim3;
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The tracer versions whose line format replay reads.
@@ -406,9 +406,16 @@ impl KernelTrace {
     }
 }
 
-/// Reads lines with their byte offsets and numbers.
+/// Reads lines with their byte offsets and numbers. Lines are handed out as slices of a window
+/// of the file; only a line cut by the window's end is moved (to the window's start) before
+/// more of the file is read behind it.
 struct LineReader<R> {
     reader: R,
+    /// `window[..end]` holds the file from byte `offset - start` on; `window[start..end]` is
+    /// what is not yet handed out.
+    window: Vec<u8>,
+    start: usize,
+    end: usize,
     /// Byte offset of the next line.
     offset: u64,
     /// Number of the last line read (1-based).
@@ -416,34 +423,103 @@ struct LineReader<R> {
     path: PathBuf,
 }
 
-impl<R: BufRead> LineReader<R> {
+/// How much of a file a [`LineReader`] reads at a time.
+const WINDOW_BYTES: usize = 1 << 16;
+
+impl<R: Read> LineReader<R> {
+    fn new(reader: R, path: &Path) -> LineReader<R> {
+        LineReader {
+            reader,
+            window: vec![0; WINDOW_BYTES],
+            start: 0,
+            end: 0,
+            offset: 0,
+            line: 0,
+            path: path.to_path_buf(),
+        }
+    }
+
     fn err(&self, message: impl Into<String>) -> ReplayError {
         ReplayError::parse(&self.path, self.line, message)
     }
 
-    /// The next line without its line break (read into `buf`), or `None` at end of file.
-    fn next_line<'b>(&mut self, buf: &'b mut Vec<u8>) -> Result<Option<&'b str>, ReplayError> {
-        buf.clear();
-        let n = self
-            .reader
-            .read_until(b'\n', buf)
-            .map_err(|e| ReplayError::io(&self.path, "reading", e))?;
-        if n == 0 {
-            return Ok(None);
-        }
-        self.offset += n as u64;
+    /// The next line without its line break, or `None` at end of file. The reader comes back
+    /// beside the line, read-only while the line (a slice of its window) is in use, for the
+    /// line's number and errors.
+    fn next_line(&mut self) -> Result<Option<(&[u8], &Self)>, ReplayError> {
+        let newline = loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.window[self.start..self.end]) {
+                break Some(self.start + i);
+            }
+            if !self.refill()? {
+                break None;
+            }
+        };
+        let first = self.start;
+        let (last, next) = match newline {
+            Some(i) => (i, i + 1),
+            None if first == self.end => return Ok(None),
+            // The last line of a file without a final line break.
+            None => (self.end, self.end),
+        };
+        self.start = next;
+        self.offset += (next - first) as u64;
         self.line += 1;
-        while matches!(buf.last(), Some(b'\n' | b'\r')) {
-            buf.pop();
+        let this = &*self;
+        let mut line = &this.window[first..last];
+        while let [rest @ .., b'\r'] = line {
+            line = rest;
         }
-        match std::str::from_utf8(buf) {
-            Ok(s) => Ok(Some(s)),
-            Err(_) => Err(ReplayError::parse(
-                &self.path,
-                self.line,
-                "the line is not valid UTF-8 text",
-            )),
+        Ok(Some((line, this)))
+    }
+
+    /// A line as text: the files are UTF-8, and a line that is not is an error at its number.
+    fn text<'l>(&self, line: &'l [u8]) -> Result<&'l str, ReplayError> {
+        std::str::from_utf8(line).map_err(|_| self.err("the line is not valid UTF-8 text"))
+    }
+
+    /// Reads more of the file behind what is not handed out yet; false at end of file.
+    fn refill(&mut self) -> Result<bool, ReplayError> {
+        if self.start > 0 {
+            self.window.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
         }
+        if self.end == self.window.len() {
+            // One line fills the window.
+            self.window.resize(2 * self.window.len(), 0);
+        }
+        loop {
+            match self.reader.read(&mut self.window[self.end..]) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ReplayError::io(&self.path, "reading", e)),
+            }
+        }
+    }
+}
+
+impl<R: Read + Seek> LineReader<R> {
+    /// Goes to the line at byte `offset` (which must start a line), `lines_before` lines into
+    /// the file. Within the window (the next block, read in file order) nothing is read again.
+    fn seek(&mut self, offset: u64, lines_before: u64) -> Result<(), ReplayError> {
+        let window_offset = self.offset - self.start as u64;
+        if (window_offset..=window_offset + self.end as u64).contains(&offset) {
+            self.start = (offset - window_offset) as usize;
+        } else {
+            self.reader
+                .seek(SeekFrom::Start(offset))
+                .map_err(|e| ReplayError::io(&self.path, "seeking", e))?;
+            self.start = 0;
+            self.end = 0;
+        }
+        self.offset = offset;
+        self.line = lines_before;
+        Ok(())
     }
 }
 
@@ -494,9 +570,8 @@ struct OpenWarp {
 
 /// Parses one block after its `#BEGIN_TB` line, calling `on_inst(warp, line, line_number)` for
 /// every instruction line. Returns the block's coordinates.
-fn parse_block<R: BufRead>(
+fn parse_block<R: Read>(
     lines: &mut LineReader<R>,
-    buf: &mut Vec<u8>,
     shape: &BlockShape,
     begin_line: u64,
     inst: &mut InstLine,
@@ -526,14 +601,14 @@ fn parse_block<R: BufRead>(
         }
     };
     loop {
-        let Some(text) = lines.next_line(buf)? else {
+        let Some((line, lines)) = lines.next_line()? else {
             return Err(ReplayError::parse(
                 &lines.path,
                 begin_line,
                 "missing #END_TB: the thread block started here is not closed at the end of the file",
             ));
         };
-        let text = text.trim();
+        let text = lines.text(line)?.trim();
         if text.is_empty() {
             continue;
         }
@@ -665,7 +740,7 @@ fn shorten(text: &str) -> String {
     }
 }
 
-fn open(path: &Path) -> Result<LineReader<BufReader<File>>, ReplayError> {
+fn open(path: &Path) -> Result<LineReader<File>, ReplayError> {
     if path
         .extension()
         .is_some_and(|e| e == "xz" || e == "gz" || e == "zst")
@@ -677,17 +752,11 @@ fn open(path: &Path) -> Result<LineReader<BufReader<File>>, ReplayError> {
         )));
     }
     let file = File::open(path).map_err(|e| ReplayError::io(path, "opening", e))?;
-    Ok(LineReader {
-        reader: BufReader::with_capacity(1 << 16, file),
-        offset: 0,
-        line: 0,
-        path: path.to_path_buf(),
-    })
+    Ok(LineReader::new(file, path))
 }
 
-fn parse_header<R: BufRead>(
+fn parse_header<R: Read>(
     lines: &mut LineReader<R>,
-    buf: &mut Vec<u8>,
 ) -> Result<(KernelHeader, Option<u64>), ReplayError> {
     let mut h = KernelHeader {
         name: String::new(),
@@ -708,10 +777,10 @@ fn parse_header<R: BufRead>(
     let mut first_block = None;
     loop {
         let offset = lines.offset;
-        let Some(text) = lines.next_line(buf)? else {
+        let Some((line, lines)) = lines.next_line()? else {
             break;
         };
-        let text = text.trim();
+        let text = lines.text(line)?.trim();
         if text.is_empty() {
             continue;
         }
@@ -848,8 +917,7 @@ pub fn scan(path: &Path) -> Result<KernelTrace, ReplayError> {
 /// [`scan`], in two halves if the file has at least `parallel_bytes`.
 fn scan_split(path: &Path, parallel_bytes: u64) -> Result<KernelTrace, ReplayError> {
     let mut lines = open(path)?;
-    let mut buf = Vec::with_capacity(256);
-    let (header, first_block) = parse_header(&mut lines, &mut buf)?;
+    let (header, first_block) = parse_header(&mut lines)?;
     let generation =
         Generation::from_binary_version(header.binary_version).expect("checked by parse_header");
     let shape = BlockShape {
@@ -866,26 +934,9 @@ fn scan_split(path: &Path, parallel_bytes: u64) -> Result<KernelTrace, ReplayErr
         Some(split) => std::thread::scope(|scope| {
             let second = scope.spawn(|| {
                 let mut lines = open_at(path, split)?;
-                let mut buf = Vec::with_capacity(256);
-                scan_blocks(
-                    path,
-                    &mut lines,
-                    &mut buf,
-                    &shape,
-                    generation,
-                    None,
-                    u64::MAX,
-                )
+                scan_blocks(path, &mut lines, &shape, generation, None, u64::MAX)
             });
-            let first = scan_blocks(
-                path,
-                &mut lines,
-                &mut buf,
-                &shape,
-                generation,
-                first_block,
-                split,
-            );
+            let first = scan_blocks(path, &mut lines, &shape, generation, first_block, split);
             let second = second
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -901,17 +952,9 @@ fn scan_split(path: &Path, parallel_bytes: u64) -> Result<KernelTrace, ReplayErr
         None => {
             if split.is_some() {
                 lines = open(path)?;
-                parse_header(&mut lines, &mut buf)?;
+                parse_header(&mut lines)?;
             }
-            scan_blocks(
-                path,
-                &mut lines,
-                &mut buf,
-                &shape,
-                generation,
-                first_block,
-                u64::MAX,
-            )?
+            scan_blocks(path, &mut lines, &shape, generation, first_block, u64::MAX)?
         }
     };
     finish_scan(path, header, generation, part)
@@ -926,26 +969,24 @@ fn split_point(path: &Path, header_end: u64, parallel_bytes: u64) -> Option<u64>
     }
     let mid = (len / 2).max(header_end);
     let mut lines = open_at(path, mid).ok()?;
-    let mut buf = Vec::with_capacity(256);
     // The line `mid` falls in is partial.
-    lines.next_line(&mut buf).ok()??;
+    {
+        let (line, lines) = lines.next_line().ok()??;
+        lines.text(line).ok()?;
+    }
     loop {
         let offset = lines.offset;
-        let text = lines.next_line(&mut buf).ok()??;
-        if text.trim_start().starts_with("#BEGIN_TB") {
+        let (line, lines) = lines.next_line().ok()??;
+        if lines.text(line).ok()?.trim_start().starts_with("#BEGIN_TB") {
             return Some(offset);
         }
     }
 }
 
 /// [`open`], positioned at byte `offset` (which must start a line), counting lines from there.
-fn open_at(path: &Path, offset: u64) -> Result<LineReader<BufReader<File>>, ReplayError> {
+fn open_at(path: &Path, offset: u64) -> Result<LineReader<File>, ReplayError> {
     let mut lines = open(path)?;
-    lines
-        .reader
-        .seek(SeekFrom::Start(offset))
-        .map_err(|e| ReplayError::io(path, "seeking", e))?;
-    lines.offset = offset;
+    lines.seek(offset, 0)?;
     Ok(lines)
 }
 
@@ -988,10 +1029,9 @@ fn merge_parts(mut first: ScanPart, second: ScanPart) -> Option<ScanPart> {
 
 /// Scans thread blocks from where `lines` is (the block at `pending` first, if given) until
 /// the end of the file or a block that starts at or after byte `stop_at`.
-fn scan_blocks<R: BufRead>(
+fn scan_blocks<R: Read>(
     path: &Path,
     lines: &mut LineReader<R>,
-    buf: &mut Vec<u8>,
     shape: &BlockShape,
     generation: Generation,
     mut pending: Option<u64>,
@@ -1007,10 +1047,10 @@ fn scan_blocks<R: BufRead>(
                 if offset >= stop_at {
                     break;
                 }
-                let Some(text) = lines.next_line(buf)? else {
+                let Some((line, lines)) = lines.next_line()? else {
                     break;
                 };
-                let text = text.trim();
+                let text = lines.text(line)?.trim();
                 if text.is_empty() || (text.starts_with('#') && !text.starts_with("#BEGIN_TB")) {
                     continue;
                 }
@@ -1027,7 +1067,7 @@ fn scan_blocks<R: BufRead>(
             thread_instructions,
             ..
         } = &mut part;
-        let ctaid = parse_block(lines, buf, shape, begin_line, &mut inst, |_, i, line| {
+        let ctaid = parse_block(lines, shape, begin_line, &mut inst, |_, i, line| {
             *warp_instructions += 1;
             *thread_instructions += i.mask.count_ones() as u64;
             match pc_index.get(&i.pc) {
@@ -1142,8 +1182,7 @@ fn finish_scan(
 
 /// Reads single thread blocks of a scanned kernel trace on demand.
 pub struct BlockReader {
-    lines: LineReader<BufReader<File>>,
-    buf: Vec<u8>,
+    lines: LineReader<File>,
     inst: InstLine,
 }
 
@@ -1151,7 +1190,6 @@ impl BlockReader {
     pub fn open(trace: &KernelTrace) -> Result<BlockReader, ReplayError> {
         Ok(BlockReader {
             lines: open(&trace.path)?,
-            buf: Vec::with_capacity(256),
             inst: InstLine::default(),
         })
     }
@@ -1169,14 +1207,9 @@ impl BlockReader {
                 format!("thread block {block} is not in the trace"),
             )
         })?;
-        self.lines
-            .reader
-            .seek(SeekFrom::Start(entry.offset))
-            .map_err(|e| ReplayError::io(&trace.path, "seeking", e))?;
-        self.lines.offset = entry.offset;
-        self.lines.line = entry.line - 1;
+        self.lines.seek(entry.offset, entry.line - 1)?;
         // The `#BEGIN_TB` line itself.
-        self.lines.next_line(&mut self.buf)?;
+        self.lines.next_line()?;
         let shape = BlockShape {
             grid: trace.header.grid,
             threads_per_block: trace.header.block.count(),
@@ -1187,7 +1220,6 @@ impl BlockReader {
         let path = &trace.path;
         parse_block(
             &mut self.lines,
-            &mut self.buf,
             &shape,
             entry.line,
             &mut self.inst,
@@ -1387,5 +1419,126 @@ mod tests {
         assert_eq!(mk(&l).text(), "FADD R0, R2, R4");
         l = line("00f0 ffffffff 0 EXIT 0 0").unwrap();
         assert_eq!(mk(&l).text(), "EXIT");
+    }
+
+    /// Lines as `BufRead::read_until` cuts them, line breaks (and carriage returns before
+    /// them) dropped, each with the offset after it.
+    fn lines_by_read_until(text: &[u8]) -> Vec<(Vec<u8>, u64)> {
+        use std::io::BufRead;
+        let mut reader = text;
+        let mut lines = Vec::new();
+        let mut offset = 0;
+        loop {
+            let mut line = Vec::new();
+            let n = reader.read_until(b'\n', &mut line).unwrap();
+            if n == 0 {
+                return lines;
+            }
+            offset += n as u64;
+            while matches!(line.last(), Some(b'\n' | b'\r')) {
+                line.pop();
+            }
+            lines.push((line, offset));
+        }
+    }
+
+    /// `lines`'s lines to the end of the file, with the offset after each and its number.
+    fn read_to_end(lines: &mut LineReader<std::io::Cursor<Vec<u8>>>) -> Vec<(Vec<u8>, u64, u64)> {
+        let mut out = Vec::new();
+        while let Some((line, lines)) = lines.next_line().unwrap() {
+            out.push((line.to_vec(), lines.offset, lines.line));
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 512,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(6),
+            ..Default::default()
+        })]
+
+        /// Through any window size, with a seek anywhere after any line: the lines, offsets and
+        /// numbers of reading the file with `read_until`.
+        #[test]
+        fn the_line_reader_reads_what_read_until_reads(
+            text in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just(b'\n'),
+                    proptest::prelude::Just(b'\r'),
+                    proptest::prelude::Just(b'a'),
+                    proptest::prelude::any::<u8>(),
+                ],
+                0..300,
+            ),
+            window in proptest::prop_oneof![1usize..9, proptest::prelude::Just(WINDOW_BYTES)],
+            read_first in proptest::prelude::any::<proptest::sample::Index>(),
+            seek_to in proptest::prelude::any::<proptest::sample::Index>(),
+        ) {
+            let want: Vec<(Vec<u8>, u64, u64)> = lines_by_read_until(&text)
+                .into_iter()
+                .zip(1..)
+                .map(|((line, offset), number)| (line, offset, number))
+                .collect();
+            let mut lines = LineReader {
+                window: vec![0; window],
+                ..LineReader::new(std::io::Cursor::new(text.clone()), Path::new("t"))
+            };
+            proptest::prop_assert_eq!(&read_to_end(&mut lines), &want);
+
+            // Some lines in, back or ahead to the start of line `k` (0-based).
+            lines.seek(0, 0).unwrap();
+            for _ in 0..read_first.index(want.len() + 1) {
+                lines.next_line().unwrap();
+            }
+            let k = seek_to.index(want.len() + 1);
+            let offset = if k == 0 { 0 } else { want[k - 1].1 };
+            lines.seek(offset, k as u64).unwrap();
+            proptest::prop_assert_eq!(&read_to_end(&mut lines), &want[k..]);
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_text_is_an_error_at_its_number() {
+        let dir = std::env::temp_dir().join(format!("ws-utf8-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = "-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-binary version = 70\n\n";
+        let block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n#END_TB\n";
+        let good = format!("{header}{block}").into_bytes();
+        assert!(scan(&{
+            let path = dir.join("good.traceg");
+            std::fs::write(&path, &good).unwrap();
+            path
+        })
+        .is_ok());
+        // A byte of the header, of a directive, of an instruction line (as an address and as
+        // the opcode) and after the block.
+        for (at, number) in [("kernel", 1), ("warp", 8), ("ffff", 10), ("EXIT", 10)] {
+            let mut text = good.clone();
+            let i = text
+                .windows(at.len())
+                .position(|w| w == at.as_bytes())
+                .unwrap();
+            text[i + 1] = 0xc3;
+            let path = dir.join("bad.traceg");
+            std::fs::write(&path, &text).unwrap();
+            let e = scan(&path).unwrap_err().to_string();
+            assert!(
+                e.ends_with(&format!(
+                    "bad.traceg:{number}: the line is not valid UTF-8 text"
+                )),
+                "{at}: {e}"
+            );
+        }
+        let mut after = good.clone();
+        after.extend(b"\n\xff\n");
+        let path = dir.join("after.traceg");
+        std::fs::write(&path, &after).unwrap();
+        let e = scan(&path).unwrap_err().to_string();
+        assert!(
+            e.ends_with("after.traceg:13: the line is not valid UTF-8 text"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
