@@ -10,6 +10,9 @@
 //! (one entry per PC) and records where each thread block starts. [`BlockReader`] later seeks
 //! to one block and turns it into per-warp instruction streams, so memory stays proportional
 //! to the blocks being simulated, not to the file. Every error names the file and line.
+//! Lines are read as slices of a window of the file; instruction lines of the usual shape are
+//! parsed from their bytes, and everything else (with every error) goes through the text
+//! parser, [`parse_inst_line`], which the byte parser only ever agrees with.
 //!
 //! Simplifications: for base+stride addresses the k-th executing lane gets `base + k·stride`
 //! (the tracer only uses the mode for contiguous masks); Hopper TMA instructions
@@ -280,7 +283,8 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
                 let base = parse_hex(next("base address")?, "the base address")?;
                 let stride: i64 = parse_dec(next("address stride")?, "the address stride")?;
                 for k in 0..lanes as i64 {
-                    out.addrs.push(base.wrapping_add_signed(k * stride));
+                    out.addrs
+                        .push(base.wrapping_add_signed(k.wrapping_mul(stride)));
                 }
             }
             2 => {
@@ -318,6 +322,247 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
         ));
     }
     Ok(())
+}
+
+/// [`parse_inst_line`] for lines of the usual shape, from their bytes: plain hexadecimal and
+/// decimal numbers, registers as tracers write them, tokens that are text. Anything else
+/// (unusual spellings, the line's errors) returns false with `out` in no particular state,
+/// and [`parse_inst_line`] decides: a line this accepts is valid UTF-8 and one that parser
+/// accepts with the same result.
+fn parse_plain_inst_line(line: &[u8], lineinfo: bool, out: &mut InstLine) -> bool {
+    parse_plain(line, lineinfo, out).is_some()
+}
+
+fn parse_plain(line: &[u8], lineinfo: bool, out: &mut InstLine) -> Option<()> {
+    let mut line = PlainLine(line);
+    if lineinfo {
+        line.dec()?;
+    }
+    out.pc = line.hex()?;
+    let mask = line.token()?;
+    // The width limit (for a lowercase `0x` only) as the general parser counts it.
+    if mask.strip_prefix(b"0x").unwrap_or(mask).len() > 8 {
+        return None;
+    }
+    out.mask = PlainLine(mask).hex()? as u32;
+    let dst_count = line.dec().filter(|&n| n <= 8)?;
+    out.dsts.clear();
+    for _ in 0..dst_count {
+        out.dsts.push(plain_reg(line.token()?)?);
+    }
+    let opcode = line.token()?;
+    if !opcode.first().is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    out.opcode.clear();
+    out.opcode.push_str(std::str::from_utf8(opcode).ok()?);
+    let src_count = line.dec().filter(|&n| n <= 16)?;
+    out.srcs.clear();
+    for _ in 0..src_count {
+        out.srcs.push(plain_reg(line.token()?)?);
+    }
+    if opcode.get(1..5) == Some(&b"GMMA"[..]) {
+        u32::try_from(line.dec()?).ok()?;
+    }
+    out.mem_width = u32::try_from(line.dec()?).ok()?;
+    out.has_addrs = false;
+    out.addrs.clear();
+    if opcode.starts_with(b"U") && TMA_OPCODES.iter().any(|t| opcode.starts_with(t.as_bytes())) {
+        // The general parser ignores the rest, but the line must still be text.
+        std::str::from_utf8(line.0).ok()?;
+        return Some(());
+    }
+    if out.mem_width > 0 {
+        out.has_addrs = true;
+        let lanes = out.mask.count_ones() as usize;
+        match line.dec()? {
+            0 => {
+                for _ in 0..lanes {
+                    out.addrs.push(line.hex()?);
+                }
+            }
+            1 => {
+                let base = line.hex()?;
+                let stride = line.signed_dec()?;
+                out.addrs.extend(
+                    (0..lanes as i64).map(|k| base.wrapping_add_signed(k.wrapping_mul(stride))),
+                );
+            }
+            2 => {
+                let mut addr = line.hex()?;
+                if lanes > 0 {
+                    out.addrs.push(addr);
+                }
+                for _ in 1..lanes {
+                    addr = addr.wrapping_add_signed(line.signed_dec()?);
+                    out.addrs.push(addr);
+                }
+            }
+            _ => return None,
+        }
+    }
+    if let Some(immediate) = line.token() {
+        let mut immediate = PlainLine(immediate);
+        immediate
+            .clone()
+            .hex()
+            .or_else(|| immediate.signed_dec().map(|v| v as u64))?;
+    }
+    match line.token() {
+        Some(_) => None,
+        None => Some(()),
+    }
+}
+
+/// What is left of a line, read a token at a time. Tokens are cut at ASCII whitespace, as
+/// `split_ascii_whitespace` cuts them; numbers are read as they are cut, in one pass.
+#[derive(Clone)]
+struct PlainLine<'a>(&'a [u8]);
+
+impl<'a> PlainLine<'a> {
+    fn skip_space(&mut self) {
+        while let [b, rest @ ..] = self.0 {
+            if BYTE_CLASS[*b as usize] != SPACE {
+                break;
+            }
+            self.0 = rest;
+        }
+    }
+
+    /// Whether a token ends here.
+    fn at_space(&self) -> bool {
+        match self.0.first() {
+            Some(&b) => BYTE_CLASS[b as usize] == SPACE,
+            None => true,
+        }
+    }
+
+    /// The next token, if any.
+    fn token(&mut self) -> Option<&'a [u8]> {
+        self.skip_space();
+        let len = self
+            .0
+            .iter()
+            .position(|&b| BYTE_CLASS[b as usize] == SPACE)
+            .unwrap_or(self.0.len());
+        let (token, rest) = self.0.split_at(len);
+        self.0 = rest;
+        (len > 0).then_some(token)
+    }
+
+    /// A token of 1 to 16 hexadecimal digits after an optional `0x` or `0X`: what
+    /// [`parse_hex`] reads without its general parser.
+    fn hex(&mut self) -> Option<u64> {
+        self.skip_space();
+        if let [b'0', b'x' | b'X', rest @ ..] = self.0 {
+            self.0 = rest;
+        }
+        let mut value = 0u64;
+        let mut digits = 0;
+        while let [b, rest @ ..] = self.0 {
+            let digit = BYTE_CLASS[*b as usize];
+            if digit > 15 {
+                break;
+            }
+            value = value << 4 | digit as u64;
+            digits += 1;
+            self.0 = rest;
+        }
+        ((1..=16).contains(&digits) && self.at_space()).then_some(value)
+    }
+
+    /// A token of 1 to 18 decimal digits, which always fit: what [`parse_dec`] reads without
+    /// its general parser.
+    fn dec(&mut self) -> Option<u64> {
+        self.skip_space();
+        let mut value = 0u64;
+        let mut digits = 0;
+        while let [b, rest @ ..] = self.0 {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            value = value.wrapping_mul(10).wrapping_add((b - b'0') as u64);
+            digits += 1;
+            self.0 = rest;
+        }
+        ((1..=18).contains(&digits) && self.at_space()).then_some(value)
+    }
+
+    /// [`PlainLine::dec`] after an optional minus sign.
+    fn signed_dec(&mut self) -> Option<i64> {
+        self.skip_space();
+        match self.0 {
+            [b'-', rest @ ..] => {
+                self.0 = rest;
+                // A space after the sign is no number.
+                if self.at_space() {
+                    return None;
+                }
+                self.dec().map(|v| -(v as i64))
+            }
+            _ => self.dec().map(|v| v as i64),
+        }
+    }
+}
+
+/// Per byte: its value as a hexadecimal digit, [`SPACE`] (what `u8::is_ascii_whitespace`
+/// and so `split_ascii_whitespace` take for space) or [`OTHER`].
+const BYTE_CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            d @ b'0'..=b'9' => d - b'0',
+            d @ b'a'..=b'f' => d - b'a' + 10,
+            d @ b'A'..=b'F' => d - b'A' + 10,
+            b' ' | b'\t' | b'\n' | b'\x0c' | b'\r' => SPACE,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    table
+};
+const SPACE: u8 = 0xfe;
+const OTHER: u8 = 0xff;
+
+/// A register named as [`parse_reg`] names it, with 1 to 3 digits.
+fn plain_reg(token: &[u8]) -> Option<TraceReg> {
+    let (kind, digits, max) = match token {
+        b"RZ" => {
+            return Some(TraceReg {
+                kind: RegKind::Reg,
+                num: 255,
+            })
+        }
+        b"PT" => {
+            return Some(TraceReg {
+                kind: RegKind::Pred,
+                num: 7,
+            })
+        }
+        b"URZ" => {
+            return Some(TraceReg {
+                kind: RegKind::UniformReg,
+                num: 63,
+            })
+        }
+        b"UPT" => {
+            return Some(TraceReg {
+                kind: RegKind::UniformPred,
+                num: 7,
+            })
+        }
+        [b'U', b'R', digits @ ..] => (RegKind::UniformReg, digits, 63),
+        [b'U', b'P', digits @ ..] => (RegKind::UniformPred, digits, 7),
+        [b'R', digits @ ..] => (RegKind::Reg, digits, 255),
+        [b'P', digits @ ..] => (RegKind::Pred, digits, 7),
+        _ => return None,
+    };
+    if digits.len() > 3 {
+        return None;
+    }
+    let num = PlainLine(digits).dec().filter(|&n| n <= max)? as u16;
+    Some(TraceReg { kind, num })
 }
 
 /// One static instruction: what every line with this PC says about it.
@@ -608,13 +853,20 @@ fn parse_block<R: Read>(
                 "missing #END_TB: the thread block started here is not closed at the end of the file",
             ));
         };
-        let text = lines.text(line)?.trim();
-        if text.is_empty() {
+        // Nearly every line is an instruction line the byte parser takes; the rest (with
+        // every error) goes through the text.
+        let plain = parse_plain_inst_line(line, shape.lineinfo, inst);
+        let text = if plain {
+            None
+        } else {
+            Some(lines.text(line)?.trim())
+        };
+        if text.is_some_and(str::is_empty) {
             continue;
         }
         // Directive words (`thread`, `warp`, `insts`, `#...`) never start with a hex digit;
         // instruction lines always do (PC, or line number with lineinfo).
-        if !text.as_bytes()[0].is_ascii_hexdigit() {
+        if let Some(text) = text.filter(|t| !t.as_bytes()[0].is_ascii_hexdigit()) {
             if text.starts_with('#') {
                 if text.starts_with("#END_TB") {
                     close_warp(lines, &warp)?;
@@ -698,7 +950,7 @@ fn parse_block<R: Read>(
         if ctaid.is_none() {
             return Err(lines.err(format!(
                 "expected `thread block = x,y,z`, found `{}`",
-                shorten(text)
+                shorten(lines.text(line)?.trim())
             )));
         }
         let Some(OpenWarp {
@@ -718,7 +970,9 @@ fn parse_block<R: Read>(
             )));
         }
         *seen += 1;
-        parse_inst_line(text, shape.lineinfo, inst).map_err(|m| lines.err(m))?;
+        if let Some(text) = text {
+            parse_inst_line(text, shape.lineinfo, inst).map_err(|m| lines.err(m))?;
+        }
         let valid = shape.valid_lanes(*w);
         if inst.mask & !valid != 0 {
             return Err(lines.err(format!(
@@ -1540,5 +1794,274 @@ mod tests {
             "{e}"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The general parser's verdict on a line as `parse_block` hands it over: text, trimmed.
+    fn general(line: &[u8], lineinfo: bool) -> Option<Result<InstLine, String>> {
+        let text = std::str::from_utf8(line).ok()?;
+        let mut out = InstLine::default();
+        Some(parse_inst_line(text.trim(), lineinfo, &mut out).map(|()| out))
+    }
+
+    /// The byte parser's result, into a line left over from an earlier memory instruction.
+    fn plain(bytes: &[u8], lineinfo: bool) -> Option<InstLine> {
+        let mut out = line("0098 0000000f 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap();
+        parse_plain_inst_line(bytes, lineinfo, &mut out).then_some(out)
+    }
+
+    #[test]
+    fn the_byte_parser_takes_every_instruction_line_of_the_fixtures() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim");
+        let mut taken = 0;
+        for name in [
+            "vectoradd-100-32/kernel-1.traceg",
+            "v4-volta-2d/kernel-1.traceg",
+            "v4-volta-2d/kernel-2.traceg",
+            "v5-ampere-reduce/kernel-1.traceg",
+        ] {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            let lineinfo = text.contains("-enable lineinfo = 1");
+            for l in text.lines() {
+                if let Some(Ok(want)) = general(l.as_bytes(), lineinfo) {
+                    assert_eq!(plain(l.as_bytes(), lineinfo), Some(want), "{name}: {l}");
+                    taken += 1;
+                }
+            }
+        }
+        assert!(taken > 400, "{taken}");
+    }
+
+    /// Tokens that no field of a well-formed line is: signs, prefixes, widths and characters
+    /// the general parser rejects or reads its own way.
+    fn odd_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(vec![
+                "",
+                "0x",
+                "0X1f",
+                "+5",
+                "-0",
+                "007",
+                "R0007",
+                "UR007",
+                "R",
+                "UR",
+                "RZZ",
+                "X1",
+                "R+1",
+                "P-1",
+                "R１",
+                "UPT",
+                "URZ",
+                "PT",
+                "4294967296",
+                "99999999999999999999",
+                "ffffffffffffffff",
+                "1ffffffffffffffff",
+                "0x0x12",
+                "\u{a0}",
+                "é",
+                "LD\u{b}G",
+                "#END_TB",
+                "warp",
+            ])
+            .prop_map(str::to_string),
+            "[0-9a-fA-FxX+-]{1,20}",
+            "\\PC{1,4}",
+        ]
+    }
+
+    fn hex_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => "[0-9a-f]{1,12}",
+            1 => "0x[0-9a-fA-F]{1,16}",
+            1 => "0X[0-9A-F]{1,16}",
+            1 => "[0-9a-f]{16}",
+        ]
+    }
+
+    fn signed_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => "-?[0-9]{1,4}",
+            1 => "-?[0-9]{17,18}",
+        ]
+    }
+
+    fn reg_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => (0u32..256).prop_map(|n| format!("R{n}")),
+            1 => (0u32..8).prop_map(|n| format!("P{n}")),
+            1 => (0u32..64).prop_map(|n| format!("UR{n}")),
+            1 => (0u32..8).prop_map(|n| format!("UP{n}")),
+            1 => prop::sample::select(vec!["RZ", "PT", "URZ", "UPT", "R256", "P8", "UR64", "UP8"])
+                .prop_map(str::to_string),
+        ]
+    }
+
+    /// Instruction lines: well-formed ones (every field kind, address mode and tracer
+    /// version), then maybe damaged: a token replaced, dropped or added, odd whitespace
+    /// between tokens or around the line, a byte set to anything.
+    fn inst_line_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::collection::vec;
+        use proptest::prelude::*;
+        let mask = prop_oneof![
+            4 => Just(u32::MAX),
+            2 => any::<u32>(),
+            1 => Just(0u32),
+            1 => Just(1u32),
+        ];
+        let opcode = prop::sample::select(vec![
+            "MOV",
+            "LDG.E.SYS",
+            "STG.E",
+            "LDS",
+            "EXIT",
+            "HGMMA.64x8x16.F32",
+            "IGMMA",
+            "UTMALDG",
+            "UBLKCP.S.G",
+            "UMOV",
+            "ÄDD",
+        ]);
+        let line = (
+            (any::<bool>(), "[0-9]{1,5}", hex_token(), mask, 0usize..6),
+            (vec(reg_token(), 0..4), opcode, vec(reg_token(), 0..5)),
+            (
+                prop::sample::select(vec!["0", "0", "4", "8", "16"]),
+                0u32..3,
+            ),
+            prop_oneof![
+                3 => Just(None),
+                1 => hex_token().prop_map(Some),
+                1 => signed_token().prop_map(Some),
+            ],
+        )
+            .prop_flat_map(|(head, ops, (width, mode), immediate)| {
+                let lanes = head.3.count_ones() as usize;
+                let addresses = match mode {
+                    0 => vec(hex_token(), lanes..=lanes).boxed(),
+                    1 => (hex_token(), signed_token())
+                        .prop_map(|(b, s)| vec![b, s])
+                        .boxed(),
+                    _ => (
+                        hex_token(),
+                        vec(
+                            signed_token(),
+                            lanes.saturating_sub(1)..=lanes.saturating_sub(1),
+                        ),
+                    )
+                        .prop_map(|(b, mut d)| {
+                            d.insert(0, b);
+                            d
+                        })
+                        .boxed(),
+                };
+                (Just((head, ops, width, mode, immediate)), addresses)
+            })
+            .prop_map(
+                |(
+                    (
+                        (lineinfo, number, pc, mask, spelling),
+                        (dsts, op, srcs),
+                        width,
+                        mode,
+                        immediate,
+                    ),
+                    addresses,
+                )| {
+                    let mut t = Vec::new();
+                    if lineinfo {
+                        t.push(number);
+                    }
+                    t.push(pc);
+                    t.push(match spelling {
+                        0 | 1 => format!("{mask:08x}"),
+                        2 => format!("{mask:x}"),
+                        3 => format!("0x{mask:08x}"),
+                        4 => format!("0X{mask:x}"),
+                        _ => format!("{mask:09x}"),
+                    });
+                    t.push(dsts.len().to_string());
+                    t.extend(dsts);
+                    t.push(op.to_string());
+                    t.push(srcs.len().to_string());
+                    t.extend(srcs);
+                    if op.contains("GMMA") {
+                        t.push("1".to_string());
+                    }
+                    t.push(width.to_string());
+                    if width != "0" {
+                        t.push(mode.to_string());
+                        t.extend(addresses);
+                    }
+                    t.extend(immediate);
+                    t
+                },
+            );
+        let damage = prop_oneof![
+            4 => Just(vec![]),
+            3 => vec((0u8..6, any::<prop::sample::Index>(), odd_token(), any::<u8>()), 1..3),
+        ];
+        let separator =
+            prop::sample::select(vec!["\t", "  ", "\x0b", "\x0c", "\r", "\u{a0}", "\u{3000}"]);
+        (line, damage, separator).prop_map(|(mut tokens, damage, separator)| {
+            let mut separators = vec![" "; tokens.len()];
+            let (mut lead, mut trail) = ("", "");
+            let mut byte = None;
+            for (kind, at, odd, b) in damage {
+                let i = at.index(tokens.len());
+                match kind {
+                    0 => tokens[i] = odd,
+                    1 => {
+                        tokens.remove(i);
+                    }
+                    2 => tokens.insert(i, odd),
+                    3 => {
+                        let j = at.index(separators.len());
+                        separators[j] = separator;
+                    }
+                    4 => (lead, trail) = (separator, separator),
+                    _ => byte = Some((at, b)),
+                }
+            }
+            let mut text = lead.to_string();
+            for (i, t) in tokens.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(separators[i % separators.len()]);
+                }
+                text.push_str(t);
+            }
+            text.push_str(trail);
+            let mut bytes = text.into_bytes();
+            if let Some((at, b)) = byte.filter(|_| !bytes.is_empty()) {
+                let i = at.index(bytes.len());
+                bytes[i] = b;
+            }
+            bytes
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 4096,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(5),
+            ..Default::default()
+        })]
+
+        /// Whatever the byte parser accepts, the general parser accepts with the same result;
+        /// what the general parser rejects (or cannot read as text), the byte parser declines.
+        #[test]
+        fn the_byte_parser_accepts_only_what_the_general_parser_accepts_alike(
+            line in inst_line_strategy(),
+            lineinfo in proptest::prelude::any::<bool>(),
+        ) {
+            if let Some(fast) = plain(&line, lineinfo) {
+                proptest::prop_assert_eq!(general(&line, lineinfo), Some(Ok(fast)));
+            }
+        }
     }
 }
