@@ -10,6 +10,9 @@
 //! (one entry per PC) and records where each thread block starts. [`BlockReader`] later seeks
 //! to one block and turns it into per-warp instruction streams, so memory stays proportional
 //! to the blocks being simulated, not to the file. Every error names the file and line.
+//! Lines are read as slices of a window of the file; instruction lines of the usual shape are
+//! parsed from their bytes, and everything else (with every error) goes through the text
+//! parser, [`parse_inst_line`], which the byte parser only ever agrees with.
 //!
 //! Simplifications: for base+stride addresses the k-th executing lane gets `base + k·stride`
 //! (the tracer only uses the mode for contiguous masks); Hopper TMA instructions
@@ -23,7 +26,7 @@ use crate::sim::Dim3;
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The tracer versions whose line format replay reads.
@@ -280,7 +283,8 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
                 let base = parse_hex(next("base address")?, "the base address")?;
                 let stride: i64 = parse_dec(next("address stride")?, "the address stride")?;
                 for k in 0..lanes as i64 {
-                    out.addrs.push(base.wrapping_add_signed(k * stride));
+                    out.addrs
+                        .push(base.wrapping_add_signed(k.wrapping_mul(stride)));
                 }
             }
             2 => {
@@ -318,6 +322,247 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
         ));
     }
     Ok(())
+}
+
+/// [`parse_inst_line`] for lines of the usual shape, from their bytes: plain hexadecimal and
+/// decimal numbers, registers as tracers write them, tokens that are text. Anything else
+/// (unusual spellings, the line's errors) returns false with `out` in no particular state,
+/// and [`parse_inst_line`] decides: a line this accepts is valid UTF-8 and one that parser
+/// accepts with the same result.
+fn parse_plain_inst_line(line: &[u8], lineinfo: bool, out: &mut InstLine) -> bool {
+    parse_plain(line, lineinfo, out).is_some()
+}
+
+fn parse_plain(line: &[u8], lineinfo: bool, out: &mut InstLine) -> Option<()> {
+    let mut line = PlainLine(line);
+    if lineinfo {
+        line.dec()?;
+    }
+    out.pc = line.hex()?;
+    let mask = line.token()?;
+    // The width limit (for a lowercase `0x` only) as the general parser counts it.
+    if mask.strip_prefix(b"0x").unwrap_or(mask).len() > 8 {
+        return None;
+    }
+    out.mask = PlainLine(mask).hex()? as u32;
+    let dst_count = line.dec().filter(|&n| n <= 8)?;
+    out.dsts.clear();
+    for _ in 0..dst_count {
+        out.dsts.push(plain_reg(line.token()?)?);
+    }
+    let opcode = line.token()?;
+    if !opcode.first().is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    out.opcode.clear();
+    out.opcode.push_str(std::str::from_utf8(opcode).ok()?);
+    let src_count = line.dec().filter(|&n| n <= 16)?;
+    out.srcs.clear();
+    for _ in 0..src_count {
+        out.srcs.push(plain_reg(line.token()?)?);
+    }
+    if opcode.get(1..5) == Some(&b"GMMA"[..]) {
+        u32::try_from(line.dec()?).ok()?;
+    }
+    out.mem_width = u32::try_from(line.dec()?).ok()?;
+    out.has_addrs = false;
+    out.addrs.clear();
+    if opcode.starts_with(b"U") && TMA_OPCODES.iter().any(|t| opcode.starts_with(t.as_bytes())) {
+        // The general parser ignores the rest, but the line must still be text.
+        std::str::from_utf8(line.0).ok()?;
+        return Some(());
+    }
+    if out.mem_width > 0 {
+        out.has_addrs = true;
+        let lanes = out.mask.count_ones() as usize;
+        match line.dec()? {
+            0 => {
+                for _ in 0..lanes {
+                    out.addrs.push(line.hex()?);
+                }
+            }
+            1 => {
+                let base = line.hex()?;
+                let stride = line.signed_dec()?;
+                out.addrs.extend(
+                    (0..lanes as i64).map(|k| base.wrapping_add_signed(k.wrapping_mul(stride))),
+                );
+            }
+            2 => {
+                let mut addr = line.hex()?;
+                if lanes > 0 {
+                    out.addrs.push(addr);
+                }
+                for _ in 1..lanes {
+                    addr = addr.wrapping_add_signed(line.signed_dec()?);
+                    out.addrs.push(addr);
+                }
+            }
+            _ => return None,
+        }
+    }
+    if let Some(immediate) = line.token() {
+        let mut immediate = PlainLine(immediate);
+        immediate
+            .clone()
+            .hex()
+            .or_else(|| immediate.signed_dec().map(|v| v as u64))?;
+    }
+    match line.token() {
+        Some(_) => None,
+        None => Some(()),
+    }
+}
+
+/// What is left of a line, read a token at a time. Tokens are cut at ASCII whitespace, as
+/// `split_ascii_whitespace` cuts them; numbers are read as they are cut, in one pass.
+#[derive(Clone)]
+struct PlainLine<'a>(&'a [u8]);
+
+impl<'a> PlainLine<'a> {
+    fn skip_space(&mut self) {
+        while let [b, rest @ ..] = self.0 {
+            if BYTE_CLASS[*b as usize] != SPACE {
+                break;
+            }
+            self.0 = rest;
+        }
+    }
+
+    /// Whether a token ends here.
+    fn at_space(&self) -> bool {
+        match self.0.first() {
+            Some(&b) => BYTE_CLASS[b as usize] == SPACE,
+            None => true,
+        }
+    }
+
+    /// The next token, if any.
+    fn token(&mut self) -> Option<&'a [u8]> {
+        self.skip_space();
+        let len = self
+            .0
+            .iter()
+            .position(|&b| BYTE_CLASS[b as usize] == SPACE)
+            .unwrap_or(self.0.len());
+        let (token, rest) = self.0.split_at(len);
+        self.0 = rest;
+        (len > 0).then_some(token)
+    }
+
+    /// A token of 1 to 16 hexadecimal digits after an optional `0x` or `0X`: what
+    /// [`parse_hex`] reads without its general parser.
+    fn hex(&mut self) -> Option<u64> {
+        self.skip_space();
+        if let [b'0', b'x' | b'X', rest @ ..] = self.0 {
+            self.0 = rest;
+        }
+        let mut value = 0u64;
+        let mut digits = 0;
+        while let [b, rest @ ..] = self.0 {
+            let digit = BYTE_CLASS[*b as usize];
+            if digit > 15 {
+                break;
+            }
+            value = value << 4 | digit as u64;
+            digits += 1;
+            self.0 = rest;
+        }
+        ((1..=16).contains(&digits) && self.at_space()).then_some(value)
+    }
+
+    /// A token of 1 to 18 decimal digits, which always fit: what [`parse_dec`] reads without
+    /// its general parser.
+    fn dec(&mut self) -> Option<u64> {
+        self.skip_space();
+        let mut value = 0u64;
+        let mut digits = 0;
+        while let [b, rest @ ..] = self.0 {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            value = value.wrapping_mul(10).wrapping_add((b - b'0') as u64);
+            digits += 1;
+            self.0 = rest;
+        }
+        ((1..=18).contains(&digits) && self.at_space()).then_some(value)
+    }
+
+    /// [`PlainLine::dec`] after an optional minus sign.
+    fn signed_dec(&mut self) -> Option<i64> {
+        self.skip_space();
+        match self.0 {
+            [b'-', rest @ ..] => {
+                self.0 = rest;
+                // A space after the sign is no number.
+                if self.at_space() {
+                    return None;
+                }
+                self.dec().map(|v| -(v as i64))
+            }
+            _ => self.dec().map(|v| v as i64),
+        }
+    }
+}
+
+/// Per byte: its value as a hexadecimal digit, [`SPACE`] (what `u8::is_ascii_whitespace`
+/// and so `split_ascii_whitespace` take for space) or [`OTHER`].
+const BYTE_CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            d @ b'0'..=b'9' => d - b'0',
+            d @ b'a'..=b'f' => d - b'a' + 10,
+            d @ b'A'..=b'F' => d - b'A' + 10,
+            b' ' | b'\t' | b'\n' | b'\x0c' | b'\r' => SPACE,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    table
+};
+const SPACE: u8 = 0xfe;
+const OTHER: u8 = 0xff;
+
+/// A register named as [`parse_reg`] names it, with 1 to 3 digits.
+fn plain_reg(token: &[u8]) -> Option<TraceReg> {
+    let (kind, digits, max) = match token {
+        b"RZ" => {
+            return Some(TraceReg {
+                kind: RegKind::Reg,
+                num: 255,
+            })
+        }
+        b"PT" => {
+            return Some(TraceReg {
+                kind: RegKind::Pred,
+                num: 7,
+            })
+        }
+        b"URZ" => {
+            return Some(TraceReg {
+                kind: RegKind::UniformReg,
+                num: 63,
+            })
+        }
+        b"UPT" => {
+            return Some(TraceReg {
+                kind: RegKind::UniformPred,
+                num: 7,
+            })
+        }
+        [b'U', b'R', digits @ ..] => (RegKind::UniformReg, digits, 63),
+        [b'U', b'P', digits @ ..] => (RegKind::UniformPred, digits, 7),
+        [b'R', digits @ ..] => (RegKind::Reg, digits, 255),
+        [b'P', digits @ ..] => (RegKind::Pred, digits, 7),
+        _ => return None,
+    };
+    if digits.len() > 3 {
+        return None;
+    }
+    let num = PlainLine(digits).dec().filter(|&n| n <= max)? as u16;
+    Some(TraceReg { kind, num })
 }
 
 /// One static instruction: what every line with this PC says about it.
@@ -406,9 +651,16 @@ impl KernelTrace {
     }
 }
 
-/// Reads lines with their byte offsets and numbers.
+/// Reads lines with their byte offsets and numbers. Lines are handed out as slices of a window
+/// of the file; only a line cut by the window's end is moved (to the window's start) before
+/// more of the file is read behind it.
 struct LineReader<R> {
     reader: R,
+    /// `window[..end]` holds the file from byte `offset - start` on; `window[start..end]` is
+    /// what is not yet handed out.
+    window: Vec<u8>,
+    start: usize,
+    end: usize,
     /// Byte offset of the next line.
     offset: u64,
     /// Number of the last line read (1-based).
@@ -416,34 +668,103 @@ struct LineReader<R> {
     path: PathBuf,
 }
 
-impl<R: BufRead> LineReader<R> {
+/// How much of a file a [`LineReader`] reads at a time.
+const WINDOW_BYTES: usize = 1 << 16;
+
+impl<R: Read> LineReader<R> {
+    fn new(reader: R, path: &Path) -> LineReader<R> {
+        LineReader {
+            reader,
+            window: vec![0; WINDOW_BYTES],
+            start: 0,
+            end: 0,
+            offset: 0,
+            line: 0,
+            path: path.to_path_buf(),
+        }
+    }
+
     fn err(&self, message: impl Into<String>) -> ReplayError {
         ReplayError::parse(&self.path, self.line, message)
     }
 
-    /// The next line without its line break (read into `buf`), or `None` at end of file.
-    fn next_line<'b>(&mut self, buf: &'b mut Vec<u8>) -> Result<Option<&'b str>, ReplayError> {
-        buf.clear();
-        let n = self
-            .reader
-            .read_until(b'\n', buf)
-            .map_err(|e| ReplayError::io(&self.path, "reading", e))?;
-        if n == 0 {
-            return Ok(None);
-        }
-        self.offset += n as u64;
+    /// The next line without its line break, or `None` at end of file. The reader comes back
+    /// beside the line, read-only while the line (a slice of its window) is in use, for the
+    /// line's number and errors.
+    fn next_line(&mut self) -> Result<Option<(&[u8], &Self)>, ReplayError> {
+        let newline = loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.window[self.start..self.end]) {
+                break Some(self.start + i);
+            }
+            if !self.refill()? {
+                break None;
+            }
+        };
+        let first = self.start;
+        let (last, next) = match newline {
+            Some(i) => (i, i + 1),
+            None if first == self.end => return Ok(None),
+            // The last line of a file without a final line break.
+            None => (self.end, self.end),
+        };
+        self.start = next;
+        self.offset += (next - first) as u64;
         self.line += 1;
-        while matches!(buf.last(), Some(b'\n' | b'\r')) {
-            buf.pop();
+        let this = &*self;
+        let mut line = &this.window[first..last];
+        while let [rest @ .., b'\r'] = line {
+            line = rest;
         }
-        match std::str::from_utf8(buf) {
-            Ok(s) => Ok(Some(s)),
-            Err(_) => Err(ReplayError::parse(
-                &self.path,
-                self.line,
-                "the line is not valid UTF-8 text",
-            )),
+        Ok(Some((line, this)))
+    }
+
+    /// A line as text: the files are UTF-8, and a line that is not is an error at its number.
+    fn text<'l>(&self, line: &'l [u8]) -> Result<&'l str, ReplayError> {
+        std::str::from_utf8(line).map_err(|_| self.err("the line is not valid UTF-8 text"))
+    }
+
+    /// Reads more of the file behind what is not handed out yet; false at end of file.
+    fn refill(&mut self) -> Result<bool, ReplayError> {
+        if self.start > 0 {
+            self.window.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
         }
+        if self.end == self.window.len() {
+            // One line fills the window.
+            self.window.resize(2 * self.window.len(), 0);
+        }
+        loop {
+            match self.reader.read(&mut self.window[self.end..]) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ReplayError::io(&self.path, "reading", e)),
+            }
+        }
+    }
+}
+
+impl<R: Read + Seek> LineReader<R> {
+    /// Goes to the line at byte `offset` (which must start a line), `lines_before` lines into
+    /// the file. Within the window (the next block, read in file order) nothing is read again.
+    fn seek(&mut self, offset: u64, lines_before: u64) -> Result<(), ReplayError> {
+        let window_offset = self.offset - self.start as u64;
+        if (window_offset..=window_offset + self.end as u64).contains(&offset) {
+            self.start = (offset - window_offset) as usize;
+        } else {
+            self.reader
+                .seek(SeekFrom::Start(offset))
+                .map_err(|e| ReplayError::io(&self.path, "seeking", e))?;
+            self.start = 0;
+            self.end = 0;
+        }
+        self.offset = offset;
+        self.line = lines_before;
+        Ok(())
     }
 }
 
@@ -494,9 +815,8 @@ struct OpenWarp {
 
 /// Parses one block after its `#BEGIN_TB` line, calling `on_inst(warp, line, line_number)` for
 /// every instruction line. Returns the block's coordinates.
-fn parse_block<R: BufRead>(
+fn parse_block<R: Read>(
     lines: &mut LineReader<R>,
-    buf: &mut Vec<u8>,
     shape: &BlockShape,
     begin_line: u64,
     inst: &mut InstLine,
@@ -526,20 +846,27 @@ fn parse_block<R: BufRead>(
         }
     };
     loop {
-        let Some(text) = lines.next_line(buf)? else {
+        let Some((line, lines)) = lines.next_line()? else {
             return Err(ReplayError::parse(
                 &lines.path,
                 begin_line,
                 "missing #END_TB: the thread block started here is not closed at the end of the file",
             ));
         };
-        let text = text.trim();
-        if text.is_empty() {
+        // Nearly every line is an instruction line the byte parser takes; the rest (with
+        // every error) goes through the text.
+        let plain = parse_plain_inst_line(line, shape.lineinfo, inst);
+        let text = if plain {
+            None
+        } else {
+            Some(lines.text(line)?.trim())
+        };
+        if text.is_some_and(str::is_empty) {
             continue;
         }
         // Directive words (`thread`, `warp`, `insts`, `#...`) never start with a hex digit;
         // instruction lines always do (PC, or line number with lineinfo).
-        if !text.as_bytes()[0].is_ascii_hexdigit() {
+        if let Some(text) = text.filter(|t| !t.as_bytes()[0].is_ascii_hexdigit()) {
             if text.starts_with('#') {
                 if text.starts_with("#END_TB") {
                     close_warp(lines, &warp)?;
@@ -623,7 +950,7 @@ fn parse_block<R: BufRead>(
         if ctaid.is_none() {
             return Err(lines.err(format!(
                 "expected `thread block = x,y,z`, found `{}`",
-                shorten(text)
+                shorten(lines.text(line)?.trim())
             )));
         }
         let Some(OpenWarp {
@@ -643,7 +970,9 @@ fn parse_block<R: BufRead>(
             )));
         }
         *seen += 1;
-        parse_inst_line(text, shape.lineinfo, inst).map_err(|m| lines.err(m))?;
+        if let Some(text) = text {
+            parse_inst_line(text, shape.lineinfo, inst).map_err(|m| lines.err(m))?;
+        }
         let valid = shape.valid_lanes(*w);
         if inst.mask & !valid != 0 {
             return Err(lines.err(format!(
@@ -665,7 +994,7 @@ fn shorten(text: &str) -> String {
     }
 }
 
-fn open(path: &Path) -> Result<LineReader<BufReader<File>>, ReplayError> {
+fn open(path: &Path) -> Result<LineReader<File>, ReplayError> {
     if path
         .extension()
         .is_some_and(|e| e == "xz" || e == "gz" || e == "zst")
@@ -677,17 +1006,11 @@ fn open(path: &Path) -> Result<LineReader<BufReader<File>>, ReplayError> {
         )));
     }
     let file = File::open(path).map_err(|e| ReplayError::io(path, "opening", e))?;
-    Ok(LineReader {
-        reader: BufReader::with_capacity(1 << 16, file),
-        offset: 0,
-        line: 0,
-        path: path.to_path_buf(),
-    })
+    Ok(LineReader::new(file, path))
 }
 
-fn parse_header<R: BufRead>(
+fn parse_header<R: Read>(
     lines: &mut LineReader<R>,
-    buf: &mut Vec<u8>,
 ) -> Result<(KernelHeader, Option<u64>), ReplayError> {
     let mut h = KernelHeader {
         name: String::new(),
@@ -708,10 +1031,10 @@ fn parse_header<R: BufRead>(
     let mut first_block = None;
     loop {
         let offset = lines.offset;
-        let Some(text) = lines.next_line(buf)? else {
+        let Some((line, lines)) = lines.next_line()? else {
             break;
         };
-        let text = text.trim();
+        let text = lines.text(line)?.trim();
         if text.is_empty() {
             continue;
         }
@@ -848,8 +1171,7 @@ pub fn scan(path: &Path) -> Result<KernelTrace, ReplayError> {
 /// [`scan`], in two halves if the file has at least `parallel_bytes`.
 fn scan_split(path: &Path, parallel_bytes: u64) -> Result<KernelTrace, ReplayError> {
     let mut lines = open(path)?;
-    let mut buf = Vec::with_capacity(256);
-    let (header, first_block) = parse_header(&mut lines, &mut buf)?;
+    let (header, first_block) = parse_header(&mut lines)?;
     let generation =
         Generation::from_binary_version(header.binary_version).expect("checked by parse_header");
     let shape = BlockShape {
@@ -866,26 +1188,9 @@ fn scan_split(path: &Path, parallel_bytes: u64) -> Result<KernelTrace, ReplayErr
         Some(split) => std::thread::scope(|scope| {
             let second = scope.spawn(|| {
                 let mut lines = open_at(path, split)?;
-                let mut buf = Vec::with_capacity(256);
-                scan_blocks(
-                    path,
-                    &mut lines,
-                    &mut buf,
-                    &shape,
-                    generation,
-                    None,
-                    u64::MAX,
-                )
+                scan_blocks(path, &mut lines, &shape, generation, None, u64::MAX)
             });
-            let first = scan_blocks(
-                path,
-                &mut lines,
-                &mut buf,
-                &shape,
-                generation,
-                first_block,
-                split,
-            );
+            let first = scan_blocks(path, &mut lines, &shape, generation, first_block, split);
             let second = second
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -901,17 +1206,9 @@ fn scan_split(path: &Path, parallel_bytes: u64) -> Result<KernelTrace, ReplayErr
         None => {
             if split.is_some() {
                 lines = open(path)?;
-                parse_header(&mut lines, &mut buf)?;
+                parse_header(&mut lines)?;
             }
-            scan_blocks(
-                path,
-                &mut lines,
-                &mut buf,
-                &shape,
-                generation,
-                first_block,
-                u64::MAX,
-            )?
+            scan_blocks(path, &mut lines, &shape, generation, first_block, u64::MAX)?
         }
     };
     finish_scan(path, header, generation, part)
@@ -926,26 +1223,24 @@ fn split_point(path: &Path, header_end: u64, parallel_bytes: u64) -> Option<u64>
     }
     let mid = (len / 2).max(header_end);
     let mut lines = open_at(path, mid).ok()?;
-    let mut buf = Vec::with_capacity(256);
     // The line `mid` falls in is partial.
-    lines.next_line(&mut buf).ok()??;
+    {
+        let (line, lines) = lines.next_line().ok()??;
+        lines.text(line).ok()?;
+    }
     loop {
         let offset = lines.offset;
-        let text = lines.next_line(&mut buf).ok()??;
-        if text.trim_start().starts_with("#BEGIN_TB") {
+        let (line, lines) = lines.next_line().ok()??;
+        if lines.text(line).ok()?.trim_start().starts_with("#BEGIN_TB") {
             return Some(offset);
         }
     }
 }
 
 /// [`open`], positioned at byte `offset` (which must start a line), counting lines from there.
-fn open_at(path: &Path, offset: u64) -> Result<LineReader<BufReader<File>>, ReplayError> {
+fn open_at(path: &Path, offset: u64) -> Result<LineReader<File>, ReplayError> {
     let mut lines = open(path)?;
-    lines
-        .reader
-        .seek(SeekFrom::Start(offset))
-        .map_err(|e| ReplayError::io(path, "seeking", e))?;
-    lines.offset = offset;
+    lines.seek(offset, 0)?;
     Ok(lines)
 }
 
@@ -988,10 +1283,9 @@ fn merge_parts(mut first: ScanPart, second: ScanPart) -> Option<ScanPart> {
 
 /// Scans thread blocks from where `lines` is (the block at `pending` first, if given) until
 /// the end of the file or a block that starts at or after byte `stop_at`.
-fn scan_blocks<R: BufRead>(
+fn scan_blocks<R: Read>(
     path: &Path,
     lines: &mut LineReader<R>,
-    buf: &mut Vec<u8>,
     shape: &BlockShape,
     generation: Generation,
     mut pending: Option<u64>,
@@ -1007,10 +1301,10 @@ fn scan_blocks<R: BufRead>(
                 if offset >= stop_at {
                     break;
                 }
-                let Some(text) = lines.next_line(buf)? else {
+                let Some((line, lines)) = lines.next_line()? else {
                     break;
                 };
-                let text = text.trim();
+                let text = lines.text(line)?.trim();
                 if text.is_empty() || (text.starts_with('#') && !text.starts_with("#BEGIN_TB")) {
                     continue;
                 }
@@ -1027,7 +1321,7 @@ fn scan_blocks<R: BufRead>(
             thread_instructions,
             ..
         } = &mut part;
-        let ctaid = parse_block(lines, buf, shape, begin_line, &mut inst, |_, i, line| {
+        let ctaid = parse_block(lines, shape, begin_line, &mut inst, |_, i, line| {
             *warp_instructions += 1;
             *thread_instructions += i.mask.count_ones() as u64;
             match pc_index.get(&i.pc) {
@@ -1142,8 +1436,7 @@ fn finish_scan(
 
 /// Reads single thread blocks of a scanned kernel trace on demand.
 pub struct BlockReader {
-    lines: LineReader<BufReader<File>>,
-    buf: Vec<u8>,
+    lines: LineReader<File>,
     inst: InstLine,
 }
 
@@ -1151,7 +1444,6 @@ impl BlockReader {
     pub fn open(trace: &KernelTrace) -> Result<BlockReader, ReplayError> {
         Ok(BlockReader {
             lines: open(&trace.path)?,
-            buf: Vec::with_capacity(256),
             inst: InstLine::default(),
         })
     }
@@ -1169,14 +1461,9 @@ impl BlockReader {
                 format!("thread block {block} is not in the trace"),
             )
         })?;
-        self.lines
-            .reader
-            .seek(SeekFrom::Start(entry.offset))
-            .map_err(|e| ReplayError::io(&trace.path, "seeking", e))?;
-        self.lines.offset = entry.offset;
-        self.lines.line = entry.line - 1;
+        self.lines.seek(entry.offset, entry.line - 1)?;
         // The `#BEGIN_TB` line itself.
-        self.lines.next_line(&mut self.buf)?;
+        self.lines.next_line()?;
         let shape = BlockShape {
             grid: trace.header.grid,
             threads_per_block: trace.header.block.count(),
@@ -1187,7 +1474,6 @@ impl BlockReader {
         let path = &trace.path;
         parse_block(
             &mut self.lines,
-            &mut self.buf,
             &shape,
             entry.line,
             &mut self.inst,
@@ -1387,5 +1673,395 @@ mod tests {
         assert_eq!(mk(&l).text(), "FADD R0, R2, R4");
         l = line("00f0 ffffffff 0 EXIT 0 0").unwrap();
         assert_eq!(mk(&l).text(), "EXIT");
+    }
+
+    /// Lines as `BufRead::read_until` cuts them, line breaks (and carriage returns before
+    /// them) dropped, each with the offset after it.
+    fn lines_by_read_until(text: &[u8]) -> Vec<(Vec<u8>, u64)> {
+        use std::io::BufRead;
+        let mut reader = text;
+        let mut lines = Vec::new();
+        let mut offset = 0;
+        loop {
+            let mut line = Vec::new();
+            let n = reader.read_until(b'\n', &mut line).unwrap();
+            if n == 0 {
+                return lines;
+            }
+            offset += n as u64;
+            while matches!(line.last(), Some(b'\n' | b'\r')) {
+                line.pop();
+            }
+            lines.push((line, offset));
+        }
+    }
+
+    /// `lines`'s lines to the end of the file, with the offset after each and its number.
+    fn read_to_end(lines: &mut LineReader<std::io::Cursor<Vec<u8>>>) -> Vec<(Vec<u8>, u64, u64)> {
+        let mut out = Vec::new();
+        while let Some((line, lines)) = lines.next_line().unwrap() {
+            out.push((line.to_vec(), lines.offset, lines.line));
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 512,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(6),
+            ..Default::default()
+        })]
+
+        /// Through any window size, with a seek anywhere after any line: the lines, offsets and
+        /// numbers of reading the file with `read_until`.
+        #[test]
+        fn the_line_reader_reads_what_read_until_reads(
+            text in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just(b'\n'),
+                    proptest::prelude::Just(b'\r'),
+                    proptest::prelude::Just(b'a'),
+                    proptest::prelude::any::<u8>(),
+                ],
+                0..300,
+            ),
+            window in proptest::prop_oneof![1usize..9, proptest::prelude::Just(WINDOW_BYTES)],
+            read_first in proptest::prelude::any::<proptest::sample::Index>(),
+            seek_to in proptest::prelude::any::<proptest::sample::Index>(),
+        ) {
+            let want: Vec<(Vec<u8>, u64, u64)> = lines_by_read_until(&text)
+                .into_iter()
+                .zip(1..)
+                .map(|((line, offset), number)| (line, offset, number))
+                .collect();
+            let mut lines = LineReader {
+                window: vec![0; window],
+                ..LineReader::new(std::io::Cursor::new(text.clone()), Path::new("t"))
+            };
+            proptest::prop_assert_eq!(&read_to_end(&mut lines), &want);
+
+            // Some lines in, back or ahead to the start of line `k` (0-based).
+            lines.seek(0, 0).unwrap();
+            for _ in 0..read_first.index(want.len() + 1) {
+                lines.next_line().unwrap();
+            }
+            let k = seek_to.index(want.len() + 1);
+            let offset = if k == 0 { 0 } else { want[k - 1].1 };
+            lines.seek(offset, k as u64).unwrap();
+            proptest::prop_assert_eq!(&read_to_end(&mut lines), &want[k..]);
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_text_is_an_error_at_its_number() {
+        let dir = std::env::temp_dir().join(format!("ws-utf8-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = "-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-binary version = 70\n\n";
+        let block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n#END_TB\n";
+        let good = format!("{header}{block}").into_bytes();
+        assert!(scan(&{
+            let path = dir.join("good.traceg");
+            std::fs::write(&path, &good).unwrap();
+            path
+        })
+        .is_ok());
+        // A byte of the header, of a directive, of an instruction line (as an address and as
+        // the opcode) and after the block.
+        for (at, number) in [("kernel", 1), ("warp", 8), ("ffff", 10), ("EXIT", 10)] {
+            let mut text = good.clone();
+            let i = text
+                .windows(at.len())
+                .position(|w| w == at.as_bytes())
+                .unwrap();
+            text[i + 1] = 0xc3;
+            let path = dir.join("bad.traceg");
+            std::fs::write(&path, &text).unwrap();
+            let e = scan(&path).unwrap_err().to_string();
+            assert!(
+                e.ends_with(&format!(
+                    "bad.traceg:{number}: the line is not valid UTF-8 text"
+                )),
+                "{at}: {e}"
+            );
+        }
+        let mut after = good.clone();
+        after.extend(b"\n\xff\n");
+        let path = dir.join("after.traceg");
+        std::fs::write(&path, &after).unwrap();
+        let e = scan(&path).unwrap_err().to_string();
+        assert!(
+            e.ends_with("after.traceg:13: the line is not valid UTF-8 text"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The general parser's verdict on a line as `parse_block` hands it over: text, trimmed.
+    fn general(line: &[u8], lineinfo: bool) -> Option<Result<InstLine, String>> {
+        let text = std::str::from_utf8(line).ok()?;
+        let mut out = InstLine::default();
+        Some(parse_inst_line(text.trim(), lineinfo, &mut out).map(|()| out))
+    }
+
+    /// The byte parser's result, into a line left over from an earlier memory instruction.
+    fn plain(bytes: &[u8], lineinfo: bool) -> Option<InstLine> {
+        let mut out = line("0098 0000000f 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap();
+        parse_plain_inst_line(bytes, lineinfo, &mut out).then_some(out)
+    }
+
+    #[test]
+    fn the_byte_parser_takes_every_instruction_line_of_the_fixtures() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim");
+        let mut taken = 0;
+        for name in [
+            "vectoradd-100-32/kernel-1.traceg",
+            "v4-volta-2d/kernel-1.traceg",
+            "v4-volta-2d/kernel-2.traceg",
+            "v5-ampere-reduce/kernel-1.traceg",
+        ] {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            let lineinfo = text.contains("-enable lineinfo = 1");
+            for l in text.lines() {
+                if let Some(Ok(want)) = general(l.as_bytes(), lineinfo) {
+                    assert_eq!(plain(l.as_bytes(), lineinfo), Some(want), "{name}: {l}");
+                    taken += 1;
+                }
+            }
+        }
+        assert!(taken > 400, "{taken}");
+    }
+
+    /// Tokens that no field of a well-formed line is: signs, prefixes, widths and characters
+    /// the general parser rejects or reads its own way.
+    fn odd_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(vec![
+                "",
+                "0x",
+                "0X1f",
+                "+5",
+                "-0",
+                "007",
+                "R0007",
+                "UR007",
+                "R",
+                "UR",
+                "RZZ",
+                "X1",
+                "R+1",
+                "P-1",
+                "R１",
+                "UPT",
+                "URZ",
+                "PT",
+                "4294967296",
+                "99999999999999999999",
+                "ffffffffffffffff",
+                "1ffffffffffffffff",
+                "0x0x12",
+                "\u{a0}",
+                "é",
+                "LD\u{b}G",
+                "#END_TB",
+                "warp",
+            ])
+            .prop_map(str::to_string),
+            "[0-9a-fA-FxX+-]{1,20}",
+            "\\PC{1,4}",
+        ]
+    }
+
+    fn hex_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => "[0-9a-f]{1,12}",
+            1 => "0x[0-9a-fA-F]{1,16}",
+            1 => "0X[0-9A-F]{1,16}",
+            1 => "[0-9a-f]{16}",
+        ]
+    }
+
+    fn signed_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => "-?[0-9]{1,4}",
+            1 => "-?[0-9]{17,18}",
+        ]
+    }
+
+    fn reg_token() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => (0u32..256).prop_map(|n| format!("R{n}")),
+            1 => (0u32..8).prop_map(|n| format!("P{n}")),
+            1 => (0u32..64).prop_map(|n| format!("UR{n}")),
+            1 => (0u32..8).prop_map(|n| format!("UP{n}")),
+            1 => prop::sample::select(vec!["RZ", "PT", "URZ", "UPT", "R256", "P8", "UR64", "UP8"])
+                .prop_map(str::to_string),
+        ]
+    }
+
+    /// Instruction lines: well-formed ones (every field kind, address mode and tracer
+    /// version), then maybe damaged: a token replaced, dropped or added, odd whitespace
+    /// between tokens or around the line, a byte set to anything.
+    fn inst_line_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::collection::vec;
+        use proptest::prelude::*;
+        let mask = prop_oneof![
+            4 => Just(u32::MAX),
+            2 => any::<u32>(),
+            1 => Just(0u32),
+            1 => Just(1u32),
+        ];
+        let opcode = prop::sample::select(vec![
+            "MOV",
+            "LDG.E.SYS",
+            "STG.E",
+            "LDS",
+            "EXIT",
+            "HGMMA.64x8x16.F32",
+            "IGMMA",
+            "UTMALDG",
+            "UBLKCP.S.G",
+            "UMOV",
+            "ÄDD",
+        ]);
+        let line = (
+            (any::<bool>(), "[0-9]{1,5}", hex_token(), mask, 0usize..6),
+            (vec(reg_token(), 0..4), opcode, vec(reg_token(), 0..5)),
+            (
+                prop::sample::select(vec!["0", "0", "4", "8", "16"]),
+                0u32..3,
+            ),
+            prop_oneof![
+                3 => Just(None),
+                1 => hex_token().prop_map(Some),
+                1 => signed_token().prop_map(Some),
+            ],
+        )
+            .prop_flat_map(|(head, ops, (width, mode), immediate)| {
+                let lanes = head.3.count_ones() as usize;
+                let addresses = match mode {
+                    0 => vec(hex_token(), lanes..=lanes).boxed(),
+                    1 => (hex_token(), signed_token())
+                        .prop_map(|(b, s)| vec![b, s])
+                        .boxed(),
+                    _ => (
+                        hex_token(),
+                        vec(
+                            signed_token(),
+                            lanes.saturating_sub(1)..=lanes.saturating_sub(1),
+                        ),
+                    )
+                        .prop_map(|(b, mut d)| {
+                            d.insert(0, b);
+                            d
+                        })
+                        .boxed(),
+                };
+                (Just((head, ops, width, mode, immediate)), addresses)
+            })
+            .prop_map(
+                |(
+                    (
+                        (lineinfo, number, pc, mask, spelling),
+                        (dsts, op, srcs),
+                        width,
+                        mode,
+                        immediate,
+                    ),
+                    addresses,
+                )| {
+                    let mut t = Vec::new();
+                    if lineinfo {
+                        t.push(number);
+                    }
+                    t.push(pc);
+                    t.push(match spelling {
+                        0 | 1 => format!("{mask:08x}"),
+                        2 => format!("{mask:x}"),
+                        3 => format!("0x{mask:08x}"),
+                        4 => format!("0X{mask:x}"),
+                        _ => format!("{mask:09x}"),
+                    });
+                    t.push(dsts.len().to_string());
+                    t.extend(dsts);
+                    t.push(op.to_string());
+                    t.push(srcs.len().to_string());
+                    t.extend(srcs);
+                    if op.contains("GMMA") {
+                        t.push("1".to_string());
+                    }
+                    t.push(width.to_string());
+                    if width != "0" {
+                        t.push(mode.to_string());
+                        t.extend(addresses);
+                    }
+                    t.extend(immediate);
+                    t
+                },
+            );
+        let damage = prop_oneof![
+            4 => Just(vec![]),
+            3 => vec((0u8..6, any::<prop::sample::Index>(), odd_token(), any::<u8>()), 1..3),
+        ];
+        let separator =
+            prop::sample::select(vec!["\t", "  ", "\x0b", "\x0c", "\r", "\u{a0}", "\u{3000}"]);
+        (line, damage, separator).prop_map(|(mut tokens, damage, separator)| {
+            let mut separators = vec![" "; tokens.len()];
+            let (mut lead, mut trail) = ("", "");
+            let mut byte = None;
+            for (kind, at, odd, b) in damage {
+                let i = at.index(tokens.len());
+                match kind {
+                    0 => tokens[i] = odd,
+                    1 => {
+                        tokens.remove(i);
+                    }
+                    2 => tokens.insert(i, odd),
+                    3 => {
+                        let j = at.index(separators.len());
+                        separators[j] = separator;
+                    }
+                    4 => (lead, trail) = (separator, separator),
+                    _ => byte = Some((at, b)),
+                }
+            }
+            let mut text = lead.to_string();
+            for (i, t) in tokens.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(separators[i % separators.len()]);
+                }
+                text.push_str(t);
+            }
+            text.push_str(trail);
+            let mut bytes = text.into_bytes();
+            if let Some((at, b)) = byte.filter(|_| !bytes.is_empty()) {
+                let i = at.index(bytes.len());
+                bytes[i] = b;
+            }
+            bytes
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 4096,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(5),
+            ..Default::default()
+        })]
+
+        /// Whatever the byte parser accepts, the general parser accepts with the same result;
+        /// what the general parser rejects (or cannot read as text), the byte parser declines.
+        #[test]
+        fn the_byte_parser_accepts_only_what_the_general_parser_accepts_alike(
+            line in inst_line_strategy(),
+            lineinfo in proptest::prelude::any::<bool>(),
+        ) {
+            if let Some(fast) = plain(&line, lineinfo) {
+                proptest::prop_assert_eq!(general(&line, lineinfo), Some(Ok(fast)));
+            }
+        }
     }
 }
