@@ -939,6 +939,9 @@ impl Sm {
             // state again if it still waits.
             self.throttle_waiting = false;
         }
+        let coarse = cx.config.scheduler.policy == Policy::Coarse;
+        // The first cycle some scheduler must be stepped in, events aside.
+        let mut quiet_until = if coarse { 0 } else { u64::MAX };
         for s in 0..self.schedulers.len() {
             if self.throttle_dirty {
                 self.schedulers[s].dirty = true;
@@ -948,10 +951,11 @@ impl Sm {
                 && !sched.last.eligible
                 && !sched.last.refill
                 && cycle < sched.last.quiet_until
-                && cx.config.scheduler.policy != Policy::Coarse
+                && !coarse
             {
                 // Nothing this scheduler's warps depend on has changed: the cycle repeats
                 // (counted when it is next stepped).
+                quiet_until = quiet_until.min(sched.last.quiet_until);
                 continue;
             }
             let masked = cx.incremental
@@ -979,23 +983,15 @@ impl Sm {
                 }
                 return Err(fault);
             }
-            self.schedulers[s].accounted_to = cycle + 1;
+            let sched = &mut self.schedulers[s];
+            sched.accounted_to = cycle + 1;
+            quiet_until = match sched.dirty || sched.last.eligible || sched.last.refill {
+                true => 0,
+                false => quiet_until.min(sched.last.quiet_until),
+            };
         }
         self.throttle_dirty = false;
-        self.schedulers_quiet_until = if cx.config.scheduler.policy == Policy::Coarse {
-            0
-        } else {
-            self.schedulers
-                .iter()
-                .map(
-                    |sched| match sched.dirty || sched.last.eligible || sched.last.refill {
-                        true => 0,
-                        false => sched.last.quiet_until,
-                    },
-                )
-                .min()
-                .unwrap_or(0)
-        };
+        self.schedulers_quiet_until = quiet_until;
         Ok(out)
     }
 
