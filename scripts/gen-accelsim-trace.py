@@ -7,6 +7,10 @@ for the CUDA vecAdd kernel: a bounds check whose EXIT takes the lanes past N, tw
 and an STG, addresses as base + stride (mode 1). Working warps have 15 instructions, warps past
 N have 6, so N elements give about N / 32 * 15 warp instructions (N = 22,000,000: 10.3 M).
 
+With --fma-trips K the working lanes also run a loop of K trips between the FADD and the STG:
+four independent FFMAs on the sum, a counter IADD3, an ISETP and the backward BRA (7 warp
+instructions a trip), which makes the kernel compute-bound for large K.
+
 The output is deterministic: the same arguments give the same bytes.
 
 Example:
@@ -58,8 +62,20 @@ BODY = (
     "00a0 {m:08x} 1 R5 LDG.E.SYS 1 R4 4 1 0x{b:x} 4\n"
     "00b0 {m:08x} 1 R6 IMAD.WIDE 2 R0 R7 0\n"
     "00c0 {m:08x} 1 R9 FADD 2 R2 R5 0\n"
+    "{loop}"
     "00d0 {m:08x} 0 STG.E.SYS 2 R6 R9 4 1 0x{c:x} 4\n"
     "00e0 {m:08x} 0 EXIT 0 0\n"
+)
+
+# One trip of the --fma-trips loop (placed after the EXIT in the binary, as a jump target).
+TRIP = (
+    "0100 {m:08x} 1 R10 FFMA 3 R10 R9 R10 0\n"
+    "0110 {m:08x} 1 R11 FFMA 3 R11 R9 R11 0\n"
+    "0120 {m:08x} 1 R12 FFMA 3 R12 R9 R12 0\n"
+    "0130 {m:08x} 1 R13 FFMA 3 R13 R9 R13 0\n"
+    "0140 {m:08x} 1 R14 IADD3 3 R14 R255 R255 0\n"
+    "0150 {m:08x} 0 ISETP.NE.AND 1 R14 0\n"
+    "0160 {m:08x} 0 BRA 0 0\n"
 )
 
 
@@ -69,11 +85,16 @@ def main():
     )
     parser.add_argument("--elements", type=int, default=22_000_000, help="N (default 22000000)")
     parser.add_argument("--block", type=int, default=256, help="threads per block (multiple of 32)")
+    parser.add_argument(
+        "--fma-trips", type=int, default=0, help="FFMA loop trips per working warp (default 0)"
+    )
     parser.add_argument("--out", required=True, help="output directory (created)")
     args = parser.parse_args()
-    n, block = args.elements, args.block
+    n, block, trips = args.elements, args.block, args.fma_trips
     if n < 1 or block < 32 or block % 32 or block > 1024:
         sys.exit("error: --elements must be >= 1 and --block a multiple of 32 in 32..1024")
+    if trips < 0:
+        sys.exit("error: --fma-trips must be >= 0")
     grid = (n + block - 1) // block
     stride = (n * 4 + 0xFFFF) // 0x10000 * 0x10000  # arrays 64 KiB aligned
     b_base, c_base = A_BASE + stride, A_BASE + 2 * stride
@@ -102,9 +123,13 @@ def main():
                 mask = FULL if lanes == 32 else (1 << lanes) - 1
                 prologue = full_prologue if lanes == 32 else PROLOGUE.format(exit=FULL & ~mask)
                 off = first * 4
-                body = BODY.format(m=mask, a=A_BASE + off, b=b_base + off, c=c_base + off)
-                parts.append(f"warp = {w}\ninsts = 15\n{prologue}{body}\n")
-                warp_insts += 15
+                loop = TRIP.format(m=mask) * trips
+                body = BODY.format(
+                    m=mask, a=A_BASE + off, b=b_base + off, c=c_base + off, loop=loop
+                )
+                insts = 15 + 7 * trips
+                parts.append(f"warp = {w}\ninsts = {insts}\n{prologue}{body}\n")
+                warp_insts += insts
             parts.append("#END_TB\n\n")
             f.write("".join(parts))
     print(

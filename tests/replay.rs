@@ -564,6 +564,41 @@ fn generator_script_writes_a_deterministic_trace_that_replays() {
     assert_eq!(r.report.thread_instructions, input.thread_instructions());
 }
 
+#[test]
+fn generator_fma_trips_loop_the_working_warps_and_make_math_pipe_the_wait() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
+    let dir = tmp("gen-fma");
+    let o = Command::new("python3")
+        .arg(&script)
+        .args(["--elements", "8192", "--fma-trips", "12", "--out"])
+        .arg(&dir)
+        .output()
+        .expect("python3 runs scripts/gen-accelsim-trace.py");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input = replay::open(&dir).unwrap();
+    assert!(input.unknown_opcodes().is_empty());
+    // 256 full warps of 15 + 7 per trip.
+    assert_eq!(input.warp_instructions(), 256 * (15 + 7 * 12));
+    let r = replay_to(&dir, &volta(), "gen-fma.wstrace", 1);
+    assert_eq!(r.report.warp_instructions, input.warp_instructions());
+    let analysis = analyze_file(&r.path, Taxonomy::Nsight).unwrap();
+    let launch = &analysis.launches[0];
+    let ffma = launch
+        .source
+        .iter()
+        .find(|s| s.text.contains("/*0100*/"))
+        .expect("the loop's first FFMA is listed");
+    assert_eq!(ffma.executions, 256 * 12);
+    // Four independent FFMAs a trip on a pipe that takes one every other cycle: the loop's
+    // warps mostly wait for the pipe or for their turn, not for memory.
+    let waits = |state: &str| ffma.warp_cycles.get(state).copied().unwrap_or(0);
+    assert!(
+        waits("math_pipe_throttle") + waits("not_selected") > waits("long_scoreboard"),
+        "{:?}",
+        ffma.warp_cycles
+    );
+}
+
 /// A launch's blocks are read ahead on a thread while the simulation runs; they are the blocks
 /// read when granted, and blocks asked for out of order are read directly instead.
 #[test]
