@@ -84,6 +84,11 @@ impl WarpStream {
         WarpStream::default()
     }
 
+    /// Room for at least `insts` more instructions.
+    pub fn reserve(&mut self, insts: usize) {
+        self.insts.reserve(insts);
+    }
+
     /// Appends an instruction. `addrs`, when given, holds one address per set bit of `mask`,
     /// lowest lane first; a mismatched count is the caller's bug and is cut or padded with the
     /// last address so the stream stays well-formed.
