@@ -326,16 +326,29 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
 
 /// The byte parser for a reader that needs only the PC, mask and addresses: the registers are
 /// checked but not kept and the opcode is not copied, so `out`'s destinations, opcode and
-/// sources are left as they were. It accepts exactly the lines the byte parser in full
-/// ([`plain_head`], [`plain_static`] keeping, [`plain_tail`]) accepts.
-fn parse_plain_addresses(line: &[u8], lineinfo: bool, out: &mut InstLine) -> bool {
+/// sources are left as they were. A static part spelled as `spelling(pc)` (a spelling the byte
+/// parser took, with its layout) is not read at all. It accepts exactly the lines the byte
+/// parser in full ([`plain_head`], [`plain_static`] keeping, [`plain_tail`]) accepts.
+fn parse_plain_addresses<'s>(
+    line: &[u8],
+    lineinfo: bool,
+    out: &mut InstLine,
+    spelling: impl FnOnce(u64) -> Option<&'s Spelling>,
+) -> bool {
     (|| {
         let mut line = plain_head(line, lineinfo, out)?;
-        let (_, layout) = plain_static::<false>(&mut line, out)?;
+        let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
+            Some(&(_, layout)) => layout,
+            None => plain_static::<false>(&mut line, out)?.1,
+        };
         plain_tail(line, layout, out)
     })()
     .is_some()
 }
+
+/// A static part as a line spelled it (from the destination count through the last source),
+/// and its opcode's layout.
+type Spelling = (Box<[u8]>, Layout);
 
 /// What an opcode says about the fields after the sources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -659,6 +672,10 @@ pub struct StaticInst {
     pub first_line: u64,
     /// Dynamic warp instructions at this PC.
     pub count: u64,
+    /// How the first line of the PC the byte parser read in full spelled its static part, and
+    /// its opcode's layout. A line of the PC with this spelling says the same about the
+    /// instruction, so neither its registers nor its opcode need reading again.
+    spelling: Option<Spelling>,
 }
 
 impl StaticInst {
@@ -701,6 +718,8 @@ pub struct KernelTrace {
     blocks: Vec<BlockEntry>,
     pub warp_instructions: u64,
     pub thread_instructions: u64,
+    /// Lane addresses of all memory instructions.
+    addresses: u64,
 }
 
 impl KernelTrace {
@@ -893,9 +912,9 @@ struct OpenWarp {
 
 /// What a pass over thread blocks does with their lines.
 trait BlockSink {
-    /// Parses a line that may be an instruction line with one of the byte parsers, as
-    /// [`plain_head`] does: true only for a line [`parse_inst_line`] accepts alike,
-    /// at least as to PC, mask and addresses. On false, the general parser takes the line.
+    /// Parses a line that may be an instruction line with the byte parser (see [`plain_head`]):
+    /// true only for a line [`parse_inst_line`] accepts alike, at least as to PC, mask and
+    /// addresses. On false, the general parser takes the line.
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool;
 
     /// Warp `warp` declares `insts = count`.
@@ -1256,6 +1275,7 @@ struct ScanPart {
     pc_index: HashMap<u64, u32>,
     warp_instructions: u64,
     thread_instructions: u64,
+    addresses: u64,
     /// Lines read before stopping.
     lines: u64,
 }
@@ -1364,6 +1384,9 @@ fn merge_parts(mut first: ScanPart, second: ScanPart) -> Option<ScanPart> {
                     return None;
                 }
                 f.count += s.count;
+                if f.spelling.is_none() {
+                    f.spelling = s.spelling;
+                }
             }
             None => {
                 s.first_line += base;
@@ -1374,6 +1397,7 @@ fn merge_parts(mut first: ScanPart, second: ScanPart) -> Option<ScanPart> {
     }
     first.warp_instructions += second.warp_instructions;
     first.thread_instructions += second.thread_instructions;
+    first.addresses += second.addresses;
     first.lines += second.lines;
     Some(first)
 }
@@ -1392,7 +1416,6 @@ fn scan_blocks<R: Read>(
         path,
         generation,
         part: ScanPart::default(),
-        spellings: Vec::new(),
         spelling: Vec::new(),
         last: None,
     };
@@ -1440,17 +1463,13 @@ struct ScanSink<'a> {
     path: &'a Path,
     generation: Generation,
     part: ScanPart,
-    /// Per static instruction (as `part.statics`): how a line the byte parser took spelled its
-    /// static part, and its opcode's layout. A later line of the PC with that spelling says the
-    /// same about the instruction, so neither its registers nor its opcode need reading.
-    spellings: Vec<Option<(Box<[u8]>, Layout)>>,
     /// The static part of the last line the byte parser read in full.
     spelling: Vec<u8>,
     /// How the byte parser took the last line it was given, if it did.
     last: Option<Taken>,
 }
 
-fn spelled(last: Option<Taken>, spelling: &[u8]) -> Option<(Box<[u8]>, Layout)> {
+fn spelled(last: Option<Taken>, spelling: &[u8]) -> Option<Spelling> {
     match last {
         Some(Taken::Parsed(layout)) => Some((spelling.into(), layout)),
         _ => None,
@@ -1472,7 +1491,7 @@ impl BlockSink for ScanSink<'_> {
             return false;
         };
         if let Some(&k) = self.part.pc_index.get(&inst.pc) {
-            if let Some((spelling, layout)) = &self.spellings[k as usize] {
+            if let Some((spelling, layout)) = &self.part.statics[k as usize].spelling {
                 if rest.strip(spelling) {
                     // Spelled alike, parsed alike: the rest decides, as in full.
                     let taken = plain_tail(rest, *layout, inst).is_some();
@@ -1497,6 +1516,7 @@ impl BlockSink for ScanSink<'_> {
         let part = &mut self.part;
         part.warp_instructions += 1;
         part.thread_instructions += i.mask.count_ones() as u64;
+        part.addresses += i.addrs.len() as u64;
         let last = self.last.take();
         if let Some(Taken::Spelled(k)) = last {
             part.statics[k as usize].count += 1;
@@ -1516,10 +1536,8 @@ impl BlockSink for ScanSink<'_> {
                     ));
                 }
                 s.count += 1;
-                // The first line of the PC the byte parser read in full gives the spelling.
-                let known = &mut self.spellings[k as usize];
-                if known.is_none() {
-                    *known = spelled(last, &self.spelling);
+                if s.spelling.is_none() {
+                    s.spelling = spelled(last, &self.spelling);
                 }
             }
             None => {
@@ -1537,8 +1555,8 @@ impl BlockSink for ScanSink<'_> {
                     width: opcodes::access_width(&i.opcode),
                     first_line: line,
                     count: 1,
+                    spelling: spelled(last, &self.spelling),
                 });
-                self.spellings.push(spelled(last, &self.spelling));
             }
         }
         Ok(())
@@ -1557,6 +1575,7 @@ fn finish_scan(
         mut statics,
         warp_instructions,
         thread_instructions,
+        addresses,
         ..
     } = part;
     let total_blocks = header.grid.count();
@@ -1601,6 +1620,7 @@ fn finish_scan(
         blocks,
         warp_instructions,
         thread_instructions,
+        addresses,
     })
 }
 
@@ -1668,11 +1688,19 @@ const RESERVE_INSTS: u64 = 4096;
 impl BlockSink for ReadSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         // The scan took the registers and opcode; a stream needs neither.
-        parse_plain_addresses(line, lineinfo, inst)
+        let trace = self.trace;
+        parse_plain_addresses(line, lineinfo, inst, |pc| {
+            trace.statics[trace.index_of(pc)? as usize]
+                .spelling
+                .as_ref()
+        })
     }
 
     fn declare(&mut self, warp: u32, count: u64) {
-        self.streams[warp as usize].reserve(count.min(RESERVE_INSTS) as usize);
+        let insts = count.min(RESERVE_INSTS);
+        // Addresses as many as the kernel's instructions carry on average.
+        let addrs = insts * self.trace.addresses / self.trace.warp_instructions.max(1);
+        self.streams[warp as usize].reserve(insts as usize, addrs as usize);
     }
 
     fn inst(&mut self, warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
@@ -1860,6 +1888,7 @@ mod tests {
             width: 4,
             first_line: 1,
             count: 1,
+            spelling: None,
         };
         assert_eq!(mk(&l).text(), "LDG.E.CG R4, [R4]");
         l = line("00d8 ffffffff 0 STG.E 2 R6 R0 4 1 0x100 4").unwrap();
@@ -2008,9 +2037,13 @@ mod tests {
         .is_some()
     }
 
+    fn line_with_addresses() -> InstLine {
+        line("0098 0000000f 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap()
+    }
+
     /// The byte parser's result, into a line left over from an earlier memory instruction.
     fn plain(bytes: &[u8], lineinfo: bool) -> Option<InstLine> {
-        let mut out = line("0098 0000000f 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap();
+        let mut out = line_with_addresses();
         parse_plain_inst_line(bytes, lineinfo, &mut out).then_some(out)
     }
 
@@ -2267,6 +2300,141 @@ mod tests {
             if let Some(fast) = plain(&line, lineinfo) {
                 proptest::prop_assert_eq!(general(&line, lineinfo), Some(Ok(fast)));
             }
+        }
+
+        /// The reader's byte parser, with no spelling, the line's own or another one the byte
+        /// parser took, reads PC, mask and addresses as the byte parser in full does, and
+        /// declines what it declines (and so whatever the general parser rejects).
+        #[test]
+        fn the_reader_reads_addresses_as_the_byte_parser_reads_them(
+            line in inst_line_strategy(),
+            lineinfo in proptest::prelude::any::<bool>(),
+        ) {
+            let full = plain(&line, lineinfo);
+            let own = full.as_ref().and_then(|_| {
+                let mut out = InstLine::default();
+                let mut rest = plain_head(&line, lineinfo, &mut out)?;
+                let (bytes, layout) = plain_static::<true>(&mut rest, &mut out)?;
+                Some((Box::from(bytes), layout))
+            });
+            let other: Spelling = (Box::from(&b"1 R4 LDG.E.SYS 1 R4"[..]), Layout::of(b"LDG"));
+            for spelling in [None, own.as_ref(), Some(&other)] {
+                let mut out = line_with_addresses();
+                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling);
+                let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
+                proptest::prop_assert_eq!(
+                    read.then(|| addresses(&out)),
+                    full.as_ref().map(addresses),
+                    "{:?}", spelling
+                );
+            }
+        }
+    }
+
+    /// A scan of one block of one warp with these instruction lines (after 8 lines of header
+    /// and block), each `{}` in a line taking the next PC.
+    fn scan_lines(name: &str, insts: &[&str]) -> Result<KernelTrace, ReplayError> {
+        let dir = std::env::temp_dir().join(format!("ws-spelled-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = format!(
+            "-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-binary version = 70\n#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = {}\n",
+            insts.len()
+        );
+        for l in insts {
+            text.push_str(l);
+            text.push('\n');
+        }
+        text.push_str("#END_TB\n");
+        let path = dir.join(format!("{name}.traceg"));
+        std::fs::write(&path, text).unwrap();
+        let scan = scan(&path);
+        let _ = std::fs::remove_dir_all(&dir);
+        scan
+    }
+
+    #[test]
+    fn a_known_pc_spelled_as_before_is_taken_and_one_spelled_otherwise_is_compared() {
+        let first = "0010 ffffffff 1 R1 IADD 2 R2 R3 0";
+        // Same bytes; other spacing and spellings of the same registers; another mask.
+        let alike = [
+            first,
+            "0010  ffffffff 1 R1 IADD 2 R2 R3 0",
+            "0010 ffffffff 1  R1 IADD 2 R2 R3 0",
+            "0010 ffffffff 1 R1\tIADD 2 R2 R3 0 ",
+            "0010 ffffffff 1 R1 IADD 2 R02 R3 0",
+            " 0010 0000000f 1 R1 IADD 2 R2 R3 0",
+            "0010 ffffffff 1 R1 IADD 2 R2 R3 0 0x10",
+        ];
+        let mut lines = vec![first];
+        lines.extend(alike);
+        let t = scan_lines("alike", &lines).unwrap();
+        assert_eq!(
+            (t.statics.len(), t.statics[0].count),
+            (1, lines.len() as u64)
+        );
+        assert_eq!(t.statics[0].text(), "IADD R1, R2, R3");
+        assert_eq!(
+            t.statics[0].spelling.as_ref().map(|(b, _)| &b[..]),
+            Some(&b"1 R1 IADD 2 R2 R3"[..])
+        );
+        // A first line the byte parser declines leaves the spelling to the next it takes.
+        let t = scan_lines(
+            "odd-first",
+            &["0010 ffffffff 1 R0001 IADD 2 R2 R3 0", first, first],
+        )
+        .unwrap();
+        assert_eq!(t.statics[0].count, 3);
+        assert_eq!(
+            t.statics[0].spelling.as_ref().map(|(b, _)| &b[..]),
+            Some(&b"1 R1 IADD 2 R2 R3"[..])
+        );
+        // Lines that differ from the first, or extend its spelling, or spell it alike but
+        // break a later field: the errors of the general parser and the comparison.
+        for (line, want) in [
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R4 0",
+                "PC 0010 is `IADD` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R33 0",
+                "PC 0010 is `IADD` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 3 R2 R3 R4 0",
+                "PC 0010 is `IADD` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD.X 2 R2 R3 0",
+                "PC 0010 is `IADD.X` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3",
+                "wrong field count: the line ends before its memory width",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3 0 1 2",
+                "wrong field count: 1 field(s) after the end",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3 4 1 0x10",
+                "wrong field count: the line ends before its address stride",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3R 0",
+                "`R3R` is not a register number",
+            ),
+            (
+                "0010 fffffffff 1 R1 IADD 2 R2 R3 0",
+                "mask `fffffffff` is wider than 32 lanes (at most 8 hex digits)",
+            ),
+        ] {
+            let e = scan_lines("differs", &[first, first, line, first])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("differs.traceg:11: {want}")),
+                "{line}: {e}"
+            );
         }
     }
 }

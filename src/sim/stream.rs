@@ -84,9 +84,10 @@ impl WarpStream {
         WarpStream::default()
     }
 
-    /// Room for at least `insts` more instructions.
-    pub fn reserve(&mut self, insts: usize) {
+    /// Room for at least `insts` more instructions and `addrs` more addresses.
+    pub fn reserve(&mut self, insts: usize, addrs: usize) {
         self.insts.reserve(insts);
+        self.addrs.reserve(addrs);
     }
 
     /// Appends an instruction. `addrs`, when given, holds one address per set bit of `mask`,
