@@ -324,16 +324,61 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
     Ok(())
 }
 
-/// [`parse_inst_line`] for lines of the usual shape, from their bytes: plain hexadecimal and
-/// decimal numbers, registers as tracers write them, tokens that are text. Anything else
-/// (unusual spellings, the line's errors) returns false with `out` in no particular state,
-/// and [`parse_inst_line`] decides: a line this accepts is valid UTF-8 and one that parser
-/// accepts with the same result.
-fn parse_plain_inst_line(line: &[u8], lineinfo: bool, out: &mut InstLine) -> bool {
-    parse_plain(line, lineinfo, out).is_some()
+/// The byte parser for a reader that needs only the PC, mask and addresses: the registers are
+/// checked but not kept and the opcode is not copied, so `out`'s destinations, opcode and
+/// sources are left as they were. A static part spelled as `spelling(pc)` (a spelling the byte
+/// parser took, with its layout) is not read at all. It accepts exactly the lines the byte
+/// parser in full ([`plain_head`], [`plain_static`] keeping, [`plain_tail`]) accepts.
+fn parse_plain_addresses<'s>(
+    line: &[u8],
+    lineinfo: bool,
+    out: &mut InstLine,
+    spelling: impl FnOnce(u64) -> Option<&'s Spelling>,
+) -> bool {
+    (|| {
+        let mut line = plain_head(line, lineinfo, out)?;
+        let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
+            Some(&(_, layout)) => layout,
+            None => plain_static::<false>(&mut line, out)?.1,
+        };
+        plain_tail(line, layout, out)
+    })()
+    .is_some()
 }
 
-fn parse_plain(line: &[u8], lineinfo: bool, out: &mut InstLine) -> Option<()> {
+/// A static part as a line spelled it (from the destination count through the last source),
+/// and its opcode's layout.
+type Spelling = (Box<[u8]>, Layout);
+
+/// What an opcode says about the fields after the sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    /// A warpgroup MMA (`HGMMA`, `IGMMA`, ...): a commit-group flag follows the sources.
+    gmma: bool,
+    /// A TMA transfer: the fields after the memory width are not per-lane addresses.
+    tma: bool,
+}
+
+impl Layout {
+    fn of(opcode: &[u8]) -> Layout {
+        Layout {
+            gmma: opcode.get(1..5) == Some(&b"GMMA"[..]),
+            tma: opcode.starts_with(b"U")
+                && TMA_OPCODES.iter().any(|t| opcode.starts_with(t.as_bytes())),
+        }
+    }
+}
+
+/// The byte parser, [`plain_head`], [`plain_static`] and [`plain_tail`] in turn, is
+/// [`parse_inst_line`] for lines of the usual shape, from their bytes: plain hexadecimal and
+/// decimal numbers, registers as tracers write them, tokens that are text. Anything else
+/// (unusual spellings, the line's errors) it declines (`None`, with `out` in no particular
+/// state), and [`parse_inst_line`] decides: a line it accepts is valid UTF-8 and one that
+/// parser accepts with the same result.
+///
+/// This part reads the source line number (with `lineinfo`), PC and mask, and returns the
+/// rest of the line.
+fn plain_head<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
     let mut line = PlainLine(line);
     if lineinfo {
         line.dec()?;
@@ -345,29 +390,62 @@ fn parse_plain(line: &[u8], lineinfo: bool, out: &mut InstLine) -> Option<()> {
         return None;
     }
     out.mask = PlainLine(mask).hex()? as u32;
+    Some(line)
+}
+
+/// Destinations, opcode and sources, into `out` if `KEEP` (else only checked); the bytes they
+/// span and the opcode's layout.
+fn plain_static<'a, const KEEP: bool>(
+    line: &mut PlainLine<'a>,
+    out: &mut InstLine,
+) -> Option<(&'a [u8], Layout)> {
+    line.skip_space();
+    let start = line.0;
     let dst_count = line.dec().filter(|&n| n <= 8)?;
-    out.dsts.clear();
+    if KEEP {
+        out.dsts.clear();
+    }
     for _ in 0..dst_count {
-        out.dsts.push(plain_reg(line.token()?)?);
+        let reg = plain_reg(line.token()?)?;
+        if KEEP {
+            out.dsts.push(reg);
+        }
     }
     let opcode = line.token()?;
     if !opcode.first().is_some_and(u8::is_ascii_alphabetic) {
         return None;
     }
-    out.opcode.clear();
-    out.opcode.push_str(std::str::from_utf8(opcode).ok()?);
-    let src_count = line.dec().filter(|&n| n <= 16)?;
-    out.srcs.clear();
-    for _ in 0..src_count {
-        out.srcs.push(plain_reg(line.token()?)?);
+    // Every other field the byte parser takes is ASCII: the opcode decides whether the line
+    // is text.
+    if KEEP {
+        out.opcode.clear();
+        out.opcode.push_str(std::str::from_utf8(opcode).ok()?);
+    } else if !opcode.is_ascii() {
+        std::str::from_utf8(opcode).ok()?;
     }
-    if opcode.get(1..5) == Some(&b"GMMA"[..]) {
+    let src_count = line.dec().filter(|&n| n <= 16)?;
+    if KEEP {
+        out.srcs.clear();
+    }
+    for _ in 0..src_count {
+        let reg = plain_reg(line.token()?)?;
+        if KEEP {
+            out.srcs.push(reg);
+        }
+    }
+    let spelling = &start[..start.len() - line.0.len()];
+    Some((spelling, Layout::of(opcode)))
+}
+
+/// The fields after the sources: commit-group flag, memory width, addresses, immediate.
+fn plain_tail(mut line: PlainLine, layout: Layout, out: &mut InstLine) -> Option<()> {
+    if layout.gmma {
         u32::try_from(line.dec()?).ok()?;
     }
     out.mem_width = u32::try_from(line.dec()?).ok()?;
     out.has_addrs = false;
     out.addrs.clear();
-    if opcode.starts_with(b"U") && TMA_OPCODES.iter().any(|t| opcode.starts_with(t.as_bytes())) {
+    if layout.tma {
         // The general parser ignores the rest, but the line must still be text.
         std::str::from_utf8(line.0).ok()?;
         return Some(());
@@ -434,6 +512,19 @@ impl<'a> PlainLine<'a> {
         match self.0.first() {
             Some(&b) => BYTE_CLASS[b as usize] == SPACE,
             None => true,
+        }
+    }
+
+    /// Whether the next tokens are exactly `spelling` (which starts and ends with a token);
+    /// if so, moves past them.
+    fn strip(&mut self, spelling: &[u8]) -> bool {
+        self.skip_space();
+        match self.0.strip_prefix(spelling) {
+            Some(rest) if PlainLine(rest).at_space() => {
+                self.0 = rest;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -581,6 +672,10 @@ pub struct StaticInst {
     pub first_line: u64,
     /// Dynamic warp instructions at this PC.
     pub count: u64,
+    /// How the first line of the PC the byte parser read in full spelled its static part, and
+    /// its opcode's layout. A line of the PC with this spelling says the same about the
+    /// instruction, so neither its registers nor its opcode need reading again.
+    spelling: Option<Spelling>,
 }
 
 impl StaticInst {
@@ -623,6 +718,8 @@ pub struct KernelTrace {
     blocks: Vec<BlockEntry>,
     pub warp_instructions: u64,
     pub thread_instructions: u64,
+    /// Lane addresses of all memory instructions.
+    addresses: u64,
 }
 
 impl KernelTrace {
@@ -813,14 +910,29 @@ struct OpenWarp {
     seen: u64,
 }
 
-/// Parses one block after its `#BEGIN_TB` line, calling `on_inst(warp, line, line_number)` for
-/// every instruction line. Returns the block's coordinates.
+/// What a pass over thread blocks does with their lines.
+trait BlockSink {
+    /// Parses a line that may be an instruction line with the byte parser (see [`plain_head`]):
+    /// true only for a line [`parse_inst_line`] accepts alike, at least as to PC, mask and
+    /// addresses. On false, the general parser takes the line.
+    fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool;
+
+    /// Warp `warp` declares `insts = count`.
+    fn declare(&mut self, _warp: u32, _count: u64) {}
+
+    /// A valid instruction line of warp `warp`, at line `line`: the one [`Self::parse_plain`]
+    /// was last given, parsed by it or by the general parser.
+    fn inst(&mut self, warp: u32, inst: &InstLine, line: u64) -> Result<(), ReplayError>;
+}
+
+/// Parses one block after its `#BEGIN_TB` line, handing every instruction line to `sink`.
+/// Returns the block's coordinates.
 fn parse_block<R: Read>(
     lines: &mut LineReader<R>,
     shape: &BlockShape,
     begin_line: u64,
     inst: &mut InstLine,
-    mut on_inst: impl FnMut(u32, &InstLine, u64) -> Result<(), ReplayError>,
+    sink: &mut impl BlockSink,
 ) -> Result<Dim3, ReplayError> {
     let mut ctaid: Option<Dim3> = None;
     let mut warp: Option<OpenWarp> = None;
@@ -855,7 +967,7 @@ fn parse_block<R: Read>(
         };
         // Nearly every line is an instruction line the byte parser takes; the rest (with
         // every error) goes through the text.
-        let plain = parse_plain_inst_line(line, shape.lineinfo, inst);
+        let plain = sink.parse_plain(line, shape.lineinfo, inst);
         let text = if plain {
             None
         } else {
@@ -926,9 +1038,13 @@ fn parse_block<R: Read>(
                     parse_dec(value, "the instruction count").map_err(|m| lines.err(m))?;
                 match warp.as_mut() {
                     Some(OpenWarp {
+                        warp: w,
                         declared: declared @ None,
                         ..
-                    }) => *declared = Some((count, lines.line)),
+                    }) => {
+                        *declared = Some((count, lines.line));
+                        sink.declare(*w, count);
+                    }
                     Some(OpenWarp {
                         warp: w,
                         declared: Some(_),
@@ -982,7 +1098,7 @@ fn parse_block<R: Read>(
             )));
         }
         let w = *w;
-        on_inst(w, inst, lines.line)?;
+        sink.inst(w, inst, lines.line)?;
     }
 }
 
@@ -1159,6 +1275,7 @@ struct ScanPart {
     pc_index: HashMap<u64, u32>,
     warp_instructions: u64,
     thread_instructions: u64,
+    addresses: u64,
     /// Lines read before stopping.
     lines: u64,
 }
@@ -1267,6 +1384,9 @@ fn merge_parts(mut first: ScanPart, second: ScanPart) -> Option<ScanPart> {
                     return None;
                 }
                 f.count += s.count;
+                if f.spelling.is_none() {
+                    f.spelling = s.spelling;
+                }
             }
             None => {
                 s.first_line += base;
@@ -1277,6 +1397,7 @@ fn merge_parts(mut first: ScanPart, second: ScanPart) -> Option<ScanPart> {
     }
     first.warp_instructions += second.warp_instructions;
     first.thread_instructions += second.thread_instructions;
+    first.addresses += second.addresses;
     first.lines += second.lines;
     Some(first)
 }
@@ -1291,7 +1412,13 @@ fn scan_blocks<R: Read>(
     mut pending: Option<u64>,
     stop_at: u64,
 ) -> Result<ScanPart, ReplayError> {
-    let mut part = ScanPart::default();
+    let mut sink = ScanSink {
+        path,
+        generation,
+        part: ScanPart::default(),
+        spelling: Vec::new(),
+        last: None,
+    };
     let mut inst = InstLine::default();
     loop {
         let (offset, begin_line) = match pending.take() {
@@ -1314,56 +1441,12 @@ fn scan_blocks<R: Read>(
                 (offset, lines.line)
             }
         };
-        let ScanPart {
-            statics,
-            pc_index,
-            warp_instructions,
-            thread_instructions,
-            ..
-        } = &mut part;
-        let ctaid = parse_block(lines, shape, begin_line, &mut inst, |_, i, line| {
-            *warp_instructions += 1;
-            *thread_instructions += i.mask.count_ones() as u64;
-            match pc_index.get(&i.pc) {
-                Some(&k) => {
-                    let s = &mut statics[k as usize];
-                    if s.opcode != i.opcode || s.dsts != i.dsts || s.srcs != i.srcs {
-                        return Err(ReplayError::parse(
-                            path,
-                            line,
-                            format!(
-                                "PC {:04x} is `{}` here but was `{}` at line {}",
-                                i.pc, i.opcode, s.opcode, s.first_line
-                            ),
-                        ));
-                    }
-                    s.count += 1;
-                }
-                None => {
-                    let known = opcodes::classify(&i.opcode, generation);
-                    let info =
-                        known.unwrap_or_else(|| OpInfo::generic(i.has_addrs, !i.dsts.is_empty()));
-                    pc_index.insert(i.pc, statics.len() as u32);
-                    statics.push(StaticInst {
-                        pc: i.pc,
-                        opcode: i.opcode.clone(),
-                        dsts: i.dsts.clone(),
-                        srcs: i.srcs.clone(),
-                        info,
-                        known: known.is_some(),
-                        width: opcodes::access_width(&i.opcode),
-                        first_line: line,
-                        count: 1,
-                    });
-                }
-            }
-            Ok(())
-        })?;
+        let ctaid = parse_block(lines, shape, begin_line, &mut inst, &mut sink)?;
         let grid = shape.grid;
         let linear = ctaid.x as u64
             + ctaid.y as u64 * grid.x as u64
             + ctaid.z as u64 * grid.x as u64 * grid.y as u64;
-        part.blocks.push((
+        sink.part.blocks.push((
             linear,
             BlockEntry {
                 offset,
@@ -1371,8 +1454,113 @@ fn scan_blocks<R: Read>(
             },
         ));
     }
-    part.lines = lines.line;
-    Ok(part)
+    sink.part.lines = lines.line;
+    Ok(sink.part)
+}
+
+/// The scan's side of [`parse_block`]: counts and the static instruction table.
+struct ScanSink<'a> {
+    path: &'a Path,
+    generation: Generation,
+    part: ScanPart,
+    /// The static part of the last line the byte parser read in full.
+    spelling: Vec<u8>,
+    /// How the byte parser took the last line it was given, if it did.
+    last: Option<Taken>,
+}
+
+fn spelled(last: Option<Taken>, spelling: &[u8]) -> Option<Spelling> {
+    match last {
+        Some(Taken::Parsed(layout)) => Some((spelling.into(), layout)),
+        _ => None,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Taken {
+    /// The static part spelled as static instruction `k`'s.
+    Spelled(u32),
+    /// In full, its static part in `ScanSink::spelling`.
+    Parsed(Layout),
+}
+
+impl BlockSink for ScanSink<'_> {
+    fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
+        self.last = None;
+        let Some(mut rest) = plain_head(line, lineinfo, inst) else {
+            return false;
+        };
+        if let Some(&k) = self.part.pc_index.get(&inst.pc) {
+            if let Some((spelling, layout)) = &self.part.statics[k as usize].spelling {
+                if rest.strip(spelling) {
+                    // Spelled alike, parsed alike: the rest decides, as in full.
+                    let taken = plain_tail(rest, *layout, inst).is_some();
+                    self.last = taken.then_some(Taken::Spelled(k));
+                    return taken;
+                }
+            }
+        }
+        let Some((spelling, layout)) = plain_static::<true>(&mut rest, inst) else {
+            return false;
+        };
+        if plain_tail(rest, layout, inst).is_none() {
+            return false;
+        }
+        self.spelling.clear();
+        self.spelling.extend_from_slice(spelling);
+        self.last = Some(Taken::Parsed(layout));
+        true
+    }
+
+    fn inst(&mut self, _warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
+        let part = &mut self.part;
+        part.warp_instructions += 1;
+        part.thread_instructions += i.mask.count_ones() as u64;
+        part.addresses += i.addrs.len() as u64;
+        let last = self.last.take();
+        if let Some(Taken::Spelled(k)) = last {
+            part.statics[k as usize].count += 1;
+            return Ok(());
+        }
+        match part.pc_index.get(&i.pc) {
+            Some(&k) => {
+                let s = &mut part.statics[k as usize];
+                if s.opcode != i.opcode || s.dsts != i.dsts || s.srcs != i.srcs {
+                    return Err(ReplayError::parse(
+                        self.path,
+                        line,
+                        format!(
+                            "PC {:04x} is `{}` here but was `{}` at line {}",
+                            i.pc, i.opcode, s.opcode, s.first_line
+                        ),
+                    ));
+                }
+                s.count += 1;
+                if s.spelling.is_none() {
+                    s.spelling = spelled(last, &self.spelling);
+                }
+            }
+            None => {
+                let known = opcodes::classify(&i.opcode, self.generation);
+                let info =
+                    known.unwrap_or_else(|| OpInfo::generic(i.has_addrs, !i.dsts.is_empty()));
+                part.pc_index.insert(i.pc, part.statics.len() as u32);
+                part.statics.push(StaticInst {
+                    pc: i.pc,
+                    opcode: i.opcode.clone(),
+                    dsts: i.dsts.clone(),
+                    srcs: i.srcs.clone(),
+                    info,
+                    known: known.is_some(),
+                    width: opcodes::access_width(&i.opcode),
+                    first_line: line,
+                    count: 1,
+                    spelling: spelled(last, &self.spelling),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The block index checked against the grid, and the statics in PC order.
@@ -1387,6 +1575,7 @@ fn finish_scan(
         mut statics,
         warp_instructions,
         thread_instructions,
+        addresses,
         ..
     } = part;
     let total_blocks = header.grid.count();
@@ -1431,6 +1620,7 @@ fn finish_scan(
         blocks,
         warp_instructions,
         thread_instructions,
+        addresses,
     })
 }
 
@@ -1470,27 +1660,60 @@ impl BlockReader {
             warps_per_block: trace.warps_per_block(),
             lineinfo: trace.header.lineinfo,
         };
-        let mut streams = vec![WarpStream::new(); shape.warps_per_block as usize];
-        let path = &trace.path;
+        let mut sink = ReadSink {
+            trace,
+            streams: vec![WarpStream::new(); shape.warps_per_block as usize],
+        };
         parse_block(
             &mut self.lines,
             &shape,
             entry.line,
             &mut self.inst,
-            |w, i, line| {
-                let Some(pc) = trace.index_of(i.pc) else {
-                    return Err(ReplayError::parse(
-                        path,
-                        line,
-                        format!("PC {:04x} was not in the trace when it was scanned", i.pc),
-                    ));
-                };
-                let addrs = i.has_addrs.then_some(i.addrs.as_slice());
-                streams[w as usize].push(pc, i.mask, addrs);
-                Ok(())
-            },
+            &mut sink,
         )?;
-        Ok(streams)
+        Ok(sink.streams)
+    }
+}
+
+/// The block reader's side of [`parse_block`]: the warps' streams.
+struct ReadSink<'a> {
+    trace: &'a KernelTrace,
+    streams: Vec<WarpStream>,
+}
+
+/// Instructions reserved for a warp's stream up front: what `insts =` declares, up to this
+/// (a larger stream grows as it is read, so a wrong count cannot allocate much ahead).
+const RESERVE_INSTS: u64 = 4096;
+
+impl BlockSink for ReadSink<'_> {
+    fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
+        // The scan took the registers and opcode; a stream needs neither.
+        let trace = self.trace;
+        parse_plain_addresses(line, lineinfo, inst, |pc| {
+            trace.statics[trace.index_of(pc)? as usize]
+                .spelling
+                .as_ref()
+        })
+    }
+
+    fn declare(&mut self, warp: u32, count: u64) {
+        let insts = count.min(RESERVE_INSTS);
+        // Addresses as many as the kernel's instructions carry on average.
+        let addrs = insts * self.trace.addresses / self.trace.warp_instructions.max(1);
+        self.streams[warp as usize].reserve(insts as usize, addrs as usize);
+    }
+
+    fn inst(&mut self, warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
+        let Some(pc) = self.trace.index_of(i.pc) else {
+            return Err(ReplayError::parse(
+                &self.trace.path,
+                line,
+                format!("PC {:04x} was not in the trace when it was scanned", i.pc),
+            ));
+        };
+        let addrs = i.has_addrs.then_some(i.addrs.as_slice());
+        self.streams[warp as usize].push(pc, i.mask, addrs);
+        Ok(())
     }
 }
 
@@ -1665,6 +1888,7 @@ mod tests {
             width: 4,
             first_line: 1,
             count: 1,
+            spelling: None,
         };
         assert_eq!(mk(&l).text(), "LDG.E.CG R4, [R4]");
         l = line("00d8 ffffffff 0 STG.E 2 R6 R0 4 1 0x100 4").unwrap();
@@ -1803,9 +2027,23 @@ mod tests {
         Some(parse_inst_line(text.trim(), lineinfo, &mut out).map(|()| out))
     }
 
+    /// The byte parser in full.
+    fn parse_plain_inst_line(line: &[u8], lineinfo: bool, out: &mut InstLine) -> bool {
+        (|| {
+            let mut line = plain_head(line, lineinfo, out)?;
+            let (_, layout) = plain_static::<true>(&mut line, out)?;
+            plain_tail(line, layout, out)
+        })()
+        .is_some()
+    }
+
+    fn line_with_addresses() -> InstLine {
+        line("0098 0000000f 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap()
+    }
+
     /// The byte parser's result, into a line left over from an earlier memory instruction.
     fn plain(bytes: &[u8], lineinfo: bool) -> Option<InstLine> {
-        let mut out = line("0098 0000000f 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap();
+        let mut out = line_with_addresses();
         parse_plain_inst_line(bytes, lineinfo, &mut out).then_some(out)
     }
 
@@ -2062,6 +2300,141 @@ mod tests {
             if let Some(fast) = plain(&line, lineinfo) {
                 proptest::prop_assert_eq!(general(&line, lineinfo), Some(Ok(fast)));
             }
+        }
+
+        /// The reader's byte parser, with no spelling, the line's own or another one the byte
+        /// parser took, reads PC, mask and addresses as the byte parser in full does, and
+        /// declines what it declines (and so whatever the general parser rejects).
+        #[test]
+        fn the_reader_reads_addresses_as_the_byte_parser_reads_them(
+            line in inst_line_strategy(),
+            lineinfo in proptest::prelude::any::<bool>(),
+        ) {
+            let full = plain(&line, lineinfo);
+            let own = full.as_ref().and_then(|_| {
+                let mut out = InstLine::default();
+                let mut rest = plain_head(&line, lineinfo, &mut out)?;
+                let (bytes, layout) = plain_static::<true>(&mut rest, &mut out)?;
+                Some((Box::from(bytes), layout))
+            });
+            let other: Spelling = (Box::from(&b"1 R4 LDG.E.SYS 1 R4"[..]), Layout::of(b"LDG"));
+            for spelling in [None, own.as_ref(), Some(&other)] {
+                let mut out = line_with_addresses();
+                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling);
+                let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
+                proptest::prop_assert_eq!(
+                    read.then(|| addresses(&out)),
+                    full.as_ref().map(addresses),
+                    "{:?}", spelling
+                );
+            }
+        }
+    }
+
+    /// A scan of one block of one warp with these instruction lines (after 8 lines of header
+    /// and block), each `{}` in a line taking the next PC.
+    fn scan_lines(name: &str, insts: &[&str]) -> Result<KernelTrace, ReplayError> {
+        let dir = std::env::temp_dir().join(format!("ws-spelled-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = format!(
+            "-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-binary version = 70\n#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = {}\n",
+            insts.len()
+        );
+        for l in insts {
+            text.push_str(l);
+            text.push('\n');
+        }
+        text.push_str("#END_TB\n");
+        let path = dir.join(format!("{name}.traceg"));
+        std::fs::write(&path, text).unwrap();
+        let scan = scan(&path);
+        let _ = std::fs::remove_dir_all(&dir);
+        scan
+    }
+
+    #[test]
+    fn a_known_pc_spelled_as_before_is_taken_and_one_spelled_otherwise_is_compared() {
+        let first = "0010 ffffffff 1 R1 IADD 2 R2 R3 0";
+        // Same bytes; other spacing and spellings of the same registers; another mask.
+        let alike = [
+            first,
+            "0010  ffffffff 1 R1 IADD 2 R2 R3 0",
+            "0010 ffffffff 1  R1 IADD 2 R2 R3 0",
+            "0010 ffffffff 1 R1\tIADD 2 R2 R3 0 ",
+            "0010 ffffffff 1 R1 IADD 2 R02 R3 0",
+            " 0010 0000000f 1 R1 IADD 2 R2 R3 0",
+            "0010 ffffffff 1 R1 IADD 2 R2 R3 0 0x10",
+        ];
+        let mut lines = vec![first];
+        lines.extend(alike);
+        let t = scan_lines("alike", &lines).unwrap();
+        assert_eq!(
+            (t.statics.len(), t.statics[0].count),
+            (1, lines.len() as u64)
+        );
+        assert_eq!(t.statics[0].text(), "IADD R1, R2, R3");
+        assert_eq!(
+            t.statics[0].spelling.as_ref().map(|(b, _)| &b[..]),
+            Some(&b"1 R1 IADD 2 R2 R3"[..])
+        );
+        // A first line the byte parser declines leaves the spelling to the next it takes.
+        let t = scan_lines(
+            "odd-first",
+            &["0010 ffffffff 1 R0001 IADD 2 R2 R3 0", first, first],
+        )
+        .unwrap();
+        assert_eq!(t.statics[0].count, 3);
+        assert_eq!(
+            t.statics[0].spelling.as_ref().map(|(b, _)| &b[..]),
+            Some(&b"1 R1 IADD 2 R2 R3"[..])
+        );
+        // Lines that differ from the first, or extend its spelling, or spell it alike but
+        // break a later field: the errors of the general parser and the comparison.
+        for (line, want) in [
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R4 0",
+                "PC 0010 is `IADD` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R33 0",
+                "PC 0010 is `IADD` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 3 R2 R3 R4 0",
+                "PC 0010 is `IADD` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD.X 2 R2 R3 0",
+                "PC 0010 is `IADD.X` here but was `IADD` at line 9",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3",
+                "wrong field count: the line ends before its memory width",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3 0 1 2",
+                "wrong field count: 1 field(s) after the end",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3 4 1 0x10",
+                "wrong field count: the line ends before its address stride",
+            ),
+            (
+                "0010 ffffffff 1 R1 IADD 2 R2 R3R 0",
+                "`R3R` is not a register number",
+            ),
+            (
+                "0010 fffffffff 1 R1 IADD 2 R2 R3 0",
+                "mask `fffffffff` is wider than 32 lanes (at most 8 hex digits)",
+            ),
+        ] {
+            let e = scan_lines("differs", &[first, first, line, first])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("differs.traceg:11: {want}")),
+                "{line}: {e}"
+            );
         }
     }
 }

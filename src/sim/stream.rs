@@ -84,6 +84,12 @@ impl WarpStream {
         WarpStream::default()
     }
 
+    /// Room for at least `insts` more instructions and `addrs` more addresses.
+    pub fn reserve(&mut self, insts: usize, addrs: usize) {
+        self.insts.reserve(insts);
+        self.addrs.reserve(addrs);
+    }
+
     /// Appends an instruction. `addrs`, when given, holds one address per set bit of `mask`,
     /// lowest lane first; a mismatched count is the caller's bug and is cut or padded with the
     /// last address so the stream stays well-formed.
