@@ -531,21 +531,24 @@ fn skipping_idle_cycles_is_invisible_in_replay() {
     assert_eq!(a, b);
 }
 
+/// Runs `scripts/gen-accelsim-trace.py` with `args` and `--out dir`.
+fn generate(args: &[&str], dir: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
+    let o = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .expect("python3 runs scripts/gen-accelsim-trace.py");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 #[test]
 fn generator_script_writes_a_deterministic_trace_that_replays() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
-    let gen = |dir: &Path| {
-        let o = Command::new("python3")
-            .arg(&script)
-            .args(["--elements", "1000", "--block", "128", "--out"])
-            .arg(dir)
-            .output()
-            .expect("python3 runs scripts/gen-accelsim-trace.py");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    };
     let (a, b) = (tmp("gen-a"), tmp("gen-b"));
-    gen(&a);
-    gen(&b);
+    generate(&["--elements", "1000", "--block", "128"], &a);
+    generate(&["--elements", "1000", "--block", "128"], &b);
     let text = std::fs::read(a.join("kernel-1.traceg")).unwrap();
     assert_eq!(text, std::fs::read(b.join("kernel-1.traceg")).unwrap());
     let input = replay::open(&a).unwrap();
@@ -566,15 +569,8 @@ fn generator_script_writes_a_deterministic_trace_that_replays() {
 
 #[test]
 fn generator_fma_trips_loop_the_working_warps_and_make_math_pipe_the_wait() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
     let dir = tmp("gen-fma");
-    let o = Command::new("python3")
-        .arg(&script)
-        .args(["--elements", "8192", "--fma-trips", "12", "--out"])
-        .arg(&dir)
-        .output()
-        .expect("python3 runs scripts/gen-accelsim-trace.py");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    generate(&["--elements", "8192", "--fma-trips", "12"], &dir);
     let input = replay::open(&dir).unwrap();
     assert!(input.unknown_opcodes().is_empty());
     // 256 full warps of 15 + 7 per trip.
@@ -604,15 +600,8 @@ fn generator_fma_trips_loop_the_working_warps_and_make_math_pipe_the_wait() {
 #[test]
 fn blocks_read_ahead_are_the_blocks_read_when_granted() {
     use warpscope::sim::stream::InstructionSource;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
     let dir = tmp("ahead");
-    let o = Command::new("python3")
-        .arg(&script)
-        .args(["--elements", "20000", "--block", "64", "--out"])
-        .arg(&dir)
-        .output()
-        .expect("python3 runs scripts/gen-accelsim-trace.py");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    generate(&["--elements", "20000", "--block", "64"], &dir);
     let input = replay::open(&dir).unwrap();
     let blocks = input.kernels[0].blocks();
     let warps = input.kernels[0].warps_per_block();

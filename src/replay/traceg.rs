@@ -96,26 +96,7 @@ fn parse_reg(token: &str) -> Result<TraceReg, String> {
             }
         }
     }
-    let named = match token {
-        "RZ" => Some(TraceReg {
-            kind: RegKind::Reg,
-            num: 255,
-        }),
-        "PT" => Some(TraceReg {
-            kind: RegKind::Pred,
-            num: 7,
-        }),
-        "URZ" => Some(TraceReg {
-            kind: RegKind::UniformReg,
-            num: 63,
-        }),
-        "UPT" => Some(TraceReg {
-            kind: RegKind::UniformPred,
-            num: 7,
-        }),
-        _ => None,
-    };
-    if let Some(r) = named {
+    if let Some(r) = named_reg(token.as_bytes()) {
         return Ok(r);
     }
     let (kind, digits, max) = if let Some(d) = token.strip_prefix("UR") {
@@ -616,33 +597,24 @@ const BYTE_CLASS: [u8; 256] = {
 const SPACE: u8 = 0xfe;
 const OTHER: u8 = 0xff;
 
+/// The zero registers and true predicates, which have names instead of numbers.
+fn named_reg(token: &[u8]) -> Option<TraceReg> {
+    let (kind, num) = match token {
+        b"RZ" => (RegKind::Reg, 255),
+        b"PT" => (RegKind::Pred, 7),
+        b"URZ" => (RegKind::UniformReg, 63),
+        b"UPT" => (RegKind::UniformPred, 7),
+        _ => return None,
+    };
+    Some(TraceReg { kind, num })
+}
+
 /// A register named as [`parse_reg`] names it, with 1 to 3 digits.
 fn plain_reg(token: &[u8]) -> Option<TraceReg> {
+    if let Some(r) = named_reg(token) {
+        return Some(r);
+    }
     let (kind, digits, max) = match token {
-        b"RZ" => {
-            return Some(TraceReg {
-                kind: RegKind::Reg,
-                num: 255,
-            })
-        }
-        b"PT" => {
-            return Some(TraceReg {
-                kind: RegKind::Pred,
-                num: 7,
-            })
-        }
-        b"URZ" => {
-            return Some(TraceReg {
-                kind: RegKind::UniformReg,
-                num: 63,
-            })
-        }
-        b"UPT" => {
-            return Some(TraceReg {
-                kind: RegKind::UniformPred,
-                num: 7,
-            })
-        }
         [b'U', b'R', digits @ ..] => (RegKind::UniformReg, digits, 63),
         [b'U', b'P', digits @ ..] => (RegKind::UniformPred, digits, 7),
         [b'R', digits @ ..] => (RegKind::Reg, digits, 255),
