@@ -429,9 +429,10 @@ impl Step {
 #[derive(Debug, Default)]
 pub(crate) struct Steps {
     steps: Vec<Step>,
-    /// Events pushed, with or without a step.
-    events: usize,
-    /// The cycle of the latest event pushed.
+    /// Events pushed without a step (a step counts itself).
+    others: usize,
+    /// The cycle of the latest event pushed without a step: the accumulator takes a step's
+    /// own, so a step costs the decode thread no comparison.
     last_cycle: u64,
 }
 
@@ -449,7 +450,7 @@ impl Steps {
 
     pub(crate) fn clear(&mut self) {
         self.steps.clear();
-        self.events = 0;
+        self.others = 0;
         self.last_cycle = 0;
     }
 }
@@ -461,24 +462,26 @@ impl EventSink for Steps {
 
     #[inline(always)]
     fn push(&mut self, event: Event) {
-        self.events += 1;
-        self.last_cycle = self.last_cycle.max(event.cycle());
-        if let Some(step) = Step::of(&event) {
-            self.steps.push(step);
+        match Step::of(&event) {
+            Some(step) => self.steps.push(step),
+            None => {
+                self.others += 1;
+                self.last_cycle = self.last_cycle.max(event.cycle());
+            }
         }
     }
 
     fn count(&self) -> usize {
-        self.events
+        self.steps.len() + self.others
     }
 
     fn mark(&self) -> Self::Mark {
-        (self.steps.len(), self.events, self.last_cycle)
+        (self.steps.len(), self.others, self.last_cycle)
     }
 
-    fn rewind(&mut self, (steps, events, last_cycle): Self::Mark) {
+    fn rewind(&mut self, (steps, others, last_cycle): Self::Mark) {
         self.steps.truncate(steps);
-        self.events = events;
+        self.others = others;
         self.last_cycle = last_cycle;
     }
 }

@@ -768,17 +768,31 @@ impl Groups {
         }
     }
 
-    /// Warp `w` issued `pc` to `pipe` at `cycle`.
+    /// Warp `w` issued `pc` to `pipe` at `cycle`; with `selected` it then changes to
+    /// `Selected` (as [`set_state`](Self::set_state) does: on the record in hand, so that an
+    /// issue costs one look-up).
     #[inline(always)]
-    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe) {
-        let model = self.model;
-        let g = self.warp(w);
+    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe, selected: bool) {
+        let g = self.warps.get_or_insert_with(w.sm, w.slot, || UNKNOWN_WARP);
         g.issued = Some(cycle);
         g.pc = pc;
-        if !model {
+        if !self.model {
+            if selected && g.launched() {
+                let next = &mut self.schedulers[g.sched as usize].next;
+                moved(g, next, &mut self.by_pc, WarpState::Selected);
+            }
             return;
         }
         g.ready_pipe = NO_PIPE;
+        self.issue_model(w, cycle, pc, pipe);
+        if selected {
+            self.set_state(w, WarpState::Selected);
+        }
+    }
+
+    /// Version 5: what [`issue`](Self::issue) tells the issue-stage model.
+    fn issue_model(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe) {
+        let g = self.warp(w);
         let (sched, position) = (g.sched, g.position);
         let p = pipe_code(pipe);
         if pc < DENSE_PCS {
@@ -1122,12 +1136,16 @@ impl Groups {
         None
     }
 
-    fn lanes(&self, w: WarpRef) -> u32 {
-        self.warps.get(w.sm, w.slot).map_or(u32::MAX, |g| g.lanes)
+    /// The record of warp slot `w`; [`UNKNOWN_WARP`] for a slot no event has named (what a
+    /// new record starts as).
+    #[inline(always)]
+    fn record(&self, w: WarpRef) -> &WarpRec {
+        self.warps.get(w.sm, w.slot).unwrap_or(&UNKNOWN_WARP)
     }
 
+    #[inline]
     fn last_pc(&self, w: WarpRef) -> u32 {
-        self.warps.get(w.sm, w.slot).map_or(u32::MAX, |g| g.pc)
+        self.record(w).pc
     }
 
     /// The state warp `w` is predicted to change to at `cycle`.
@@ -1157,14 +1175,9 @@ impl Groups {
             Some(s) => s,
             None => prediction(by_pc, schedulers, g, cycle)?,
         };
-        let (old, old_pipe) = (g.state, g.ready_pipe);
+        let old_pipe = g.ready_pipe;
         let sched = &mut schedulers[g.sched as usize];
-        if let Some(prev) = old {
-            let from = state_code(&prev) as usize;
-            sched.next[from] = Some(state);
-            learn_by_pc(by_pc, g.pc, from, state);
-        }
-        g.state = Some(state);
+        let old = moved(g, &mut sched.next, by_pc, state);
         if *model {
             note_wait(g, state, pipe_by_pc);
             sched.note(g.position, old, old_pipe, state, g.ready_pipe);
@@ -1259,6 +1272,25 @@ fn predicted_at(run: &[(u32, WarpState)], at: &mut usize, position: u32) -> Opti
     run.get(*at).filter(|p| p.0 == position).map(|p| p.1)
 }
 
+/// Launched warp `g` of the scheduler whose table is `next` changes to `state`: what follows
+/// its old state is learnt, per scheduler and per pc. Returns the old state.
+#[inline(always)]
+fn moved(
+    g: &mut WarpRec,
+    next: &mut [Option<WarpState>; STATES as usize],
+    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
+    state: WarpState,
+) -> Option<WarpState> {
+    let old = g.state;
+    if let Some(prev) = old {
+        let from = state_code(&prev) as usize;
+        next[from] = Some(state);
+        learn_by_pc(by_pc, g.pc, from, state);
+    }
+    g.state = Some(state);
+    old
+}
+
 /// Learns that a warp whose last issue was at `pc` went from state `from` to `state` (the pc
 /// table of predictions; pcs past `DENSE_PCS` are not learnt).
 #[inline(always)]
@@ -1313,8 +1345,9 @@ impl Context {
     }
 
     fn lanes(&self, w: WarpRef) -> u32 {
-        self.groups.lanes(w)
+        self.groups.record(w).lanes
     }
+    #[inline]
     fn last_pc(&self, w: WarpRef) -> u32 {
         self.groups.last_pc(w)
     }
@@ -1639,11 +1672,10 @@ impl Encoder {
                 if flags & F_SLOT != 0 {
                     put_varint(out, *slot as u64);
                 }
-                self.cx.groups.issue(*warp, cycle, *pc, *pipe);
+                self.cx
+                    .groups
+                    .issue(*warp, cycle, *pc, *pipe, selected_follows);
                 self.cx.completions.issue(*warp, cycle, *pc);
-                if selected_follows {
-                    self.cx.groups.set_state(*warp, WarpState::Selected);
-                }
             }
             Event::Complete { warp, pc, .. } => {
                 let expected = self.cx.completions.expected(cycle) == Some((*warp, *pc));
@@ -2243,6 +2275,21 @@ fn state_of(cur: &mut Cursor, n: u8, last_pc: u32) -> Result<WarpState, TraceErr
     })
 }
 
+/// Runs `f`, which pushes a state group's or run's events: on an error, none of them stay
+/// (other events are pushed only once nothing can fail).
+#[inline(always)]
+fn all_or_nothing<S: EventSink>(
+    out: &mut S,
+    f: impl FnOnce(&mut S) -> Result<(), TraceError>,
+) -> Result<(), TraceError> {
+    let before = out.mark();
+    let result = f(out);
+    if result.is_err() {
+        out.rewind(before);
+    }
+    result
+}
+
 impl Decoder {
     #[inline(always)]
     fn warp(&mut self, cur: &mut Cursor, same: bool) -> Result<WarpRef, TraceError> {
@@ -2543,7 +2590,9 @@ impl Decoder {
                     what: "same-warp bit on a run",
                 });
             }
-            return self.run(ins, cycle, code == T_RUN_EXACT, tag_off, out);
+            return all_or_nothing(out, |out| {
+                self.run(ins, cycle, code == T_RUN_EXACT, tag_off, out)
+            });
         }
         let (has_warp, warp_stream, field_stream) = CODES[code as usize];
         if same && !has_warp {
@@ -2617,7 +2666,9 @@ impl Decoder {
                     return Err(cur.bad_tag(off, flags, "issue flags (bit 7 clear)"));
                 }
                 let pipe = pipe_of(cur, off, flags & F_PIPE)?;
-                let predicted = self.cx.last_pc(w).wrapping_add(1);
+                let g = self.cx.groups.record(w);
+                let predicted = g.pc.wrapping_add(1);
+                let lanes = g.lanes;
                 let pc = if flags & F_PC != 0 {
                     pc_of(cur, predicted)?
                 } else {
@@ -2626,14 +2677,15 @@ impl Decoder {
                 let active = if flags & F_ACTIVE != 0 {
                     cur.u32("active mask")?
                 } else {
-                    self.cx.lanes(w)
+                    lanes
                 };
                 let slot = if flags & F_SLOT != 0 {
                     cur.u32("issue slot")?
                 } else {
                     0
                 };
-                self.cx.groups.issue(w, cycle, pc, pipe);
+                let selected = flags & F_SELECTED != 0;
+                self.cx.groups.issue(w, cycle, pc, pipe, selected);
                 if S::COMPLETION_NAMES || self.version >= 5 {
                     self.cx.completions.issue(w, cycle, pc);
                 }
@@ -2645,8 +2697,7 @@ impl Decoder {
                     pipe,
                     slot,
                 });
-                if flags & F_SELECTED != 0 {
-                    self.cx.groups.set_state(w, WarpState::Selected);
+                if selected {
                     out.push(Event::WarpState {
                         cycle,
                         warp: w,
@@ -2798,7 +2849,9 @@ impl Decoder {
                     state,
                 }
             }
-            T_STATE_GROUP => return self.state_group(ins, cycle, w, tag_off, out),
+            T_STATE_GROUP => {
+                return all_or_nothing(out, |out| self.state_group(ins, cycle, w, tag_off, out))
+            }
             _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=31)")),
         };
         out.push(ev);
@@ -3403,10 +3456,7 @@ impl<R: Read> BinaryReader<R> {
                 result = Ok(false);
                 break;
             }
-            let before = out.mark();
             if let Err(e) = self.dec.decode(&mut ins, out) {
-                // A state group is all or nothing.
-                out.rewind(before);
                 result = Err(e);
                 break;
             }
