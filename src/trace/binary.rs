@@ -2280,8 +2280,8 @@ fn state_of(cur: &mut Cursor, n: u8, last_pc: u32) -> Result<WarpState, TraceErr
 #[inline(always)]
 fn all_or_nothing<S: EventSink>(
     out: &mut S,
-    f: impl FnOnce(&mut S) -> Result<(), TraceError>,
-) -> Result<(), TraceError> {
+    f: impl FnOnce(&mut S) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     let before = out.mark();
     let result = f(out);
     if result.is_err() {
@@ -2289,6 +2289,10 @@ fn all_or_nothing<S: EventSink>(
     }
     result
 }
+
+/// A decoding error, boxed: the block loop's results are then one pointer, where a
+/// `TraceError` made every event's result a copy of its fields.
+type Failure = Box<TraceError>;
 
 impl Decoder {
     #[inline(always)]
@@ -2340,8 +2344,8 @@ impl Decoder {
         first: WarpRef,
         offset: u64,
         out: &mut S,
-    ) -> Result<(), TraceError> {
-        let malformed = |message: String| TraceError::Malformed { offset, message };
+    ) -> Result<(), Failure> {
+        let malformed = |message: String| Box::new(TraceError::Malformed { offset, message });
         let (sched, first_i) = self.cx.groups.position(first).ok_or_else(|| {
             malformed(format!(
                 "state group starts at warp {}:{}, which is not resident",
@@ -2436,11 +2440,11 @@ impl Decoder {
         exact: bool,
         offset: u64,
         out: &mut S,
-    ) -> Result<(), TraceError> {
+    ) -> Result<(), Failure> {
         let mut predicted = std::mem::take(&mut self.predicted);
         let result = self.run_with(ins, cycle, exact, offset, out, &mut predicted);
         self.predicted = predicted;
-        result
+        Ok(result?)
     }
 
     fn run_with<const V4: bool, S: EventSink>(
@@ -2557,7 +2561,7 @@ impl Decoder {
         &mut self,
         ins: &mut Inputs<V4>,
         out: &mut S,
-    ) -> Result<(), TraceError> {
+    ) -> Result<(), Failure> {
         let tags = ins.at(S_TAGS);
         let tag_off = tags.offset();
         let tag = tags.byte("event tag")?;
@@ -2584,11 +2588,11 @@ impl Decoder {
         self.cx.last_cycle = cycle;
         if self.version >= 5 && (code == T_RUN || code == T_RUN_EXACT) {
             if same {
-                return Err(TraceError::BadTag {
+                return Err(Box::new(TraceError::BadTag {
                     offset: tag_off,
                     tag,
                     what: "same-warp bit on a run",
-                });
+                }));
             }
             return all_or_nothing(out, |out| {
                 self.run(ins, cycle, code == T_RUN_EXACT, tag_off, out)
@@ -2596,11 +2600,11 @@ impl Decoder {
         }
         let (has_warp, warp_stream, field_stream) = CODES[code as usize];
         if same && !has_warp {
-            return Err(TraceError::BadTag {
+            return Err(Box::new(TraceError::BadTag {
                 offset: tag_off,
                 tag,
                 what: "same-warp bit on an event without a warp",
-            });
+            }));
         }
         let warp = if has_warp {
             Some(self.warp(ins.at(warp_stream), same)?)
@@ -2663,7 +2667,7 @@ impl Decoder {
                 let off = cur.offset();
                 let flags = cur.byte("issue flags")?;
                 if flags & 0x80 != 0 {
-                    return Err(cur.bad_tag(off, flags, "issue flags (bit 7 clear)"));
+                    return Err(cur.bad_tag(off, flags, "issue flags (bit 7 clear)").into());
                 }
                 let pipe = pipe_of(cur, off, flags & F_PIPE)?;
                 let g = self.cx.groups.record(w);
@@ -2765,14 +2769,18 @@ impl Decoder {
                     0 => MemKind::Load,
                     1 => MemKind::Store,
                     2 => MemKind::Atomic,
-                    _ => return Err(cur.bad_tag(off, b, "memory kind (load, store, atomic)")),
+                    _ => {
+                        return Err(cur
+                            .bad_tag(off, b, "memory kind (load, store, atomic)")
+                            .into())
+                    }
                 };
                 let level = match b >> 3 {
                     0 => HitLevel::Ideal,
                     1 => HitLevel::L1,
                     2 => HitLevel::L2,
                     3 => HitLevel::Dram,
-                    _ => return Err(cur.bad_tag(off, b, "hit level (0..=3)")),
+                    _ => return Err(cur.bad_tag(off, b, "hit level (0..=3)").into()),
                 };
                 let sectors = cur.u32("sectors")?;
                 let replays = cur.u32("replays")?;
@@ -2797,7 +2805,7 @@ impl Decoder {
                     0 => HazardKind::Raw,
                     1 => HazardKind::War,
                     2 => HazardKind::Waw,
-                    c => return Err(cur.bad_tag(off, c, "hazard kind (0..=2)")),
+                    c => return Err(cur.bad_tag(off, c, "hazard kind (0..=2)").into()),
                 };
                 Event::Hazard {
                     cycle,
@@ -2815,10 +2823,10 @@ impl Decoder {
                 let len = cur.varint("fault length")?;
                 let remaining = (cur.data.len() - cur.pos) as u64;
                 if len > remaining {
-                    return Err(TraceError::Malformed {
+                    return Err(Box::new(TraceError::Malformed {
                         offset: off,
                         message: format!("fault of {len} bytes but the block has {remaining} left"),
-                    });
+                    }));
                 }
                 let bytes = &cur.data[cur.pos..cur.pos + len as usize];
                 cur.pos += len as usize;
@@ -2852,7 +2860,7 @@ impl Decoder {
             T_STATE_GROUP => {
                 return all_or_nothing(out, |out| self.state_group(ins, cycle, w, tag_off, out))
             }
-            _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=31)")),
+            _ => return Err(cur.bad_tag(tag_off, tag, "event code (0..=31)").into()),
         };
         out.push(ev);
         Ok(())
@@ -3457,7 +3465,7 @@ impl<R: Read> BinaryReader<R> {
                 break;
             }
             if let Err(e) = self.dec.decode(&mut ins, out) {
-                result = Err(e);
+                result = Err(*e);
                 break;
             }
         }
