@@ -1160,7 +1160,8 @@ impl Groups {
 
     /// Warp `w` changes state at `cycle`: to `state`, or with `None` to its prediction.
     /// Returns the new state; `None` if the warp is unknown or has no prediction.
-    #[inline]
+    // Inlined: as a call it was 1 % more of the decode thread.
+    #[inline(always)]
     fn change(&mut self, w: WarpRef, cycle: u64, state: Option<WarpState>) -> Option<WarpState> {
         let Groups {
             warps,
@@ -1187,6 +1188,8 @@ impl Groups {
 
     /// The scheduler (index in `schedulers`) of a launched, resident warp and its position
     /// among the scheduler's warps.
+    // Inlined into the state group's decoding: a call per group was 3 % of the decode thread.
+    #[inline(always)]
     fn position(&self, w: WarpRef) -> Option<(u32, usize)> {
         let g = self.launched(w)?;
         // An exited warp keeps its record (without a state) but is no member.
