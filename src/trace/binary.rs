@@ -2403,6 +2403,8 @@ impl Decoder {
                 .get_mut(first.sm, slot)
                 .expect("a scheduler's members are launched warps");
             let from = g.state.map(|s| state_code(&s) as usize);
+            // Whether the state is the one the pc table has (then it need not be learnt).
+            let mut at_pc = false;
             let state = if misses >> k & 1 != 0 {
                 let last_pc = g.pc;
                 let cur = ins.at(S_STATE_ARGS);
@@ -2412,16 +2414,17 @@ impl Decoder {
                 WarpState::Selected
             } else {
                 from.and_then(|from| {
-                    by_pc
-                        .get(g.pc as usize)
-                        .and_then(|t| t[from])
-                        .or(next[from])
+                    let learnt = by_pc.get(g.pc as usize).and_then(|t| t[from]);
+                    at_pc = learnt.is_some();
+                    learnt.or(next[from])
                 })
                 .ok_or_else(|| no_prediction(w, cycle, offset))?
             };
             if let Some(from) = from {
                 next[from] = Some(state);
-                learn_by_pc(by_pc, g.pc, from, state);
+                if !at_pc {
+                    learn_by_pc(by_pc, g.pc, from, state);
+                }
             }
             g.state = Some(state);
             out.push(Event::WarpState {
