@@ -180,24 +180,34 @@ pub struct LaunchAnalysis {
     pub hints: Vec<super::rules::Hint>,
 }
 
-/// Warp-cycles by raw state, for one PC: a short list searched in order (a PC sees a handful
-/// of distinct states), which is cheaper than hashing on the per-issue path.
+/// Warp-cycles by raw state, for one PC: `Selected` apart (every issue adds to it; only its
+/// sums are read, in no order), the others in a short list searched in order (a PC sees a
+/// handful of distinct states), which is cheaper than hashing on the per-issue path.
 #[derive(Debug, Default, Clone)]
-struct StateCycles(Vec<(WarpState, u64)>);
+struct StateCycles {
+    selected: u64,
+    others: Vec<(WarpState, u64)>,
+}
 
 impl StateCycles {
+    #[inline]
     fn add(&mut self, state: WarpState, n: u64) {
+        if state == WarpState::Selected {
+            self.selected += n;
+            return;
+        }
         if n == 0 {
             return;
         }
-        match self.0.iter_mut().find(|(s, _)| *s == state) {
+        match self.others.iter_mut().find(|(s, _)| *s == state) {
             Some((_, c)) => *c += n,
-            None => self.0.push((state, n)),
+            None => self.others.push((state, n)),
         }
     }
 
     fn iter(&self) -> impl Iterator<Item = (WarpState, u64)> + '_ {
-        self.0.iter().copied()
+        let selected = (self.selected > 0).then_some((WarpState::Selected, self.selected));
+        selected.into_iter().chain(self.others.iter().copied())
     }
 }
 
