@@ -382,16 +382,7 @@ fn plain_static<'a, const KEEP: bool>(
 ) -> Option<(&'a [u8], Layout)> {
     line.skip_space();
     let start = line.0;
-    let dst_count = line.dec().filter(|&n| n <= 8)?;
-    if KEEP {
-        out.dsts.clear();
-    }
-    for _ in 0..dst_count {
-        let reg = plain_reg(line.token()?)?;
-        if KEEP {
-            out.dsts.push(reg);
-        }
-    }
+    plain_regs::<KEEP>(line, 8, &mut out.dsts)?;
     let opcode = line.token()?;
     if !opcode.first().is_some_and(u8::is_ascii_alphabetic) {
         return None;
@@ -404,18 +395,28 @@ fn plain_static<'a, const KEEP: bool>(
     } else if !opcode.is_ascii() {
         std::str::from_utf8(opcode).ok()?;
     }
-    let src_count = line.dec().filter(|&n| n <= 16)?;
-    if KEEP {
-        out.srcs.clear();
-    }
-    for _ in 0..src_count {
-        let reg = plain_reg(line.token()?)?;
-        if KEEP {
-            out.srcs.push(reg);
-        }
-    }
+    plain_regs::<KEEP>(line, 16, &mut out.srcs)?;
     let spelling = &start[..start.len() - line.0.len()];
     Some((spelling, Layout::of(opcode)))
+}
+
+/// A register count of at most `max` and that many registers, into `regs` if `KEEP`.
+fn plain_regs<const KEEP: bool>(
+    line: &mut PlainLine,
+    max: u64,
+    regs: &mut Vec<TraceReg>,
+) -> Option<()> {
+    let count = line.dec().filter(|&n| n <= max)?;
+    if KEEP {
+        regs.clear();
+    }
+    for _ in 0..count {
+        let reg = plain_reg(line.token()?)?;
+        if KEEP {
+            regs.push(reg);
+        }
+    }
+    Some(())
 }
 
 /// The fields after the sources: commit-group flag, memory width, addresses, immediate.
