@@ -311,8 +311,12 @@ pub struct TraceSource<'a> {
     pub blocks_read: u64,
 }
 
-/// How many parsed blocks a launch's read-ahead thread may hold before it waits.
-const READ_AHEAD_BLOCKS: usize = 32;
+/// Parsed blocks travel from the read-ahead thread in batches of up to this many warp
+/// instructions (at least one block each): on one core, each handover costs a switch between
+/// threads, which would otherwise come once per block.
+const READ_AHEAD_BATCH_INSTS: usize = 16 * 1024;
+/// How many batches a launch's read-ahead thread may hold before it waits.
+const READ_AHEAD_BATCHES: usize = 2;
 
 type BlockResult = Result<Vec<WarpStream>, ReplayError>;
 
@@ -324,7 +328,9 @@ enum ReadAhead {
     Running {
         /// The block the next received result is for.
         next: u64,
-        blocks: Receiver<BlockResult>,
+        /// The rest of the batch last received, in reverse order (the next one last).
+        batch: Vec<BlockResult>,
+        batches: Receiver<Vec<BlockResult>>,
         worker: JoinHandle<()>,
     },
     /// Blocks asked for out of order (or the worker is gone): read each when granted.
@@ -334,30 +340,42 @@ enum ReadAhead {
 impl ReadAhead {
     fn start(kernel: &KernelTrace) -> ReadAhead {
         let kernel = kernel.clone();
-        let (to, blocks) = sync_channel(READ_AHEAD_BLOCKS);
+        let (to, batches) = sync_channel(READ_AHEAD_BATCHES);
         let worker = std::thread::Builder::new()
             .name("replay-read".into())
             .spawn(move || {
                 let mut reader = match BlockReader::open(&kernel) {
                     Ok(r) => r,
                     Err(e) => {
-                        let _ = to.send(Err(e));
+                        let _ = to.send(vec![Err(e)]);
                         return;
                     }
                 };
+                let mut batch = Vec::new();
+                let mut insts = 0;
                 for block in 0..kernel.blocks() {
                     let result = reader.read(&kernel, block);
                     let failed = result.is_err();
-                    // A send fails once the simulation no longer wants blocks.
-                    if to.send(result).is_err() || failed {
-                        return;
+                    if let Ok(warps) = &result {
+                        insts += warps.iter().map(WarpStream::len).sum::<usize>();
+                    }
+                    batch.push(result);
+                    if insts >= READ_AHEAD_BATCH_INSTS || failed || block + 1 == kernel.blocks() {
+                        // Reversed, so that the receiver pops the next block off the end.
+                        batch.reverse();
+                        insts = 0;
+                        // A send fails once the simulation no longer wants blocks.
+                        if to.send(std::mem::take(&mut batch)).is_err() || failed {
+                            return;
+                        }
                     }
                 }
             });
         match worker {
             Ok(worker) => ReadAhead::Running {
                 next: 0,
-                blocks,
+                batch: Vec::new(),
+                batches,
                 worker,
             },
             Err(_) => ReadAhead::Off,
@@ -373,9 +391,18 @@ impl ReadAhead {
                 ReadAhead::Off
             };
         }
-        if let ReadAhead::Running { next, blocks, .. } = self {
+        if let ReadAhead::Running {
+            next,
+            batch,
+            batches,
+            ..
+        } = self
+        {
             if *next == block {
-                if let Ok(result) = blocks.recv() {
+                if batch.is_empty() {
+                    *batch = batches.recv().unwrap_or_default();
+                }
+                if let Some(result) = batch.pop() {
                     *next += 1;
                     return Some(result);
                 }
@@ -387,8 +414,11 @@ impl ReadAhead {
 
     /// Stops the worker (it ends at its next send) and reads directly from now on.
     fn stop(&mut self) {
-        if let ReadAhead::Running { blocks, worker, .. } = std::mem::replace(self, ReadAhead::Off) {
-            drop(blocks);
+        if let ReadAhead::Running {
+            batches, worker, ..
+        } = std::mem::replace(self, ReadAhead::Off)
+        {
+            drop(batches);
             let _ = worker.join();
         }
     }
