@@ -31,27 +31,36 @@ pub const COMPACT_VERSION: u16 = 5;
 /// little better (256 KiB: 3 % fewer bytes) but the analyzer's three-thread pipeline then
 /// takes longer to fill: on the benchmark trace analysis took twice as long.
 pub const BLOCK_TARGET: usize = 64 * 1024;
-/// libdeflate compression level of event blocks. Compression runs on its own thread and
-/// sets the pace of recording. On the benchmark trace libdeflate's level 6 gives 2 % fewer
-/// bytes than miniz_oxide's level 5 (the compressor before) in less time; level 9 saves
-/// another 0.7 % at twice the time, 12 another 4 % at four times (BENCHMARKS.md).
-const DEFLATE_LEVEL: i32 = 6;
+/// libdeflate compression level of the event blocks of format `version`. Compression runs on
+/// its own thread, and on one core its time adds to the simulation's. The default version is
+/// the fast one, so it takes level 1 (a hash-table match finder): 44 % of level 6's
+/// instructions for 2.2 % more bytes on a replayed vector add. The compact version is the
+/// small one and keeps level 6, which saves it 5.6 % over level 1; level 9 would save another
+/// 0.7 % at twice the time (BENCHMARKS.md).
+fn deflate_level(version: u16) -> i32 {
+    match version >= COMPACT_VERSION {
+        true => 6,
+        false => 1,
+    }
+}
 
 thread_local! {
     // Each holds its working state (hundreds of KiB for the compressor): one per thread,
-    // made once, not one per stream.
-    static COMPRESSOR: RefCell<libdeflater::Compressor> = RefCell::new(
-        libdeflater::Compressor::new(
-            libdeflater::CompressionLvl::new(DEFLATE_LEVEL).expect("a level libdeflate has"),
-        ),
-    );
+    // made once (a compressor, once per level asked for), not one per stream.
+    static COMPRESSOR: RefCell<Option<(i32, libdeflater::Compressor)>> =
+        const { RefCell::new(None) };
     static DECOMPRESSOR: RefCell<libdeflater::Decompressor> =
         RefCell::new(libdeflater::Decompressor::new());
 }
 
-/// `data` as one raw DEFLATE stream (RFC 1951).
-fn deflate(data: &[u8]) -> Vec<u8> {
-    COMPRESSOR.with_borrow_mut(|c| {
+/// `data` as one raw DEFLATE stream (RFC 1951), compressed at `level`.
+fn deflate(data: &[u8], level: i32) -> Vec<u8> {
+    COMPRESSOR.with_borrow_mut(|kept| {
+        if kept.as_ref().is_none_or(|(l, _)| *l != level) {
+            let lvl = libdeflater::CompressionLvl::new(level).expect("a level libdeflate has");
+            *kept = Some((level, libdeflater::Compressor::new(lvl)));
+        }
+        let (_, c) = kept.as_mut().expect("made above");
         let mut out = vec![0; c.deflate_compress_bound(data.len())];
         let n = c
             .deflate_compress(data, &mut out)
@@ -1771,12 +1780,12 @@ impl Streams {
 /// The payload of an events block: kind, decoded length, then each stream's decoded and
 /// compressed lengths, then their DEFLATE streams (each stream deflated alone gets codes
 /// fitted to its own values).
-fn events_payload(streams: &[Vec<u8>]) -> Vec<u8> {
+fn events_payload(streams: &[Vec<u8>], level: i32) -> Vec<u8> {
     let deflated: Vec<Vec<u8>> = streams
         .iter()
         .map(|b| match b.is_empty() {
             true => Vec::new(),
-            false => deflate(b),
+            false => deflate(b, level),
         })
         .collect();
     let mut payload = vec![BLOCK_EVENTS];
@@ -1805,14 +1814,14 @@ const MAX_IN_FLIGHT: usize = 2;
 
 impl Compressor {
     /// `None` if no thread can be started (the writer then compresses in line).
-    fn start() -> Option<Compressor> {
+    fn start(level: i32) -> Option<Compressor> {
         let (blocks, inbox) = mpsc::channel::<Vec<Vec<u8>>>();
         let (outbox, payloads) = mpsc::channel();
         std::thread::Builder::new()
             .name("trace-deflate".into())
             .spawn(move || {
                 for raw in inbox {
-                    if outbox.send(events_payload(&raw)).is_err() {
+                    if outbox.send(events_payload(&raw, level)).is_err() {
                         break;
                     }
                 }
@@ -1894,7 +1903,7 @@ impl<W: Write> BinaryWriter<W> {
                 version,
             },
             streams: Streams::default(),
-            compressor: Compressor::start(),
+            compressor: Compressor::start(deflate_level(version)),
             pending: None,
             last_cycle: 0,
             events: 0,
@@ -1978,7 +1987,7 @@ impl<W: Write> BinaryWriter<W> {
                 c.in_flight += 1;
                 self.write_compressed(MAX_IN_FLIGHT)
             }
-            None => self.write_block(&events_payload(&raw)),
+            None => self.write_block(&events_payload(&raw, deflate_level(self.enc.version))),
         }
     }
 
@@ -3724,6 +3733,35 @@ mod tests {
         (header_end, streams)
     }
 
+    #[test]
+    fn version_4_re_encodes_to_the_streams_it_wrote() {
+        // Written by version 4 with events deflated at level 6; the level has changed since,
+        // the encoder must not have.
+        let old: &[u8] = include_bytes!("../../tests/data/old-formats/matmul.volta.gto.v4.wstrace");
+        let mut reader = BinaryReader::new(std::io::Cursor::new(old)).unwrap();
+        let header_json = reader.header_json().to_string();
+        let events: Vec<Event> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+        let mut writer = BinaryWriter::with_raw_header(Vec::new(), &header_json, 4).unwrap();
+        for e in &events {
+            writer.write(e).unwrap();
+        }
+        let now = writer.finish(true).unwrap();
+        assert_ne!(
+            now, old,
+            "deflated at the same level: this test checks nothing new"
+        );
+        let (old_end, old_streams) = raw_block(old);
+        let (now_end, now_streams) = raw_block(&now);
+        assert_eq!(now[..now_end], old[..old_end]);
+        assert_eq!(now_streams, old_streams);
+        // One block, then the same trailer.
+        let trailer = |b: &[u8], end: usize| {
+            let len = u32::from_le_bytes(b[end..end + 4].try_into().unwrap()) as usize;
+            b[end + 8 + len..].to_vec()
+        };
+        assert_eq!(trailer(&now, now_end), trailer(old, old_end));
+    }
+
     /// Every (stream, byte) of `streams`.
     fn positions(streams: &[Vec<u8>]) -> Vec<(usize, usize)> {
         (0..streams.len())
@@ -3732,7 +3770,7 @@ mod tests {
     }
 
     fn reframe(bytes: &[u8], header_end: usize, streams: &[Vec<u8>]) -> Vec<u8> {
-        let payload = events_payload(streams);
+        let payload = events_payload(streams, deflate_level(DEFAULT_VERSION));
         let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
         let mut out = bytes[..header_end].to_vec();
         out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -3790,7 +3828,7 @@ mod tests {
         let data: Vec<u8> = (0..20_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 27) as u8 ^ (i % 7) as u8)
             .collect();
-        let z = deflate(&data);
+        let z = deflate(&data, deflate_level(DEFAULT_VERSION));
         let inflated = |input: &[u8], len: usize| {
             let mut out = vec![0u8; len];
             inflate_into(input, &mut out).map(|()| out)
