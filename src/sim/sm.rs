@@ -248,22 +248,28 @@ struct CycleSnapshot {
 /// the state of its pipe's [`Sm::pipe_states`] entry, whatever cycle it is; every other warp
 /// is in its cached state until that expires or an event of the warp touches it. So a pass
 /// looks only at touched and expired warps, and a pipe's ready warps change state together.
+///
+/// Laid out so that a pass's copy of the sets and its updates of them move the same aligned
+/// 16-byte pairs: a 16-byte load across two stores cannot take its bytes from them, and that
+/// stall took a tenth of the pass's time.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(16))]
 struct PoolMasks {
-    /// False until the first pass after warps arrived or left, which rebuilds the sets.
-    valid: bool,
     /// By pipe index: the warps ready but for that pipe.
     ready: [u64; 6],
-    /// The other resident warps.
-    waiting: u64,
     /// Those of `waiting` whose cached state is eligible (a warp about to run off the end of
-    /// its program: issue reports the fault).
+    /// its program: issue reports the fault). Before `waiting`, which is read alone: this
+    /// pair is updated as one.
     waiting_eligible: u64,
     /// Exited warps still draining (resident, not active).
     done: u64,
+    /// The other resident warps.
+    waiting: u64,
     /// No cached state of a warp in `waiting` expires before this cycle (a lower bound: the
     /// warps touched since are visited anyway).
     waiting_until: u64,
+    /// False until the first pass after warps arrived or left, which rebuilds the sets.
+    valid: bool,
 }
 
 impl PoolMasks {
@@ -1394,11 +1400,11 @@ impl Sm {
                 visit |= m.waiting;
                 m.waiting_until = u64::MAX;
             }
+            // The warps looked at leave their sets all at once (the loop only places them
+            // again). Rebuilt sets start empty.
+            m.remove(visit);
         }
         sched.touched = 0;
-
-        // The warps looked at leave their sets all at once (the loop only places them again).
-        m.remove(visit);
         let mut bits = visit;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
@@ -2003,25 +2009,32 @@ fn replay_step(
     let pc = step.pc;
     let op = ops.get(pc as usize).copied().unwrap_or(ReplayOp::PLAIN);
     let mask = step.mask & ctx.valid;
-    let mem = match (op.mem, step.addrs) {
+    // Field by field: the description is several hundred bytes, a fresh one a copy of all.
+    out.pc = pc;
+    out.active = mask;
+    out.executed = mask;
+    out.writeback = None;
+    match (op.mem, step.addrs) {
         (Some((space, kind)), Some(list)) if mask != 0 => {
-            let mut addrs = [0u64; super::MAX_WARP_SIZE];
-            let mut next = list.iter();
-            for (lane, slot) in addrs.iter_mut().enumerate() {
-                if step.mask & (1 << lane) != 0 {
-                    *slot = next.next().copied().unwrap_or(0);
-                }
-            }
-            Some(exec::MemAccess {
+            let access = out.mem.insert(exec::MemAccess {
                 space,
                 kind,
                 mask,
-                addrs,
-            })
+                addrs: [0; super::MAX_WARP_SIZE],
+            });
+            // The list holds one address per lane of the step's mask, lowest lane first.
+            let mut lanes = step.mask;
+            for &addr in list {
+                if lanes == 0 {
+                    break;
+                }
+                access.addrs[lanes.trailing_zeros() as usize] = addr;
+                lanes &= lanes - 1;
+            }
         }
-        _ => None,
-    };
-    let flow = match op.flow {
+        _ => out.mem = None,
+    }
+    out.flow = match op.flow {
         ReplayFlow::Next => Flow::Next,
         ReplayFlow::Branch => Flow::Branch { diverged: false },
         ReplayFlow::Barrier => Flow::Barrier,
@@ -2032,14 +2045,6 @@ fn replay_step(
                 warp_done: stream.is_done(),
             }
         }
-    };
-    *out = exec::Executed {
-        pc,
-        active: mask,
-        executed: mask,
-        writeback: None,
-        mem,
-        flow,
     };
 }
 
