@@ -153,6 +153,7 @@ pub fn crc32(data: &[u8]) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // Primitive encodings.
 
+#[inline]
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -1148,14 +1149,37 @@ impl Groups {
         self.record(w).pc
     }
 
-    /// The state warp `w` is predicted to change to at `cycle`.
-    fn predict(&self, w: WarpRef, cycle: u64) -> Option<WarpState> {
-        let g = self.launched(w)?;
-        prediction(&self.by_pc, &self.schedulers, g, cycle)
-    }
-
     fn set_state(&mut self, w: WarpRef, state: WarpState) {
         self.change(w, 0, Some(state));
+    }
+
+    /// [`set_state`](Self::set_state) of warp `w` at `cycle`, returning whether `state` was
+    /// its [`prediction`] and its last pc: one look-up for the three.
+    #[inline(always)]
+    fn change_to(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> (bool, u32) {
+        let Groups {
+            warps,
+            schedulers,
+            by_pc,
+            pipe_by_pc,
+            model,
+            ..
+        } = self;
+        let Some(g) = warps.get_mut(w.sm, w.slot) else {
+            return (false, UNKNOWN_WARP.pc);
+        };
+        if !g.launched() {
+            return (false, g.pc);
+        }
+        let predicted = prediction(by_pc, schedulers, g, cycle) == Some(state);
+        let old_pipe = g.ready_pipe;
+        let sched = &mut schedulers[g.sched as usize];
+        let old = moved(g, &mut sched.next, by_pc, state);
+        if *model {
+            note_wait(g, state, pipe_by_pc);
+            sched.note(g.position, old, old_pipe, state, g.ready_pipe);
+        }
+        (predicted, g.pc)
     }
 
     /// Warp `w` changes state at `cycle`: to `state`, or with `None` to its prediction.
@@ -1347,9 +1371,6 @@ impl Context {
         }
     }
 
-    fn lanes(&self, w: WarpRef) -> u32 {
-        self.groups.record(w).lanes
-    }
     #[inline]
     fn last_pc(&self, w: WarpRef) -> u32 {
         self.groups.last_pc(w)
@@ -1366,7 +1387,6 @@ struct Encoder {
     run: Vec<(WarpRef, WarpState, usize)>,
     run_cycle: u64,
     run_scheduler: u32,
-    scratch: Vec<u8>,
     /// A predicted run (see [`Groups::predicted_run`]).
     predicted: Vec<(u32, WarpState)>,
     /// The format version written: 4 or 5.
@@ -1400,6 +1420,9 @@ fn put_state_details(out: &mut Vec<u8>, state: &WarpState, last_pc: u32) {
 }
 
 impl Encoder {
+    // Inlined: most callers pass a known `warp` (or none), and as a call it was a tenth of
+    // the encoder thread.
+    #[inline(always)]
     fn tag(
         &mut self,
         tags: &mut Vec<u8>,
@@ -1487,16 +1510,15 @@ impl Encoder {
     /// One state change (in version 5 only those no run can hold: of a warp no warp_launch
     /// named, or past a run's reach).
     fn single_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
-        if self.version < 5 && self.cx.groups.predict(w, cycle) == Some(state) {
-            let [tags, _, warps, ..] = &mut s.bufs;
+        let (predicted, last_pc) = self.cx.groups.change_to(w, cycle, state);
+        let [tags, _, warps, ..] = &mut s.bufs;
+        if self.version < 5 && predicted {
             self.tag(tags, warps, T_STATE_PREDICTED, cycle, Some(w));
         } else {
             let code = T_STATE + state_code(&state);
-            let [tags, _, warps, ..] = &mut s.bufs;
             self.tag(tags, warps, code, cycle, Some(w));
-            put_state_details(&mut s.bufs[S_STATE_ARGS], &state, self.cx.last_pc(w));
+            put_state_details(&mut s.bufs[S_STATE_ARGS], &state, last_pc);
         }
-        self.cx.groups.set_state(w, state);
     }
 
     /// Version 4: a state group — the first warp, a bit mask of the other members (by
@@ -1515,19 +1537,16 @@ impl Encoder {
         // scheduler's table), so misses are found in order and their states written after
         // the mask.
         let mut misses = 0u64;
-        let mut states = std::mem::take(&mut self.scratch);
-        states.clear();
+        let states = &mut s.bufs[S_STATE_ARGS];
         for (k, &(w, state, _)) in self.run.iter().enumerate() {
-            if self.cx.groups.predict(w, cycle) != Some(state) {
+            let (predicted, last_pc) = self.cx.groups.change_to(w, cycle, state);
+            if !predicted {
                 misses |= 1 << k;
                 states.push(state_code(&state));
-                put_state_details(&mut states, &state, self.cx.last_pc(w));
+                put_state_details(states, &state, last_pc);
             }
-            self.cx.groups.set_state(w, state);
         }
         put_varint(&mut s.bufs[S_GROUPS], misses);
-        s.bufs[S_STATE_ARGS].extend_from_slice(&states);
-        self.scratch = states;
     }
 
     /// Version 5: the buffered run as one record — which scheduler (see [`Groups::pick`])
@@ -1585,13 +1604,45 @@ impl Encoder {
         self.predicted = predicted;
     }
 
-    /// Encodes `e`; `selected_follows` (version 4) marks an issue whose
+    /// Encodes issue `e`; `selected_follows` (version 4) marks an issue whose
     /// `warp_state(Selected)` (same warp, same cycle) comes next and is elided.
-    fn encode(&mut self, s: &mut Streams, e: &Event, selected_follows: bool) {
-        if let Event::WarpState { cycle, warp, state } = *e {
-            return self.single_state(s, cycle, warp, state);
+    fn issue(&mut self, s: &mut Streams, e: &Issue, selected_follows: bool) {
+        let [tags, issue_warps, _, _, out, ..] = &mut s.bufs;
+        self.tag(tags, issue_warps, T_ISSUE, e.cycle, Some(e.warp));
+        let g = self.cx.groups.record(e.warp);
+        let predicted = g.pc.wrapping_add(1);
+        let mut flags = pipe_code(e.pipe);
+        if e.slot != 0 {
+            flags |= F_SLOT;
         }
-        let [tags, issue_warps, _, warps, issue_args, _, _, out] = &mut s.bufs;
+        if e.active != g.lanes {
+            flags |= F_ACTIVE;
+        }
+        if e.pc != predicted {
+            flags |= F_PC;
+        }
+        if selected_follows {
+            flags |= F_SELECTED;
+        }
+        out.push(flags);
+        if flags & F_PC != 0 {
+            put_varint(out, pc_delta(e.pc, predicted));
+        }
+        if flags & F_ACTIVE != 0 {
+            put_varint(out, e.active as u64);
+        }
+        if flags & F_SLOT != 0 {
+            put_varint(out, e.slot as u64);
+        }
+        self.cx
+            .groups
+            .issue(e.warp, e.cycle, e.pc, e.pipe, selected_follows);
+        self.cx.completions.issue(e.warp, e.cycle, e.pc);
+    }
+
+    /// Encodes `e`, an event other than a warp_state or an issue.
+    fn encode(&mut self, s: &mut Streams, e: &Event) {
+        let [tags, _, _, warps, _, _, _, out] = &mut s.bufs;
         let cycle = e.cycle();
         match e {
             Event::KernelLaunch { launch, .. } => {
@@ -1639,47 +1690,8 @@ impl Encoder {
                 self.tag(tags, warps, T_WARP_EXIT, cycle, Some(*warp));
                 self.cx.groups.exit(*warp);
             }
-            // Encoded by `single_state` above.
-            Event::WarpState { .. } => {}
-            Event::Issue {
-                warp,
-                pc,
-                active,
-                pipe,
-                slot,
-                ..
-            } => {
-                self.tag(tags, issue_warps, T_ISSUE, cycle, Some(*warp));
-                let out = issue_args;
-                let predicted = self.cx.last_pc(*warp).wrapping_add(1);
-                let mut flags = pipe_code(*pipe);
-                if *slot != 0 {
-                    flags |= F_SLOT;
-                }
-                if *active != self.cx.lanes(*warp) {
-                    flags |= F_ACTIVE;
-                }
-                if *pc != predicted {
-                    flags |= F_PC;
-                }
-                if selected_follows {
-                    flags |= F_SELECTED;
-                }
-                out.push(flags);
-                if flags & F_PC != 0 {
-                    put_varint(out, pc_delta(*pc, predicted));
-                }
-                if flags & F_ACTIVE != 0 {
-                    put_varint(out, *active as u64);
-                }
-                if flags & F_SLOT != 0 {
-                    put_varint(out, *slot as u64);
-                }
-                self.cx
-                    .groups
-                    .issue(*warp, cycle, *pc, *pipe, selected_follows);
-                self.cx.completions.issue(*warp, cycle, *pc);
-            }
+            // Written by `push_state` and `issue`, never through here.
+            Event::WarpState { .. } | Event::Issue { .. } => {}
             Event::Complete { warp, pc, .. } => {
                 let expected = self.cx.completions.expected(cycle) == Some((*warp, *pc));
                 if expected {
@@ -1830,16 +1842,27 @@ fn compressor_stopped() -> TraceError {
     TraceError::io("compressing a block")(std::io::Error::other("the compression thread stopped"))
 }
 
+/// An issue event's fields.
+#[derive(Debug, Clone, Copy)]
+struct Issue {
+    cycle: u64,
+    warp: WarpRef,
+    pc: u32,
+    active: u32,
+    pipe: Pipe,
+    slot: u32,
+}
+
 /// Writes a binary trace: header at construction, events with [`BinaryWriter::write`], the
 /// trailer with [`BinaryWriter::finish`].
 pub struct BinaryWriter<W: Write> {
     out: W,
     compressor: Option<Compressor>,
     /// Version 4: an issue held back to see whether its `Selected` follows.
-    pending: Option<Event>,
+    pending: Option<Issue>,
     enc: Encoder,
     streams: Streams,
-    /// An issue held back to see whether its `warp_state(Selected)` follows.
+    /// The cycle of the last event written (events come in cycle order).
     last_cycle: u64,
     events: u64,
     offset: u64,
@@ -1889,7 +1912,6 @@ impl<W: Write> BinaryWriter<W> {
                 run: Vec::new(),
                 run_cycle: 0,
                 run_scheduler: 0,
-                scratch: Vec::new(),
                 predicted: Vec::new(),
                 version,
             },
@@ -1914,31 +1936,51 @@ impl<W: Write> BinaryWriter<W> {
         }
         self.last_cycle = cycle;
         self.events += 1;
-        if let Some(p) = self.pending.take() {
-            let follows = matches!(
-                (event, &p),
-                (
-                    Event::WarpState { cycle: c, warp, state: WarpState::Selected },
-                    Event::Issue { cycle: pc, warp: pw, .. },
-                ) if c == pc && warp == pw
-            );
-            self.enc.encode(&mut self.streams, &p, follows);
-            if follows {
-                return self.maybe_flush();
-            }
-        }
         match *event {
-            // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
-            Event::Issue { .. } if self.enc.version < 5 => {
-                self.enc.flush_run(&mut self.streams);
-                self.pending = Some(event.clone());
-            }
             Event::WarpState { cycle, warp, state } => {
+                if let Some(p) = self.pending.take() {
+                    let follows =
+                        state == WarpState::Selected && p.cycle == cycle && p.warp == warp;
+                    self.enc.issue(&mut self.streams, &p, follows);
+                    if follows {
+                        return self.maybe_flush();
+                    }
+                }
                 self.enc.push_state(&mut self.streams, cycle, warp, state)
             }
-            _ => {
+            Event::Issue {
+                cycle,
+                warp,
+                pc,
+                active,
+                pipe,
+                slot,
+            } => {
+                let issue = Issue {
+                    cycle,
+                    warp,
+                    pc,
+                    active,
+                    pipe,
+                    slot,
+                };
+                if let Some(p) = self.pending.take() {
+                    self.enc.issue(&mut self.streams, &p, false);
+                }
                 self.enc.flush_run(&mut self.streams);
-                self.enc.encode(&mut self.streams, event, false);
+                // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
+                if self.enc.version < 5 {
+                    self.pending = Some(issue);
+                } else {
+                    self.enc.issue(&mut self.streams, &issue, false);
+                }
+            }
+            _ => {
+                if let Some(p) = self.pending.take() {
+                    self.enc.issue(&mut self.streams, &p, false);
+                }
+                self.enc.flush_run(&mut self.streams);
+                self.enc.encode(&mut self.streams, event);
             }
         }
         self.maybe_flush()
@@ -1995,7 +2037,7 @@ impl<W: Write> BinaryWriter<W> {
     /// Writes the last events and the trailer, flushes, and returns the writer.
     pub fn finish(mut self, complete: bool) -> Result<W, TraceError> {
         if let Some(p) = self.pending.take() {
-            self.enc.encode(&mut self.streams, &p, false);
+            self.enc.issue(&mut self.streams, &p, false);
         }
         self.enc.flush_run(&mut self.streams);
         self.flush_block()?;
