@@ -308,7 +308,13 @@ impl Bucket {
     }
 
     /// Inserts `e` after the expectations of its SM and of SMs before it.
+    #[inline]
     fn insert(&mut self, e: Expected) {
+        // Mostly it goes last, which needs no search.
+        if self.items[self.head..].last().map_or(true, |x| x.0 <= e.0) {
+            self.items.push(e);
+            return;
+        }
         let at = self.head + self.items[self.head..].partition_point(|x| x.0 <= e.0);
         self.items.insert(at, e);
     }
