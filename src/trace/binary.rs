@@ -1465,8 +1465,11 @@ impl Encoder {
     }
 
     /// Takes a warp_state event into the current run, encoding the run first when the event
-    /// cannot extend it.
-    fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
+    /// cannot extend it. Returns whether anything was encoded.
+    // Inlined into the writer's loop: most events only extend the run, and as calls the
+    // writer, this and `flush_run` spent more on their frames than on the extending.
+    #[inline(always)]
+    fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) -> bool {
         let v5 = self.version >= 5;
         // Version 5 names members by position (a u64 mask), version 4 by position after the
         // first member.
@@ -1484,9 +1487,24 @@ impl Encoder {
                 && (v5 || i - first_i <= GROUP_SPAN)
             {
                 self.run.push((w, state, i));
-                return;
+                return false;
             }
         }
+        self.start_run(s, cycle, w, state, pos);
+        true
+    }
+
+    /// Encodes the current run, then starts a new one with warp `w` at `pos` (its scheduler
+    /// and position), or encodes the state change alone if no run can hold it.
+    #[inline(never)]
+    fn start_run(
+        &mut self,
+        s: &mut Streams,
+        cycle: u64,
+        w: WarpRef,
+        state: WarpState,
+        pos: Option<(u32, usize)>,
+    ) {
         self.flush_run(s);
         match pos {
             Some((scheduler, i)) => {
@@ -1498,11 +1516,19 @@ impl Encoder {
         }
     }
 
+    /// Encodes the buffered run, if any.
+    #[inline(always)]
+    fn flush_run(&mut self, s: &mut Streams) {
+        if !self.run.is_empty() {
+            self.encode_run(s);
+        }
+    }
+
     /// Encodes the buffered run: version 5 as a run record; version 4 one event as itself,
     /// several as a state group.
-    fn flush_run(&mut self, s: &mut Streams) {
+    #[inline(never)]
+    fn encode_run(&mut self, s: &mut Streams) {
         match self.run.len() {
-            0 => return,
             _ if self.version >= 5 => self.run_record(s),
             1 => {
                 let (w, state, _) = self.run[0];
@@ -1931,14 +1957,12 @@ impl<W: Write> BinaryWriter<W> {
     }
 
     /// Appends one event; an event earlier than the previous one is rejected.
+    // Inlined into the loop of `TraceWriter::write_events`.
+    #[inline(always)]
     pub fn write(&mut self, event: &Event) -> Result<(), TraceError> {
         let cycle = event.cycle();
         if cycle < self.last_cycle {
-            return Err(TraceError::OutOfOrder {
-                offset: self.offset,
-                previous: self.last_cycle,
-                cycle,
-            });
+            return Err(self.out_of_order(cycle));
         }
         self.last_cycle = cycle;
         self.events += 1;
@@ -1952,7 +1976,10 @@ impl<W: Write> BinaryWriter<W> {
                         return self.maybe_flush();
                     }
                 }
-                self.enc.push_state(&mut self.streams, cycle, warp, state)
+                if !self.enc.push_state(&mut self.streams, cycle, warp, state) {
+                    // Only buffered: no stream grew.
+                    return Ok(());
+                }
             }
             Event::Issue {
                 cycle,
@@ -1992,10 +2019,20 @@ impl<W: Write> BinaryWriter<W> {
         self.maybe_flush()
     }
 
+    #[cold]
+    fn out_of_order(&self, cycle: u64) -> TraceError {
+        TraceError::OutOfOrder {
+            offset: self.offset,
+            previous: self.last_cycle,
+            cycle,
+        }
+    }
+
     pub fn events(&self) -> u64 {
         self.events
     }
 
+    #[inline(always)]
     fn maybe_flush(&mut self) -> Result<(), TraceError> {
         if self.streams.len() >= BLOCK_TARGET {
             self.flush_block()?;

@@ -64,9 +64,7 @@ impl<W: Write + Send + 'static> Recorder<W> {
                     ))
                 })?;
                 for batch in inbox {
-                    for e in &batch {
-                        writer.write(e)?;
-                    }
+                    writer.write_events(&batch)?;
                     let _ = outbox.send(batch);
                 }
                 Ok(writer)
