@@ -1163,29 +1163,50 @@ impl Groups {
     /// its [`prediction`] and its last pc: one look-up for the three.
     #[inline(always)]
     fn change_to(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> (bool, u32) {
-        let Groups {
-            warps,
-            schedulers,
-            by_pc,
-            pipe_by_pc,
-            model,
-            ..
-        } = self;
-        let Some(g) = warps.get_mut(w.sm, w.slot) else {
+        let Some(g) = self.warps.get_mut(w.sm, w.slot) else {
             return (false, UNKNOWN_WARP.pc);
         };
         if !g.launched() {
             return (false, g.pc);
         }
-        let predicted = prediction(by_pc, schedulers, g, cycle) == Some(state);
-        let old_pipe = g.ready_pipe;
-        let sched = &mut schedulers[g.sched as usize];
-        let old = moved(g, &mut sched.next, by_pc, state);
-        if *model {
-            note_wait(g, state, pipe_by_pc);
-            sched.note(g.position, old, old_pipe, state, g.ready_pipe);
-        }
+        let predicted = prediction(&self.by_pc, &self.schedulers, g, cycle) == Some(state);
+        let sched = &mut self.schedulers[g.sched as usize];
+        settle(
+            g,
+            sched,
+            &mut self.by_pc,
+            &self.pipe_by_pc,
+            self.model,
+            state,
+        );
         (predicted, g.pc)
+    }
+
+    /// [`change_to`](Self::change_to) of a warp that is a member of its scheduler's warps
+    /// (what [`position`](Self::position) finds); `None`, changing nothing, for any other.
+    #[inline(always)]
+    fn change_member(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> Option<Change> {
+        let g = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
+        let members = &self.schedulers[g.sched as usize].members;
+        if members.get(g.position as usize) != Some(&w.slot) {
+            return None;
+        }
+        let change = Change {
+            scheduler: g.sched,
+            position: g.position as usize,
+            predicted: prediction(&self.by_pc, &self.schedulers, g, cycle) == Some(state),
+            last_pc: g.pc,
+        };
+        let sched = &mut self.schedulers[g.sched as usize];
+        settle(
+            g,
+            sched,
+            &mut self.by_pc,
+            &self.pipe_by_pc,
+            self.model,
+            state,
+        );
+        Some(change)
     }
 
     /// Warp `w` changes state at `cycle`: to `state`, or with `None` to its prediction.
@@ -1226,6 +1247,35 @@ impl Groups {
         let members = &self.schedulers[g.sched as usize].members;
         (members.get(g.position as usize) == Some(&w.slot))
             .then_some((g.sched, g.position as usize))
+    }
+}
+
+/// What [`Groups::change_member`] found: the warp's scheduler (index in
+/// `Groups::schedulers`) and position among its warps, whether its new state was the
+/// predicted one, and its last pc.
+struct Change {
+    scheduler: u32,
+    position: usize,
+    predicted: bool,
+    last_pc: u32,
+}
+
+/// Launched warp `g` of scheduler `sched` changes to `state`: what follows its old state is
+/// learnt and, with the issue-stage `model`, what it now waits for.
+#[inline(always)]
+fn settle(
+    g: &mut WarpRec,
+    sched: &mut GroupScheduler,
+    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
+    pipe_by_pc: &[u8],
+    model: bool,
+    state: WarpState,
+) {
+    let old_pipe = g.ready_pipe;
+    let old = moved(g, &mut sched.next, by_pc, state);
+    if model {
+        note_wait(g, state, pipe_by_pc);
+        sched.note(g.position, old, old_pipe, state, g.ready_pipe);
     }
 }
 
@@ -1389,14 +1439,28 @@ impl Context {
 struct Encoder {
     cx: Context,
     /// Consecutive warp_state events of one scheduler in one cycle, in member order, not yet
-    /// encoded: (warp, state, position among the scheduler's warps).
-    run: Vec<(WarpRef, WarpState, usize)>,
+    /// encoded.
+    run: Vec<RunMember>,
     run_cycle: u64,
     run_scheduler: u32,
     /// A predicted run (see [`Groups::predicted_run`]).
     predicted: Vec<(u32, WarpState)>,
     /// The format version written: 4 or 5.
     version: u16,
+}
+
+/// A warp_state event of the run being gathered.
+#[derive(Debug, Clone, Copy)]
+struct RunMember {
+    warp: WarpRef,
+    state: WarpState,
+    /// Its position among its scheduler's warps.
+    position: usize,
+    /// Version 4, which takes each state change into the context as it comes (a run's
+    /// predictions are those of its members one after another): whether the state was the
+    /// predicted one, and the warp's last pc.
+    predicted: bool,
+    last_pc: u32,
 }
 
 /// The fields of a warp state after its code (register, producer, barrier, pipe).
@@ -1470,32 +1534,60 @@ impl Encoder {
     // writer, this and `flush_run` spent more on their frames than on the extending.
     #[inline(always)]
     fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) -> bool {
-        let v5 = self.version >= 5;
-        // Version 5 names members by position (a u64 mask), version 4 by position after the
-        // first member.
-        let pos = self
-            .cx
-            .groups
-            .position(w)
-            .filter(|&(_, i)| !v5 || i < RUN_SPAN);
-        if let (Some((scheduler, i)), Some(&(_, _, first_i)), Some(&(_, _, last_i))) =
-            (pos, self.run.first(), self.run.last())
-        {
-            if cycle == self.run_cycle
-                && scheduler == self.run_scheduler
-                && i > last_i
-                && (v5 || i - first_i <= GROUP_SPAN)
-            {
-                self.run.push((w, state, i));
+        let member = if self.version >= 5 {
+            // Version 5 names members by position in a u64 mask, and predicts a run from the
+            // states before it: the changes are taken in when the run is encoded.
+            self.cx
+                .groups
+                .position(w)
+                .filter(|&(_, i)| i < RUN_SPAN)
+                .map(|(scheduler, position)| {
+                    let m = RunMember {
+                        warp: w,
+                        state,
+                        position,
+                        predicted: false,
+                        last_pc: 0,
+                    };
+                    (scheduler, m)
+                })
+        } else {
+            self.cx.groups.change_member(w, cycle, state).map(|c| {
+                let m = RunMember {
+                    warp: w,
+                    state,
+                    position: c.position,
+                    predicted: c.predicted,
+                    last_pc: c.last_pc,
+                };
+                (c.scheduler, m)
+            })
+        };
+        if let Some((scheduler, m)) = member {
+            if self.extends(cycle, scheduler, m.position) {
+                self.run.push(m);
                 return false;
             }
         }
-        self.start_run(s, cycle, w, state, pos);
+        self.start_run(s, cycle, w, state, member);
         true
     }
 
-    /// Encodes the current run, then starts a new one with warp `w` at `pos` (its scheduler
-    /// and position), or encodes the state change alone if no run can hold it.
+    /// Whether a member at `position` of `scheduler` at `cycle` can join the current run.
+    #[inline(always)]
+    fn extends(&self, cycle: u64, scheduler: u32, position: usize) -> bool {
+        let (Some(first), Some(last)) = (self.run.first(), self.run.last()) else {
+            return false;
+        };
+        cycle == self.run_cycle
+            && scheduler == self.run_scheduler
+            && position > last.position
+            // Version 4 names members by position after the first, in a u64 mask.
+            && (self.version >= 5 || position - first.position <= GROUP_SPAN)
+    }
+
+    /// Encodes the current run, then starts a new one with `member` (and its scheduler), or
+    /// encodes the state change alone if no run can hold it.
     #[inline(never)]
     fn start_run(
         &mut self,
@@ -1503,14 +1595,14 @@ impl Encoder {
         cycle: u64,
         w: WarpRef,
         state: WarpState,
-        pos: Option<(u32, usize)>,
+        member: Option<(u32, RunMember)>,
     ) {
         self.flush_run(s);
-        match pos {
-            Some((scheduler, i)) => {
+        match member {
+            Some((scheduler, m)) => {
                 self.run_cycle = cycle;
                 self.run_scheduler = scheduler;
-                self.run.push((w, state, i));
+                self.run.push(m);
             }
             None => self.single_state(s, cycle, w, state),
         }
@@ -1531,20 +1623,34 @@ impl Encoder {
         match self.run.len() {
             _ if self.version >= 5 => self.run_record(s),
             1 => {
-                let (w, state, _) = self.run[0];
-                self.single_state(s, self.run_cycle, w, state);
+                let m = self.run[0];
+                self.state_record(s, self.run_cycle, m.warp, m.state, m.predicted, m.last_pc);
             }
             _ => self.state_group(s),
         }
         self.run.clear();
     }
 
-    /// One state change (in version 5 only those no run can hold: of a warp no warp_launch
-    /// named, or past a run's reach).
+    /// One state change no run holds (of a warp no warp_launch named, or, in version 5, past
+    /// a run's reach).
     fn single_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
         let (predicted, last_pc) = self.cx.groups.change_to(w, cycle, state);
+        let predicted = predicted && self.version < 5;
+        self.state_record(s, cycle, w, state, predicted, last_pc);
+    }
+
+    /// A warp_state event as itself: the predicted tag, or the state's code and details.
+    fn state_record(
+        &mut self,
+        s: &mut Streams,
+        cycle: u64,
+        w: WarpRef,
+        state: WarpState,
+        predicted: bool,
+        last_pc: u32,
+    ) {
         let [tags, _, warps, ..] = &mut s.bufs;
-        if self.version < 5 && predicted {
+        if predicted {
             self.tag(tags, warps, T_STATE_PREDICTED, cycle, Some(w));
         } else {
             let code = T_STATE + state_code(&state);
@@ -1558,24 +1664,20 @@ impl Encoder {
     /// one, and those states.
     fn state_group(&mut self, s: &mut Streams) {
         let cycle = self.run_cycle;
-        let (first, _, first_i) = self.run[0];
+        let first = self.run[0];
         let [tags, _, warps, ..] = &mut s.bufs;
-        self.tag(tags, warps, T_STATE_GROUP, cycle, Some(first));
+        self.tag(tags, warps, T_STATE_GROUP, cycle, Some(first.warp));
         let members = self.run[1..]
             .iter()
-            .fold(0u64, |m, &(_, _, i)| m | 1 << (i - first_i - 1));
+            .fold(0u64, |m, r| m | 1 << (r.position - first.position - 1));
         put_varint(&mut s.bufs[S_GROUPS], members);
-        // A member's prediction can depend on the members before it (they share the
-        // scheduler's table), so misses are found in order and their states written after
-        // the mask.
         let mut misses = 0u64;
         let states = &mut s.bufs[S_STATE_ARGS];
-        for (k, &(w, state, _)) in self.run.iter().enumerate() {
-            let (predicted, last_pc) = self.cx.groups.change_to(w, cycle, state);
-            if !predicted {
+        for (k, m) in self.run.iter().enumerate() {
+            if !m.predicted {
                 misses |= 1 << k;
-                states.push(state_code(&state));
-                put_state_details(states, &state, last_pc);
+                states.push(state_code(&m.state));
+                put_state_details(states, &m.state, m.last_pc);
             }
         }
         put_varint(&mut s.bufs[S_GROUPS], misses);
@@ -1598,7 +1700,7 @@ impl Encoder {
             && predicted
                 .iter()
                 .zip(&self.run)
-                .all(|(&(p, predicted), &(_, state, i))| p as usize == i && predicted == state);
+                .all(|(&(p, predicted), m)| p as usize == m.position && predicted == m.state);
         let code = if exact { T_RUN_EXACT } else { T_RUN };
         let [tags, _, state_warps, ..] = &mut s.bufs;
         self.tag(tags, state_warps, code, cycle, None);
@@ -1614,23 +1716,23 @@ impl Encoder {
         }
         if !exact {
             let pmask = run_mask(&predicted);
-            let amask = self.run.iter().fold(0u64, |m, &(_, _, i)| m | 1 << i);
+            let amask = self.run.iter().fold(0u64, |a, m| a | 1 << m.position);
             put_varint(&mut s.bufs[S_GROUPS], pmask ^ amask);
             let mut misses = 0u64;
             let mut at = 0;
-            for (k, &(w, state, i)) in self.run.iter().enumerate() {
-                let guess = predicted_at(&predicted, &mut at, i as u32);
-                if guess != Some(state) {
+            for (k, m) in self.run.iter().enumerate() {
+                let guess = predicted_at(&predicted, &mut at, m.position as u32);
+                if guess != Some(m.state) {
                     misses |= 1 << k;
                     let out = &mut s.bufs[S_STATE_ARGS];
-                    out.push(state_code(&state));
-                    put_state_details(out, &state, self.cx.groups.last_pc(w));
+                    out.push(state_code(&m.state));
+                    put_state_details(out, &m.state, self.cx.groups.last_pc(m.warp));
                 }
             }
             put_varint(&mut s.bufs[S_GROUPS], misses);
         }
-        for &(w, state, _) in &self.run {
-            self.cx.groups.set_state(w, state);
+        for m in &self.run {
+            self.cx.groups.set_state(m.warp, m.state);
         }
         self.cx.groups.last_run = (cycle, (sm as u64) << 32 | id as u64);
         self.predicted = predicted;
