@@ -777,10 +777,12 @@ impl Groups {
 
     /// Warp `w` issued `pc` to `pipe` at `cycle`; with `selected` it then changes to
     /// `Selected` (as [`set_state`](Self::set_state) does: on the record in hand, so that an
-    /// issue costs one look-up).
+    /// issue costs one look-up). Returns the warp's lanes and its last pc before this issue
+    /// (what the writer encodes the issue against).
     #[inline(always)]
-    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe, selected: bool) {
+    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe, selected: bool) -> (u32, u32) {
         let g = self.warps.get_or_insert_with(w.sm, w.slot, || UNKNOWN_WARP);
+        let before = (g.lanes, g.pc);
         g.issued = Some(cycle);
         g.pc = pc;
         if !self.model {
@@ -788,13 +790,14 @@ impl Groups {
                 let next = &mut self.schedulers[g.sched as usize].next;
                 moved(g, next, &mut self.by_pc, WarpState::Selected);
             }
-            return;
+            return before;
         }
         g.ready_pipe = NO_PIPE;
         self.issue_model(w, cycle, pc, pipe);
         if selected {
             self.set_state(w, WarpState::Selected);
         }
+        before
     }
 
     /// Version 5: what [`issue`](Self::issue) tells the issue-stage model.
@@ -1743,13 +1746,16 @@ impl Encoder {
     fn issue(&mut self, s: &mut Streams, e: &Issue, selected_follows: bool) {
         let [tags, issue_warps, _, _, out, ..] = &mut s.bufs;
         self.tag(tags, issue_warps, T_ISSUE, e.cycle, Some(e.warp));
-        let g = self.cx.groups.record(e.warp);
-        let predicted = g.pc.wrapping_add(1);
+        let (lanes, last) = self
+            .cx
+            .groups
+            .issue(e.warp, e.cycle, e.pc, e.pipe, selected_follows);
+        let predicted = last.wrapping_add(1);
         let mut flags = pipe_code(e.pipe);
         if e.slot != 0 {
             flags |= F_SLOT;
         }
-        if e.active != g.lanes {
+        if e.active != lanes {
             flags |= F_ACTIVE;
         }
         if e.pc != predicted {
@@ -1768,9 +1774,6 @@ impl Encoder {
         if flags & F_SLOT != 0 {
             put_varint(out, e.slot as u64);
         }
-        self.cx
-            .groups
-            .issue(e.warp, e.cycle, e.pc, e.pipe, selected_follows);
         self.cx.completions.issue(e.warp, e.cycle, e.pc);
     }
 
@@ -2158,7 +2161,17 @@ impl<W: Write> BinaryWriter<W> {
         if self.streams.bufs[S_TAGS].is_empty() {
             return Ok(());
         }
-        let raw: Vec<Vec<u8>> = self.streams.bufs.iter_mut().map(std::mem::take).collect();
+        // The next block's streams are likely as long as these: reserving that much spares
+        // them growing step by step.
+        let raw: Vec<Vec<u8>> = self
+            .streams
+            .bufs
+            .iter_mut()
+            .map(|b| {
+                let len = b.len();
+                std::mem::replace(b, Vec::with_capacity(len))
+            })
+            .collect();
         match self.compressor.as_mut() {
             Some(c) => {
                 c.blocks.send(raw).map_err(|_| compressor_stopped())?;
