@@ -162,6 +162,7 @@ pub fn crc32(data: &[u8]) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // Primitive encodings.
 
+#[inline]
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -316,7 +317,13 @@ impl Bucket {
     }
 
     /// Inserts `e` after the expectations of its SM and of SMs before it.
+    #[inline]
     fn insert(&mut self, e: Expected) {
+        // Mostly it goes last, which needs no search.
+        if self.items[self.head..].last().map_or(true, |x| x.0 <= e.0) {
+            self.items.push(e);
+            return;
+        }
         let at = self.head + self.items[self.head..].partition_point(|x| x.0 <= e.0);
         self.items.insert(at, e);
     }
@@ -779,10 +786,12 @@ impl Groups {
 
     /// Warp `w` issued `pc` to `pipe` at `cycle`; with `selected` it then changes to
     /// `Selected` (as [`set_state`](Self::set_state) does: on the record in hand, so that an
-    /// issue costs one look-up).
+    /// issue costs one look-up). Returns the warp's lanes and its last pc before this issue
+    /// (what the writer encodes the issue against).
     #[inline(always)]
-    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe, selected: bool) {
+    fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32, pipe: Pipe, selected: bool) -> (u32, u32) {
         let g = self.warps.get_or_insert_with(w.sm, w.slot, || UNKNOWN_WARP);
+        let before = (g.lanes, g.pc);
         g.issued = Some(cycle);
         g.pc = pc;
         if !self.model {
@@ -790,13 +799,14 @@ impl Groups {
                 let next = &mut self.schedulers[g.sched as usize].next;
                 moved(g, next, &mut self.by_pc, WarpState::Selected);
             }
-            return;
+            return before;
         }
         g.ready_pipe = NO_PIPE;
         self.issue_model(w, cycle, pc, pipe);
         if selected {
             self.set_state(w, WarpState::Selected);
         }
+        before
     }
 
     /// Version 5: what [`issue`](Self::issue) tells the issue-stage model.
@@ -1157,14 +1167,58 @@ impl Groups {
         self.record(w).pc
     }
 
-    /// The state warp `w` is predicted to change to at `cycle`.
-    fn predict(&self, w: WarpRef, cycle: u64) -> Option<WarpState> {
-        let g = self.launched(w)?;
-        prediction(&self.by_pc, &self.schedulers, g, cycle)
-    }
-
     fn set_state(&mut self, w: WarpRef, state: WarpState) {
         self.change(w, 0, Some(state));
+    }
+
+    /// [`set_state`](Self::set_state) of warp `w` at `cycle`, returning whether `state` was
+    /// its [`prediction`] and its last pc: one look-up for the three.
+    #[inline(always)]
+    fn change_to(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> (bool, u32) {
+        let Some(g) = self.warps.get_mut(w.sm, w.slot) else {
+            return (false, UNKNOWN_WARP.pc);
+        };
+        if !g.launched() {
+            return (false, g.pc);
+        }
+        let predicted = prediction(&self.by_pc, &self.schedulers, g, cycle) == Some(state);
+        let sched = &mut self.schedulers[g.sched as usize];
+        settle(
+            g,
+            sched,
+            &mut self.by_pc,
+            &self.pipe_by_pc,
+            self.model,
+            state,
+        );
+        (predicted, g.pc)
+    }
+
+    /// [`change_to`](Self::change_to) of a warp that is a member of its scheduler's warps
+    /// (what [`position`](Self::position) finds); `None`, changing nothing, for any other.
+    #[inline(always)]
+    fn change_member(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> Option<Change> {
+        let g = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
+        let members = &self.schedulers[g.sched as usize].members;
+        if members.get(g.position as usize) != Some(&w.slot) {
+            return None;
+        }
+        let change = Change {
+            scheduler: g.sched,
+            position: g.position as usize,
+            predicted: prediction(&self.by_pc, &self.schedulers, g, cycle) == Some(state),
+            last_pc: g.pc,
+        };
+        let sched = &mut self.schedulers[g.sched as usize];
+        settle(
+            g,
+            sched,
+            &mut self.by_pc,
+            &self.pipe_by_pc,
+            self.model,
+            state,
+        );
+        Some(change)
     }
 
     /// Warp `w` changes state at `cycle`: to `state`, or with `None` to its prediction.
@@ -1205,6 +1259,35 @@ impl Groups {
         let members = &self.schedulers[g.sched as usize].members;
         (members.get(g.position as usize) == Some(&w.slot))
             .then_some((g.sched, g.position as usize))
+    }
+}
+
+/// What [`Groups::change_member`] found: the warp's scheduler (index in
+/// `Groups::schedulers`) and position among its warps, whether its new state was the
+/// predicted one, and its last pc.
+struct Change {
+    scheduler: u32,
+    position: usize,
+    predicted: bool,
+    last_pc: u32,
+}
+
+/// Launched warp `g` of scheduler `sched` changes to `state`: what follows its old state is
+/// learnt and, with the issue-stage `model`, what it now waits for.
+#[inline(always)]
+fn settle(
+    g: &mut WarpRec,
+    sched: &mut GroupScheduler,
+    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
+    pipe_by_pc: &[u8],
+    model: bool,
+    state: WarpState,
+) {
+    let old_pipe = g.ready_pipe;
+    let old = moved(g, &mut sched.next, by_pc, state);
+    if model {
+        note_wait(g, state, pipe_by_pc);
+        sched.note(g.position, old, old_pipe, state, g.ready_pipe);
     }
 }
 
@@ -1356,9 +1439,6 @@ impl Context {
         }
     }
 
-    fn lanes(&self, w: WarpRef) -> u32 {
-        self.groups.record(w).lanes
-    }
     #[inline]
     fn last_pc(&self, w: WarpRef) -> u32 {
         self.groups.last_pc(w)
@@ -1371,15 +1451,28 @@ impl Context {
 struct Encoder {
     cx: Context,
     /// Consecutive warp_state events of one scheduler in one cycle, in member order, not yet
-    /// encoded: (warp, state, position among the scheduler's warps).
-    run: Vec<(WarpRef, WarpState, usize)>,
+    /// encoded.
+    run: Vec<RunMember>,
     run_cycle: u64,
     run_scheduler: u32,
-    scratch: Vec<u8>,
     /// A predicted run (see [`Groups::predicted_run`]).
     predicted: Vec<(u32, WarpState)>,
     /// The format version written: 4 or 5.
     version: u16,
+}
+
+/// A warp_state event of the run being gathered.
+#[derive(Debug, Clone, Copy)]
+struct RunMember {
+    warp: WarpRef,
+    state: WarpState,
+    /// Its position among its scheduler's warps.
+    position: usize,
+    /// Version 4, which takes each state change into the context as it comes (a run's
+    /// predictions are those of its members one after another): whether the state was the
+    /// predicted one, and the warp's last pc.
+    predicted: bool,
+    last_pc: u32,
 }
 
 /// The fields of a warp state after its code (register, producer, barrier, pipe).
@@ -1409,6 +1502,9 @@ fn put_state_details(out: &mut Vec<u8>, state: &WarpState, last_pc: u32) {
 }
 
 impl Encoder {
+    // Inlined: most callers pass a known `warp` (or none), and as a call it was a tenth of
+    // the encoder thread.
+    #[inline(always)]
     fn tag(
         &mut self,
         tags: &mut Vec<u8>,
@@ -1445,67 +1541,134 @@ impl Encoder {
     }
 
     /// Takes a warp_state event into the current run, encoding the run first when the event
-    /// cannot extend it.
-    fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
-        let v5 = self.version >= 5;
-        // Version 5 names members by position (a u64 mask), version 4 by position after the
-        // first member.
-        let pos = self
-            .cx
-            .groups
-            .position(w)
-            .filter(|&(_, i)| !v5 || i < RUN_SPAN);
-        if let (Some((scheduler, i)), Some(&(_, _, first_i)), Some(&(_, _, last_i))) =
-            (pos, self.run.first(), self.run.last())
-        {
-            if cycle == self.run_cycle
-                && scheduler == self.run_scheduler
-                && i > last_i
-                && (v5 || i - first_i <= GROUP_SPAN)
-            {
-                self.run.push((w, state, i));
-                return;
+    /// cannot extend it. Returns whether anything was encoded.
+    // Inlined into the writer's loop: most events only extend the run, and as calls the
+    // writer, this and `flush_run` spent more on their frames than on the extending.
+    #[inline(always)]
+    fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) -> bool {
+        let member = if self.version >= 5 {
+            // Version 5 names members by position in a u64 mask, and predicts a run from the
+            // states before it: the changes are taken in when the run is encoded.
+            self.cx
+                .groups
+                .position(w)
+                .filter(|&(_, i)| i < RUN_SPAN)
+                .map(|(scheduler, position)| {
+                    let m = RunMember {
+                        warp: w,
+                        state,
+                        position,
+                        predicted: false,
+                        last_pc: 0,
+                    };
+                    (scheduler, m)
+                })
+        } else {
+            self.cx.groups.change_member(w, cycle, state).map(|c| {
+                let m = RunMember {
+                    warp: w,
+                    state,
+                    position: c.position,
+                    predicted: c.predicted,
+                    last_pc: c.last_pc,
+                };
+                (c.scheduler, m)
+            })
+        };
+        if let Some((scheduler, m)) = member {
+            if self.extends(cycle, scheduler, m.position) {
+                self.run.push(m);
+                return false;
             }
         }
+        self.start_run(s, cycle, w, state, member);
+        true
+    }
+
+    /// Whether a member at `position` of `scheduler` at `cycle` can join the current run.
+    #[inline(always)]
+    fn extends(&self, cycle: u64, scheduler: u32, position: usize) -> bool {
+        let (Some(first), Some(last)) = (self.run.first(), self.run.last()) else {
+            return false;
+        };
+        cycle == self.run_cycle
+            && scheduler == self.run_scheduler
+            && position > last.position
+            // Version 4 names members by position after the first, in a u64 mask.
+            && (self.version >= 5 || position - first.position <= GROUP_SPAN)
+    }
+
+    /// Encodes the current run, then starts a new one with `member` (and its scheduler), or
+    /// encodes the state change alone if no run can hold it.
+    #[inline(never)]
+    fn start_run(
+        &mut self,
+        s: &mut Streams,
+        cycle: u64,
+        w: WarpRef,
+        state: WarpState,
+        member: Option<(u32, RunMember)>,
+    ) {
         self.flush_run(s);
-        match pos {
-            Some((scheduler, i)) => {
+        match member {
+            Some((scheduler, m)) => {
                 self.run_cycle = cycle;
                 self.run_scheduler = scheduler;
-                self.run.push((w, state, i));
+                self.run.push(m);
             }
             None => self.single_state(s, cycle, w, state),
         }
     }
 
+    /// Encodes the buffered run, if any.
+    #[inline(always)]
+    fn flush_run(&mut self, s: &mut Streams) {
+        if !self.run.is_empty() {
+            self.encode_run(s);
+        }
+    }
+
     /// Encodes the buffered run: version 5 as a run record; version 4 one event as itself,
     /// several as a state group.
-    fn flush_run(&mut self, s: &mut Streams) {
+    #[inline(never)]
+    fn encode_run(&mut self, s: &mut Streams) {
         match self.run.len() {
-            0 => return,
             _ if self.version >= 5 => self.run_record(s),
             1 => {
-                let (w, state, _) = self.run[0];
-                self.single_state(s, self.run_cycle, w, state);
+                let m = self.run[0];
+                self.state_record(s, self.run_cycle, m.warp, m.state, m.predicted, m.last_pc);
             }
             _ => self.state_group(s),
         }
         self.run.clear();
     }
 
-    /// One state change (in version 5 only those no run can hold: of a warp no warp_launch
-    /// named, or past a run's reach).
+    /// One state change no run holds (of a warp no warp_launch named, or, in version 5, past
+    /// a run's reach).
     fn single_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
-        if self.version < 5 && self.cx.groups.predict(w, cycle) == Some(state) {
-            let [tags, _, warps, ..] = &mut s.bufs;
+        let (predicted, last_pc) = self.cx.groups.change_to(w, cycle, state);
+        let predicted = predicted && self.version < 5;
+        self.state_record(s, cycle, w, state, predicted, last_pc);
+    }
+
+    /// A warp_state event as itself: the predicted tag, or the state's code and details.
+    fn state_record(
+        &mut self,
+        s: &mut Streams,
+        cycle: u64,
+        w: WarpRef,
+        state: WarpState,
+        predicted: bool,
+        last_pc: u32,
+    ) {
+        let [tags, _, warps, ..] = &mut s.bufs;
+        if predicted {
             self.tag(tags, warps, T_STATE_PREDICTED, cycle, Some(w));
         } else {
             let code = T_STATE + state_code(&state);
-            let [tags, _, warps, ..] = &mut s.bufs;
             self.tag(tags, warps, code, cycle, Some(w));
-            put_state_details(&mut s.bufs[S_STATE_ARGS], &state, self.cx.last_pc(w));
+            put_state_details(&mut s.bufs[S_STATE_ARGS], &state, last_pc);
         }
-        self.cx.groups.set_state(w, state);
     }
 
     /// Version 4: a state group — the first warp, a bit mask of the other members (by
@@ -1513,30 +1676,23 @@ impl Encoder {
     /// one, and those states.
     fn state_group(&mut self, s: &mut Streams) {
         let cycle = self.run_cycle;
-        let (first, _, first_i) = self.run[0];
+        let first = self.run[0];
         let [tags, _, warps, ..] = &mut s.bufs;
-        self.tag(tags, warps, T_STATE_GROUP, cycle, Some(first));
+        self.tag(tags, warps, T_STATE_GROUP, cycle, Some(first.warp));
         let members = self.run[1..]
             .iter()
-            .fold(0u64, |m, &(_, _, i)| m | 1 << (i - first_i - 1));
+            .fold(0u64, |m, r| m | 1 << (r.position - first.position - 1));
         put_varint(&mut s.bufs[S_GROUPS], members);
-        // A member's prediction can depend on the members before it (they share the
-        // scheduler's table), so misses are found in order and their states written after
-        // the mask.
         let mut misses = 0u64;
-        let mut states = std::mem::take(&mut self.scratch);
-        states.clear();
-        for (k, &(w, state, _)) in self.run.iter().enumerate() {
-            if self.cx.groups.predict(w, cycle) != Some(state) {
+        let states = &mut s.bufs[S_STATE_ARGS];
+        for (k, m) in self.run.iter().enumerate() {
+            if !m.predicted {
                 misses |= 1 << k;
-                states.push(state_code(&state));
-                put_state_details(&mut states, &state, self.cx.last_pc(w));
+                states.push(state_code(&m.state));
+                put_state_details(states, &m.state, m.last_pc);
             }
-            self.cx.groups.set_state(w, state);
         }
         put_varint(&mut s.bufs[S_GROUPS], misses);
-        s.bufs[S_STATE_ARGS].extend_from_slice(&states);
-        self.scratch = states;
     }
 
     /// Version 5: the buffered run as one record — which scheduler (see [`Groups::pick`])
@@ -1556,7 +1712,7 @@ impl Encoder {
             && predicted
                 .iter()
                 .zip(&self.run)
-                .all(|(&(p, predicted), &(_, state, i))| p as usize == i && predicted == state);
+                .all(|(&(p, predicted), m)| p as usize == m.position && predicted == m.state);
         let code = if exact { T_RUN_EXACT } else { T_RUN };
         let [tags, _, state_warps, ..] = &mut s.bufs;
         self.tag(tags, state_warps, code, cycle, None);
@@ -1572,35 +1728,67 @@ impl Encoder {
         }
         if !exact {
             let pmask = run_mask(&predicted);
-            let amask = self.run.iter().fold(0u64, |m, &(_, _, i)| m | 1 << i);
+            let amask = self.run.iter().fold(0u64, |a, m| a | 1 << m.position);
             put_varint(&mut s.bufs[S_GROUPS], pmask ^ amask);
             let mut misses = 0u64;
             let mut at = 0;
-            for (k, &(w, state, i)) in self.run.iter().enumerate() {
-                let guess = predicted_at(&predicted, &mut at, i as u32);
-                if guess != Some(state) {
+            for (k, m) in self.run.iter().enumerate() {
+                let guess = predicted_at(&predicted, &mut at, m.position as u32);
+                if guess != Some(m.state) {
                     misses |= 1 << k;
                     let out = &mut s.bufs[S_STATE_ARGS];
-                    out.push(state_code(&state));
-                    put_state_details(out, &state, self.cx.groups.last_pc(w));
+                    out.push(state_code(&m.state));
+                    put_state_details(out, &m.state, self.cx.groups.last_pc(m.warp));
                 }
             }
             put_varint(&mut s.bufs[S_GROUPS], misses);
         }
-        for &(w, state, _) in &self.run {
-            self.cx.groups.set_state(w, state);
+        for m in &self.run {
+            self.cx.groups.set_state(m.warp, m.state);
         }
         self.cx.groups.last_run = (cycle, (sm as u64) << 32 | id as u64);
         self.predicted = predicted;
     }
 
-    /// Encodes `e`; `selected_follows` (version 4) marks an issue whose
+    /// Encodes issue `e`; `selected_follows` (version 4) marks an issue whose
     /// `warp_state(Selected)` (same warp, same cycle) comes next and is elided.
-    fn encode(&mut self, s: &mut Streams, e: &Event, selected_follows: bool) {
-        if let Event::WarpState { cycle, warp, state } = *e {
-            return self.single_state(s, cycle, warp, state);
+    fn issue(&mut self, s: &mut Streams, e: &Issue, selected_follows: bool) {
+        let [tags, issue_warps, _, _, out, ..] = &mut s.bufs;
+        self.tag(tags, issue_warps, T_ISSUE, e.cycle, Some(e.warp));
+        let (lanes, last) = self
+            .cx
+            .groups
+            .issue(e.warp, e.cycle, e.pc, e.pipe, selected_follows);
+        let predicted = last.wrapping_add(1);
+        let mut flags = pipe_code(e.pipe);
+        if e.slot != 0 {
+            flags |= F_SLOT;
         }
-        let [tags, issue_warps, _, warps, issue_args, _, _, out] = &mut s.bufs;
+        if e.active != lanes {
+            flags |= F_ACTIVE;
+        }
+        if e.pc != predicted {
+            flags |= F_PC;
+        }
+        if selected_follows {
+            flags |= F_SELECTED;
+        }
+        out.push(flags);
+        if flags & F_PC != 0 {
+            put_varint(out, pc_delta(e.pc, predicted));
+        }
+        if flags & F_ACTIVE != 0 {
+            put_varint(out, e.active as u64);
+        }
+        if flags & F_SLOT != 0 {
+            put_varint(out, e.slot as u64);
+        }
+        self.cx.completions.issue(e.warp, e.cycle, e.pc);
+    }
+
+    /// Encodes `e`, an event other than a warp_state or an issue.
+    fn encode(&mut self, s: &mut Streams, e: &Event) {
+        let [tags, _, _, warps, _, _, _, out] = &mut s.bufs;
         let cycle = e.cycle();
         match e {
             Event::KernelLaunch { launch, .. } => {
@@ -1648,47 +1836,8 @@ impl Encoder {
                 self.tag(tags, warps, T_WARP_EXIT, cycle, Some(*warp));
                 self.cx.groups.exit(*warp);
             }
-            // Encoded by `single_state` above.
-            Event::WarpState { .. } => {}
-            Event::Issue {
-                warp,
-                pc,
-                active,
-                pipe,
-                slot,
-                ..
-            } => {
-                self.tag(tags, issue_warps, T_ISSUE, cycle, Some(*warp));
-                let out = issue_args;
-                let predicted = self.cx.last_pc(*warp).wrapping_add(1);
-                let mut flags = pipe_code(*pipe);
-                if *slot != 0 {
-                    flags |= F_SLOT;
-                }
-                if *active != self.cx.lanes(*warp) {
-                    flags |= F_ACTIVE;
-                }
-                if *pc != predicted {
-                    flags |= F_PC;
-                }
-                if selected_follows {
-                    flags |= F_SELECTED;
-                }
-                out.push(flags);
-                if flags & F_PC != 0 {
-                    put_varint(out, pc_delta(*pc, predicted));
-                }
-                if flags & F_ACTIVE != 0 {
-                    put_varint(out, *active as u64);
-                }
-                if flags & F_SLOT != 0 {
-                    put_varint(out, *slot as u64);
-                }
-                self.cx
-                    .groups
-                    .issue(*warp, cycle, *pc, *pipe, selected_follows);
-                self.cx.completions.issue(*warp, cycle, *pc);
-            }
+            // Written by `push_state` and `issue`, never through here.
+            Event::WarpState { .. } | Event::Issue { .. } => {}
             Event::Complete { warp, pc, .. } => {
                 let expected = self.cx.completions.expected(cycle) == Some((*warp, *pc));
                 if expected {
@@ -1839,16 +1988,27 @@ fn compressor_stopped() -> TraceError {
     TraceError::io("compressing a block")(std::io::Error::other("the compression thread stopped"))
 }
 
+/// An issue event's fields.
+#[derive(Debug, Clone, Copy)]
+struct Issue {
+    cycle: u64,
+    warp: WarpRef,
+    pc: u32,
+    active: u32,
+    pipe: Pipe,
+    slot: u32,
+}
+
 /// Writes a binary trace: header at construction, events with [`BinaryWriter::write`], the
 /// trailer with [`BinaryWriter::finish`].
 pub struct BinaryWriter<W: Write> {
     out: W,
     compressor: Option<Compressor>,
     /// Version 4: an issue held back to see whether its `Selected` follows.
-    pending: Option<Event>,
+    pending: Option<Issue>,
     enc: Encoder,
     streams: Streams,
-    /// An issue held back to see whether its `warp_state(Selected)` follows.
+    /// The cycle of the last event written (events come in cycle order).
     last_cycle: u64,
     events: u64,
     offset: u64,
@@ -1898,7 +2058,6 @@ impl<W: Write> BinaryWriter<W> {
                 run: Vec::new(),
                 run_cycle: 0,
                 run_scheduler: 0,
-                scratch: Vec::new(),
                 predicted: Vec::new(),
                 version,
             },
@@ -1912,51 +2071,82 @@ impl<W: Write> BinaryWriter<W> {
     }
 
     /// Appends one event; an event earlier than the previous one is rejected.
+    // Inlined into the loop of `TraceWriter::write_events`.
+    #[inline(always)]
     pub fn write(&mut self, event: &Event) -> Result<(), TraceError> {
         let cycle = event.cycle();
         if cycle < self.last_cycle {
-            return Err(TraceError::OutOfOrder {
-                offset: self.offset,
-                previous: self.last_cycle,
-                cycle,
-            });
+            return Err(self.out_of_order(cycle));
         }
         self.last_cycle = cycle;
         self.events += 1;
-        if let Some(p) = self.pending.take() {
-            let follows = matches!(
-                (event, &p),
-                (
-                    Event::WarpState { cycle: c, warp, state: WarpState::Selected },
-                    Event::Issue { cycle: pc, warp: pw, .. },
-                ) if c == pc && warp == pw
-            );
-            self.enc.encode(&mut self.streams, &p, follows);
-            if follows {
-                return self.maybe_flush();
-            }
-        }
         match *event {
-            // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
-            Event::Issue { .. } if self.enc.version < 5 => {
-                self.enc.flush_run(&mut self.streams);
-                self.pending = Some(event.clone());
-            }
             Event::WarpState { cycle, warp, state } => {
-                self.enc.push_state(&mut self.streams, cycle, warp, state)
+                if let Some(p) = self.pending.take() {
+                    let follows =
+                        state == WarpState::Selected && p.cycle == cycle && p.warp == warp;
+                    self.enc.issue(&mut self.streams, &p, follows);
+                    if follows {
+                        return self.maybe_flush();
+                    }
+                }
+                if !self.enc.push_state(&mut self.streams, cycle, warp, state) {
+                    // Only buffered: no stream grew.
+                    return Ok(());
+                }
+            }
+            Event::Issue {
+                cycle,
+                warp,
+                pc,
+                active,
+                pipe,
+                slot,
+            } => {
+                let issue = Issue {
+                    cycle,
+                    warp,
+                    pc,
+                    active,
+                    pipe,
+                    slot,
+                };
+                if let Some(p) = self.pending.take() {
+                    self.enc.issue(&mut self.streams, &p, false);
+                }
+                self.enc.flush_run(&mut self.streams);
+                // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
+                if self.enc.version < 5 {
+                    self.pending = Some(issue);
+                } else {
+                    self.enc.issue(&mut self.streams, &issue, false);
+                }
             }
             _ => {
+                if let Some(p) = self.pending.take() {
+                    self.enc.issue(&mut self.streams, &p, false);
+                }
                 self.enc.flush_run(&mut self.streams);
-                self.enc.encode(&mut self.streams, event, false);
+                self.enc.encode(&mut self.streams, event);
             }
         }
         self.maybe_flush()
+    }
+
+    #[cold]
+    fn out_of_order(&self, cycle: u64) -> TraceError {
+        TraceError::OutOfOrder {
+            offset: self.offset,
+            previous: self.last_cycle,
+            cycle,
+        }
     }
 
     pub fn events(&self) -> u64 {
         self.events
     }
 
+    #[inline(always)]
     fn maybe_flush(&mut self) -> Result<(), TraceError> {
         if self.streams.len() >= BLOCK_TARGET {
             self.flush_block()?;
@@ -1980,7 +2170,17 @@ impl<W: Write> BinaryWriter<W> {
         if self.streams.bufs[S_TAGS].is_empty() {
             return Ok(());
         }
-        let raw: Vec<Vec<u8>> = self.streams.bufs.iter_mut().map(std::mem::take).collect();
+        // The next block's streams are likely as long as these: reserving that much spares
+        // them growing step by step.
+        let raw: Vec<Vec<u8>> = self
+            .streams
+            .bufs
+            .iter_mut()
+            .map(|b| {
+                let len = b.len();
+                std::mem::replace(b, Vec::with_capacity(len))
+            })
+            .collect();
         match self.compressor.as_mut() {
             Some(c) => {
                 c.blocks.send(raw).map_err(|_| compressor_stopped())?;
@@ -2004,7 +2204,7 @@ impl<W: Write> BinaryWriter<W> {
     /// Writes the last events and the trailer, flushes, and returns the writer.
     pub fn finish(mut self, complete: bool) -> Result<W, TraceError> {
         if let Some(p) = self.pending.take() {
-            self.enc.encode(&mut self.streams, &p, false);
+            self.enc.issue(&mut self.streams, &p, false);
         }
         self.enc.flush_run(&mut self.streams);
         self.flush_block()?;

@@ -240,6 +240,15 @@ impl<W: Write> TraceWriter<W> {
         }
     }
 
+    /// Writes `events` in order, as [`write`](Self::write) would one by one, up to the first
+    /// error. One call per batch: the binary writer's per-event work is inlined into the loop.
+    pub fn write_events(&mut self, events: &[Event]) -> Result<(), TraceError> {
+        match self {
+            TraceWriter::Binary(w) => events.iter().try_for_each(|e| w.write(e)),
+            TraceWriter::Jsonl(w) => events.iter().try_for_each(|e| w.write(e)),
+        }
+    }
+
     pub fn events(&self) -> u64 {
         match self {
             TraceWriter::Binary(w) => w.events(),

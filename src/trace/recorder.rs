@@ -64,9 +64,7 @@ impl<W: Write + Send + 'static> Recorder<W> {
                     ))
                 })?;
                 for batch in inbox {
-                    for e in &batch {
-                        writer.write(e)?;
-                    }
+                    writer.write_events(&batch)?;
                     let _ = outbox.send(batch);
                 }
                 Ok(writer)
@@ -101,41 +99,64 @@ impl<W: Write + Send + 'static> Recorder<W> {
         self.events
     }
 
+    // Inlined into every observer method: the common case, an event pushed onto the batch,
+    // is a few instructions once sending the batch and encoding in line are calls.
+    #[inline(always)]
     fn emit(&mut self, kind: EventKind, make: impl FnOnce() -> Event) {
         if kind.min_verbosity() > self.verbosity {
             return;
         }
         match &mut self.sink {
-            Sink::Inline { writer, error } => {
-                if error.is_none() {
-                    self.events += 1;
-                    if let Err(e) = writer.write(&make()) {
-                        *error = Some(e);
-                    }
-                }
-            }
-            Sink::Thread {
-                batch,
-                batches,
-                empties,
-                ..
-            } => {
-                let Some(to) = batches.as_ref() else {
+            Sink::Inline { .. } => self.write_inline(make()),
+            Sink::Thread { batch, batches, .. } => {
+                if batches.is_none() {
                     return;
-                };
+                }
                 self.events += 1;
                 batch.push(make());
                 if batch.len() >= BATCH {
-                    let next = empties
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                    if to.send(std::mem::replace(batch, next)).is_err() {
-                        *batches = None;
-                    }
-                    batch.clear();
+                    self.send_batch();
                 }
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn write_inline(&mut self, event: Event) {
+        if let Sink::Inline { writer, error } = &mut self.sink {
+            if error.is_none() {
+                self.events += 1;
+                if let Err(e) = writer.write(&event) {
+                    *error = Some(e);
+                }
+            }
+        }
+    }
+
+    /// Hands the full batch to the encoder thread and starts the next in a returned one.
+    #[cold]
+    #[inline(never)]
+    fn send_batch(&mut self) {
+        let Sink::Thread {
+            batch,
+            batches,
+            empties,
+            ..
+        } = &mut self.sink
+        else {
+            return;
+        };
+        let Some(to) = batches.as_ref() else {
+            return;
+        };
+        let next = empties
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        if to.send(std::mem::replace(batch, next)).is_err() {
+            *batches = None;
+        }
+        batch.clear();
     }
 
     /// Writes the trailer and returns the underlying writer, or the first error.
