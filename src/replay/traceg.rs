@@ -307,24 +307,85 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
 
 /// The byte parser for a reader that needs only the PC, mask and addresses: the registers are
 /// checked but not kept and the opcode is not copied, so `out`'s destinations, opcode and
-/// sources are left as they were. A static part spelled as `spelling(pc)` (a spelling the byte
-/// parser took, with its layout) is not read at all. It accepts exactly the lines the byte
-/// parser in full ([`plain_head`], [`plain_static`] keeping, [`plain_tail`]) accepts.
+/// sources are left as they were. `of_pc(pc)` gives what is known about the PC: a static part
+/// spelled as its spelling (one the byte parser took, with its layout) is not read at all, nor
+/// is a line that its [`SeenLine`] recalls (which the line, if taken, then updates). It
+/// accepts exactly the lines the byte parser in full ([`plain_pc`], [`plain_mask`],
+/// [`plain_static`] keeping, [`plain_tail`]) accepts.
 fn parse_plain_addresses<'s>(
     line: &[u8],
     lineinfo: bool,
     out: &mut InstLine,
-    spelling: impl FnOnce(u64) -> Option<&'s Spelling>,
+    of_pc: impl FnOnce(u64) -> Option<(Option<&'s Spelling>, &'s mut Option<SeenLine>)>,
 ) -> bool {
     (|| {
-        let mut line = plain_head(line, lineinfo, out)?;
-        let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
+        let mut line = plain_pc(line, lineinfo, out)?;
+        let after_pc = line.0;
+        let (spelling, seen) = of_pc(out.pc).unzip();
+        if seen
+            .as_deref()
+            .is_some_and(|seen| SeenLine::recall::<true>(seen, after_pc, out))
+        {
+            return Some(());
+        }
+        plain_mask(&mut line, out)?;
+        let layout = match spelling.flatten().filter(|(bytes, _)| line.strip(bytes)) {
             Some(&(_, layout)) => layout,
             None => plain_static::<false>(&mut line, out)?.1,
         };
-        plain_tail(line, layout, out)
+        plain_tail::<true>(line, layout, out)?;
+        if let Some(seen) = seen {
+            SeenLine::remember(seen, after_pc, out);
+        }
+        Some(())
     })()
     .is_some()
+}
+
+/// The last line of a PC the byte parser took that has no addresses, from the end of its PC
+/// on, and what that part says. Nearly every line of such an instruction is the same from
+/// there on as the one before it at the PC (same mask, same registers): it says the same, and
+/// is taken without being read.
+#[derive(Debug, Default)]
+struct SeenLine {
+    after_pc: Vec<u8>,
+    mask: u32,
+    mem_width: u32,
+}
+
+impl SeenLine {
+    /// Whether `after_pc` (a line from the end of its PC on) is what `seen` remembers; if so,
+    /// the line's mask and memory width (and, if `ADDRS`, its empty address list) into `out`.
+    fn recall<const ADDRS: bool>(
+        seen: &Option<SeenLine>,
+        after_pc: &[u8],
+        out: &mut InstLine,
+    ) -> bool {
+        match seen {
+            Some(seen) if seen.after_pc == after_pc => {
+                out.mask = seen.mask;
+                out.mem_width = seen.mem_width;
+                out.has_addrs = false;
+                if ADDRS {
+                    out.addrs.clear();
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Remembers a line the byte parser took, if it has no addresses.
+    fn remember(seen: &mut Option<SeenLine>, after_pc: &[u8], taken: &InstLine) {
+        if taken.has_addrs {
+            return;
+        }
+        let seen = seen.get_or_insert_with(SeenLine::default);
+        seen.after_pc.clear();
+        seen.after_pc.extend_from_slice(after_pc);
+        seen.mask = taken.mask;
+        seen.mem_width = taken.mem_width;
+    }
 }
 
 /// A static part as a line spelled it (from the destination count through the last source),
@@ -350,28 +411,33 @@ impl Layout {
     }
 }
 
-/// The byte parser, [`plain_head`], [`plain_static`] and [`plain_tail`] in turn, is
+/// The byte parser, [`plain_pc`], [`plain_mask`], [`plain_static`] and [`plain_tail`] in turn, is
 /// [`parse_inst_line`] for lines of the usual shape, from their bytes: plain hexadecimal and
 /// decimal numbers, registers as tracers write them, tokens that are text. Anything else
 /// (unusual spellings, the line's errors) it declines (`None`, with `out` in no particular
 /// state), and [`parse_inst_line`] decides: a line it accepts is valid UTF-8 and one that
 /// parser accepts with the same result.
 ///
-/// This part reads the source line number (with `lineinfo`), PC and mask, and returns the
-/// rest of the line.
-fn plain_head<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
+/// This part reads the source line number (with `lineinfo`) and PC, and returns the rest of
+/// the line.
+fn plain_pc<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
     let mut line = PlainLine(line);
     if lineinfo {
         line.dec()?;
     }
     out.pc = line.hex()?;
+    Some(line)
+}
+
+/// The active mask.
+fn plain_mask(line: &mut PlainLine, out: &mut InstLine) -> Option<()> {
     let mask = line.token()?;
     // The width limit (for a lowercase `0x` only) as the general parser counts it.
     if mask.strip_prefix(b"0x").unwrap_or(mask).len() > 8 {
         return None;
     }
     out.mask = PlainLine(mask).hex()? as u32;
-    Some(line)
+    Some(())
 }
 
 /// Destinations, opcode and sources, into `out` if `KEEP` (else only checked); the bytes they
@@ -419,14 +485,22 @@ fn plain_regs<const KEEP: bool>(
     Some(())
 }
 
-/// The fields after the sources: commit-group flag, memory width, addresses, immediate.
-fn plain_tail(mut line: PlainLine, layout: Layout, out: &mut InstLine) -> Option<()> {
+/// The fields after the sources: commit-group flag, memory width, addresses, immediate. The
+/// addresses go into `out.addrs` if `ADDRS` (else they are only checked, and `out.addrs` is
+/// left as it was).
+fn plain_tail<const ADDRS: bool>(
+    mut line: PlainLine,
+    layout: Layout,
+    out: &mut InstLine,
+) -> Option<()> {
     if layout.gmma {
         u32::try_from(line.dec()?).ok()?;
     }
     out.mem_width = u32::try_from(line.dec()?).ok()?;
     out.has_addrs = false;
-    out.addrs.clear();
+    if ADDRS {
+        out.addrs.clear();
+    }
     if layout.tma {
         // The general parser ignores the rest, but the line must still be text.
         std::str::from_utf8(line.0).ok()?;
@@ -438,24 +512,31 @@ fn plain_tail(mut line: PlainLine, layout: Layout, out: &mut InstLine) -> Option
         match line.dec()? {
             0 => {
                 for _ in 0..lanes {
-                    out.addrs.push(line.hex()?);
+                    let addr = line.hex()?;
+                    if ADDRS {
+                        out.addrs.push(addr);
+                    }
                 }
             }
             1 => {
                 let base = line.hex()?;
                 let stride = line.signed_dec()?;
-                out.addrs.extend(
-                    (0..lanes as i64).map(|k| base.wrapping_add_signed(k.wrapping_mul(stride))),
-                );
+                if ADDRS {
+                    out.addrs.extend(
+                        (0..lanes as i64).map(|k| base.wrapping_add_signed(k.wrapping_mul(stride))),
+                    );
+                }
             }
             2 => {
                 let mut addr = line.hex()?;
-                if lanes > 0 {
+                if ADDRS && lanes > 0 {
                     out.addrs.push(addr);
                 }
                 for _ in 1..lanes {
                     addr = addr.wrapping_add_signed(line.signed_dec()?);
-                    out.addrs.push(addr);
+                    if ADDRS {
+                        out.addrs.push(addr);
+                    }
                 }
             }
             _ => return None,
@@ -885,7 +966,7 @@ struct OpenWarp {
 
 /// What a pass over thread blocks does with their lines.
 trait BlockSink {
-    /// Parses a line that may be an instruction line with the byte parser (see [`plain_head`]):
+    /// Parses a line that may be an instruction line with the byte parser (see [`plain_pc`]):
     /// true only for a line [`parse_inst_line`] accepts alike, at least as to PC, mask and
     /// addresses. On false, the general parser takes the line.
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool;
@@ -1391,6 +1472,7 @@ fn scan_blocks<R: Read>(
         part: ScanPart::default(),
         spelling: Vec::new(),
         last: None,
+        seen: Vec::new(),
     };
     let mut inst = InstLine::default();
     loop {
@@ -1440,6 +1522,8 @@ struct ScanSink<'a> {
     spelling: Vec<u8>,
     /// How the byte parser took the last line it was given, if it did.
     last: Option<Taken>,
+    /// By static instruction, the last line of it that the byte parser took as spelled alike.
+    seen: Vec<Option<SeenLine>>,
 }
 
 fn spelled(last: Option<Taken>, spelling: &[u8]) -> Option<Spelling> {
@@ -1460,15 +1544,32 @@ enum Taken {
 impl BlockSink for ScanSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         self.last = None;
-        let Some(mut rest) = plain_head(line, lineinfo, inst) else {
+        let Some(mut rest) = plain_pc(line, lineinfo, inst) else {
             return false;
         };
-        if let Some(&k) = self.part.pc_index.get(&inst.pc) {
+        let after_pc = rest.0;
+        let known = self.part.pc_index.get(&inst.pc).copied();
+        if let Some(k) = known {
+            if self.seen.len() <= k as usize {
+                self.seen.resize_with(self.part.statics.len(), || None);
+            }
+            if SeenLine::recall::<false>(&self.seen[k as usize], after_pc, inst) {
+                self.last = Some(Taken::Spelled(k));
+                return true;
+            }
+        }
+        if plain_mask(&mut rest, inst).is_none() {
+            return false;
+        }
+        if let Some(k) = known {
             if let Some((spelling, layout)) = &self.part.statics[k as usize].spelling {
                 if rest.strip(spelling) {
                     // Spelled alike, parsed alike: the rest decides, as in full.
-                    let taken = plain_tail(rest, *layout, inst).is_some();
-                    self.last = taken.then_some(Taken::Spelled(k));
+                    let taken = plain_tail::<false>(rest, *layout, inst).is_some();
+                    if taken {
+                        SeenLine::remember(&mut self.seen[k as usize], after_pc, inst);
+                        self.last = Some(Taken::Spelled(k));
+                    }
                     return taken;
                 }
             }
@@ -1476,7 +1577,7 @@ impl BlockSink for ScanSink<'_> {
         let Some((spelling, layout)) = plain_static::<true>(&mut rest, inst) else {
             return false;
         };
-        if plain_tail(rest, layout, inst).is_none() {
+        if plain_tail::<false>(rest, layout, inst).is_none() {
             return false;
         }
         self.spelling.clear();
@@ -1489,7 +1590,10 @@ impl BlockSink for ScanSink<'_> {
         let part = &mut self.part;
         part.warp_instructions += 1;
         part.thread_instructions += i.mask.count_ones() as u64;
-        part.addresses += i.addrs.len() as u64;
+        // One address per executing lane (the byte parser leaves the scan's `addrs` unfilled).
+        if i.has_addrs {
+            part.addresses += i.mask.count_ones() as u64;
+        }
         let last = self.last.take();
         if let Some(Taken::Spelled(k)) = last {
             part.statics[k as usize].count += 1;
@@ -1601,6 +1705,8 @@ fn finish_scan(
 pub struct BlockReader {
     lines: LineReader<File>,
     inst: InstLine,
+    /// By static instruction, the last line of it that the byte parser took.
+    seen: Vec<Option<SeenLine>>,
 }
 
 impl BlockReader {
@@ -1608,6 +1714,7 @@ impl BlockReader {
         Ok(BlockReader {
             lines: open(&trace.path)?,
             inst: InstLine::default(),
+            seen: trace.statics.iter().map(|_| None).collect(),
         })
     }
 
@@ -1636,6 +1743,8 @@ impl BlockReader {
         let mut sink = ReadSink {
             trace,
             streams: vec![WarpStream::new(); shape.warps_per_block as usize],
+            taken: None,
+            seen: &mut self.seen,
         };
         parse_block(
             &mut self.lines,
@@ -1652,6 +1761,9 @@ impl BlockReader {
 struct ReadSink<'a> {
     trace: &'a KernelTrace,
     streams: Vec<WarpStream>,
+    /// The program index of the last line the byte parser took, if its PC was scanned.
+    taken: Option<u32>,
+    seen: &'a mut [Option<SeenLine>],
 }
 
 /// Instructions reserved for a warp's stream up front: what `insts =` declares, up to this
@@ -1662,22 +1774,27 @@ impl BlockSink for ReadSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         // The scan took the registers and opcode; a stream needs neither.
         let trace = self.trace;
-        parse_plain_addresses(line, lineinfo, inst, |pc| {
-            trace.statics[trace.index_of(pc)? as usize]
-                .spelling
-                .as_ref()
-        })
+        let seen = &mut *self.seen;
+        let mut index = None;
+        let taken = parse_plain_addresses(line, lineinfo, inst, |pc| {
+            index = trace.index_of(pc);
+            let k = index? as usize;
+            Some((trace.statics[k].spelling.as_ref(), &mut seen[k]))
+        });
+        self.taken = index.filter(|_| taken);
+        taken
     }
 
     fn declare(&mut self, warp: u32, count: u64) {
         let insts = count.min(RESERVE_INSTS);
-        // Addresses as many as the kernel's instructions carry on average.
-        let addrs = insts * self.trace.addresses / self.trace.warp_instructions.max(1);
+        // Addresses as many as the kernel's instructions carry on average, rounded up (a warp
+        // of the average short by one address would grow its stream to twice the size).
+        let addrs = (insts * self.trace.addresses).div_ceil(self.trace.warp_instructions.max(1));
         self.streams[warp as usize].reserve(insts as usize, addrs as usize);
     }
 
     fn inst(&mut self, warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
-        let Some(pc) = self.trace.index_of(i.pc) else {
+        let Some(pc) = self.taken.take().or_else(|| self.trace.index_of(i.pc)) else {
             return Err(ReplayError::parse(
                 &self.trace.path,
                 line,
@@ -2000,12 +2117,19 @@ mod tests {
         Some(parse_inst_line(text.trim(), lineinfo, &mut out).map(|()| out))
     }
 
+    /// The byte parser's line number, PC and mask, and the rest of the line.
+    fn plain_head<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
+        let mut line = plain_pc(line, lineinfo, out)?;
+        plain_mask(&mut line, out)?;
+        Some(line)
+    }
+
     /// The byte parser in full.
     fn parse_plain_inst_line(line: &[u8], lineinfo: bool, out: &mut InstLine) -> bool {
         (|| {
             let mut line = plain_head(line, lineinfo, out)?;
             let (_, layout) = plain_static::<true>(&mut line, out)?;
-            plain_tail(line, layout, out)
+            plain_tail::<true>(line, layout, out)
         })()
         .is_some()
     }
@@ -2275,9 +2399,32 @@ mod tests {
             }
         }
 
+        /// The scan's byte parser, which checks addresses without keeping them, takes a line
+        /// exactly when the byte parser in full does, with the same static part.
+        #[test]
+        fn the_scan_takes_what_the_byte_parser_takes(
+            line in inst_line_strategy(),
+            lineinfo in proptest::prelude::any::<bool>(),
+        ) {
+            let full = plain(&line, lineinfo);
+            let mut out = line_with_addresses();
+            let scanned = (|| {
+                let mut rest = plain_head(&line, lineinfo, &mut out)?;
+                let (_, layout) = plain_static::<true>(&mut rest, &mut out)?;
+                plain_tail::<false>(rest, layout, &mut out)
+            })()
+            .is_some();
+            let statics = |l: &InstLine| {
+                (l.pc, l.mask, l.dsts.clone(), l.opcode.clone(), l.srcs.clone(), l.mem_width, l.has_addrs)
+            };
+            proptest::prop_assert_eq!(scanned.then(|| statics(&out)), full.as_ref().map(statics));
+        }
+
         /// The reader's byte parser, with no spelling, the line's own or another one the byte
-        /// parser took, reads PC, mask and addresses as the byte parser in full does, and
-        /// declines what it declines (and so whatever the general parser rejects).
+        /// parser took, and with nothing seen at the PC, another line seen, or (once the line
+        /// is taken) the line itself seen, or the line's rest at another PC: it reads PC, mask
+        /// and addresses as the byte parser in full does, and declines what it declines (and
+        /// so whatever the general parser rejects).
         #[test]
         fn the_reader_reads_addresses_as_the_byte_parser_reads_them(
             line in inst_line_strategy(),
@@ -2291,15 +2438,40 @@ mod tests {
                 Some((Box::from(bytes), layout))
             });
             let other: Spelling = (Box::from(&b"1 R4 LDG.E.SYS 1 R4"[..]), Layout::of(b"LDG"));
+            let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
+            let other_line: &[u8] = if lineinfo { b"7 0010 ffffffff 1 R1 IADD 2 R2 R3 0" } else { b"0010 ffffffff 1 R1 IADD 2 R2 R3 0" };
+            // The line from the end of its PC on, after another PC.
+            let moved = plain_pc(&line, lineinfo, &mut InstLine::default())
+                .map(|rest| [if lineinfo { &b"12 7f0"[..] } else { b"7f0" }, rest.0].concat());
             for spelling in [None, own.as_ref(), Some(&other)] {
+                for primed in [false, true] {
+                    let mut seen = None;
+                    if primed {
+                        let mut out = line_with_addresses();
+                        assert!(parse_plain_addresses(other_line, lineinfo, &mut out, |_| Some((None, &mut seen))));
+                    }
+                    for _ in 0..2 {
+                        let mut out = line_with_addresses();
+                        let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| Some((spelling, &mut seen)));
+                        proptest::prop_assert_eq!(
+                            read.then(|| addresses(&out)),
+                            full.as_ref().map(addresses),
+                            "{:?} {:?}", spelling, seen
+                        );
+                    }
+                    if let Some(moved) = &moved {
+                        let mut out = line_with_addresses();
+                        let read = parse_plain_addresses(moved, lineinfo, &mut out, |_| Some((spelling, &mut seen)));
+                        proptest::prop_assert_eq!(
+                            read.then(|| addresses(&out)),
+                            plain(moved, lineinfo).as_ref().map(addresses),
+                            "{:?} {:?}", spelling, seen
+                        );
+                    }
+                }
                 let mut out = line_with_addresses();
-                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling);
-                let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
-                proptest::prop_assert_eq!(
-                    read.then(|| addresses(&out)),
-                    full.as_ref().map(addresses),
-                    "{:?}", spelling
-                );
+                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| None);
+                proptest::prop_assert_eq!(read.then(|| addresses(&out)), full.as_ref().map(addresses));
             }
         }
     }
