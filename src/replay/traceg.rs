@@ -12,7 +12,9 @@
 //! to the blocks being simulated, not to the file. Every error names the file and line.
 //! Lines are read as slices of a window of the file; instruction lines of the usual shape are
 //! parsed from their bytes, and everything else (with every error) goes through the text
-//! parser, [`parse_inst_line`], which the byte parser only ever agrees with.
+//! parser, [`parse_inst_line`], which the byte parser only ever agrees with. A line that is,
+//! byte for byte, the line the byte parser last took after the same instruction is taken as
+//! it was then ([`LineMemo`]).
 //!
 //! Simplifications: for base+stride addresses the k-th executing lane gets `base + k·stride`
 //! (the tracer only uses the mode for contiguous masks); Hopper TMA instructions
@@ -307,82 +309,94 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
 
 /// The byte parser for a reader that needs only the PC, mask and addresses: the registers are
 /// checked but not kept and the opcode is not copied, so `out`'s destinations, opcode and
-/// sources are left as they were. `of_pc(pc)` gives what is known about the PC: a static part
-/// spelled as its spelling (one the byte parser took, with its layout) is not read at all, nor
-/// is a line that its [`SeenLine`] recalls (which the line, if taken, then updates). It
-/// accepts exactly the lines the byte parser in full ([`plain_pc`], [`plain_mask`],
-/// [`plain_static`] keeping, [`plain_tail`]) accepts.
+/// sources are left as they were. A static part spelled as `spelling(pc)` (a spelling the byte
+/// parser took, with its layout) is not read at all. It accepts exactly the lines the byte
+/// parser in full ([`plain_pc`], [`plain_mask`], [`plain_static`] keeping, [`plain_tail`])
+/// accepts.
 fn parse_plain_addresses<'s>(
     line: &[u8],
     lineinfo: bool,
     out: &mut InstLine,
-    of_pc: impl FnOnce(u64) -> Option<(Option<&'s Spelling>, &'s mut Option<SeenLine>)>,
+    spelling: impl FnOnce(u64) -> Option<&'s Spelling>,
 ) -> bool {
     (|| {
         let mut line = plain_pc(line, lineinfo, out)?;
-        let after_pc = line.0;
-        let (spelling, seen) = of_pc(out.pc).unzip();
-        if seen
-            .as_deref()
-            .is_some_and(|seen| SeenLine::recall::<true>(seen, after_pc, out))
-        {
-            return Some(());
-        }
         plain_mask(&mut line, out)?;
-        let layout = match spelling.flatten().filter(|(bytes, _)| line.strip(bytes)) {
+        let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
             Some(&(_, layout)) => layout,
             None => plain_static::<false>(&mut line, out)?.1,
         };
-        plain_tail::<true>(line, layout, out)?;
-        if let Some(seen) = seen {
-            SeenLine::remember(seen, after_pc, out);
-        }
-        Some(())
+        plain_tail::<true>(line, layout, out)
     })()
     .is_some()
 }
 
-/// The last line of a PC the byte parser took that has no addresses, from the end of its PC
-/// on, and what that part says. Nearly every line of such an instruction is the same from
-/// there on as the one before it at the PC (same mask, same registers): it says the same, and
-/// is taken without being read.
+/// Lines the byte parser took, by the static instruction of the instruction line before them.
+/// Nearly every line of a warp is, byte for byte, the line that followed the same instruction
+/// in the warp before (only addresses differ, and lines with addresses are not kept): the same
+/// bytes say the same, so such a line is taken without being cut or read.
+#[derive(Debug, Default)]
+struct LineMemo {
+    /// The static instruction of the last instruction line.
+    prev: Option<u32>,
+    /// By static instruction, the last line taken after it.
+    next: Vec<Option<SeenLine>>,
+}
+
+/// A line with its line break, and what it says.
 #[derive(Debug, Default)]
 struct SeenLine {
-    after_pc: Vec<u8>,
+    line: Vec<u8>,
+    /// Its static instruction.
+    index: u32,
+    pc: u64,
     mask: u32,
     mem_width: u32,
 }
 
-impl SeenLine {
-    /// Whether `after_pc` (a line from the end of its PC on) is what `seen` remembers; if so,
-    /// the line's mask and memory width (and, if `ADDRS`, its empty address list) into `out`.
+impl LineMemo {
+    /// If `pending` (what the line reader has not handed out) starts with the line remembered
+    /// after the last instruction line: its static instruction and length (line break
+    /// included), with its PC, mask and width (and, if `ADDRS`, its empty address list) in
+    /// `out`.
     fn recall<const ADDRS: bool>(
-        seen: &Option<SeenLine>,
-        after_pc: &[u8],
+        &self,
+        pending: &[u8],
         out: &mut InstLine,
-    ) -> bool {
-        match seen {
-            Some(seen) if seen.after_pc == after_pc => {
-                out.mask = seen.mask;
-                out.mem_width = seen.mem_width;
-                out.has_addrs = false;
-                if ADDRS {
-                    out.addrs.clear();
-                }
-                true
-            }
-            _ => false,
+    ) -> Option<(u32, usize)> {
+        let seen = self.next.get(self.prev? as usize)?.as_ref()?;
+        if !pending.starts_with(&seen.line) {
+            return None;
         }
+        out.pc = seen.pc;
+        out.mask = seen.mask;
+        out.mem_width = seen.mem_width;
+        out.has_addrs = false;
+        if ADDRS {
+            out.addrs.clear();
+        }
+        Some((seen.index, seen.line.len()))
     }
 
-    /// Remembers a line the byte parser took, if it has no addresses.
-    fn remember(seen: &mut Option<SeenLine>, after_pc: &[u8], taken: &InstLine) {
-        if taken.has_addrs {
+    /// Remembers `line` (with its line break, if it has one), which the byte parser took as
+    /// `taken` of static instruction `index`, as the line after the last instruction line.
+    fn remember(&mut self, line: &[u8], index: u32, taken: &InstLine) {
+        let Some(prev) = self.prev else {
+            return;
+        };
+        // A line without a break (the file's last) could be the start of a longer one.
+        if taken.has_addrs || !line.ends_with(b"\n") {
             return;
         }
-        let seen = seen.get_or_insert_with(SeenLine::default);
-        seen.after_pc.clear();
-        seen.after_pc.extend_from_slice(after_pc);
+        let prev = prev as usize;
+        if self.next.len() <= prev {
+            self.next.resize_with(prev + 1, || None);
+        }
+        let seen = self.next[prev].get_or_insert_with(SeenLine::default);
+        seen.line.clear();
+        seen.line.extend_from_slice(line);
+        seen.index = index;
+        seen.pc = taken.pc;
         seen.mask = taken.mask;
         seen.mem_width = taken.mem_width;
     }
@@ -812,6 +826,8 @@ struct LineReader<R> {
     window: Vec<u8>,
     start: usize,
     end: usize,
+    /// Where the last line handed out starts in `window`.
+    line_start: usize,
     /// Byte offset of the next line.
     offset: u64,
     /// Number of the last line read (1-based).
@@ -829,6 +845,7 @@ impl<R: Read> LineReader<R> {
             window: vec![0; WINDOW_BYTES],
             start: 0,
             end: 0,
+            line_start: 0,
             offset: 0,
             line: 0,
             path: path.to_path_buf(),
@@ -859,6 +876,7 @@ impl<R: Read> LineReader<R> {
             None => (self.end, self.end),
         };
         self.start = next;
+        self.line_start = first;
         self.offset += (next - first) as u64;
         self.line += 1;
         let this = &*self;
@@ -867,6 +885,26 @@ impl<R: Read> LineReader<R> {
             line = rest;
         }
         Ok(Some((line, this)))
+    }
+
+    /// The last line handed out with its line break (the file's last line may have none).
+    fn raw_line(&self) -> &[u8] {
+        &self.window[self.line_start..self.start]
+    }
+
+    /// What is read but not handed out yet: the next lines, the last of them maybe cut short.
+    fn pending(&self) -> &[u8] {
+        &self.window[self.start..self.end]
+    }
+
+    /// Moves past the next line, which is `len` bytes with its line break, as
+    /// [`Self::next_line`] would; the reader comes back as there.
+    fn skip_line(&mut self, len: usize) -> &Self {
+        self.line_start = self.start;
+        self.start += len;
+        self.offset += len as u64;
+        self.line += 1;
+        self
     }
 
     /// A line as text: the files are UTF-8, and a line that is not is an error at its number.
@@ -966,10 +1004,15 @@ struct OpenWarp {
 
 /// What a pass over thread blocks does with their lines.
 trait BlockSink {
-    /// Parses a line that may be an instruction line with the byte parser (see [`plain_pc`]):
-    /// true only for a line [`parse_inst_line`] accepts alike, at least as to PC, mask and
-    /// addresses. On false, the general parser takes the line.
+    /// Parses a line that may be an instruction line with the byte parser (see [`plain_pc`]),
+    /// given with its line break: true only for a line [`parse_inst_line`] accepts alike, at
+    /// least as to PC, mask and addresses. On false, the general parser takes the line.
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool;
+
+    /// The length (line break included) of the next line, the start of `pending`, if it is a
+    /// line the byte parser took before (see [`LineMemo`]); the line is then taken as
+    /// [`Self::parse_plain`] took it.
+    fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize>;
 
     /// Warp `warp` declares `insts = count`.
     fn declare(&mut self, _warp: u32, _count: u64) {}
@@ -1012,20 +1055,26 @@ fn parse_block<R: Read>(
         }
     };
     loop {
-        let Some((line, lines)) = lines.next_line()? else {
-            return Err(ReplayError::parse(
-                &lines.path,
-                begin_line,
-                "missing #END_TB: the thread block started here is not closed at the end of the file",
-            ));
+        let (line, lines) = match sink.recall(lines.pending(), inst) {
+            Some(len) => (None, lines.skip_line(len)),
+            None => {
+                let Some((line, lines)) = lines.next_line()? else {
+                    return Err(ReplayError::parse(
+                        &lines.path,
+                        begin_line,
+                        "missing #END_TB: the thread block started here is not closed at the end of the file",
+                    ));
+                };
+                (Some(line), lines)
+            }
         };
-        // Nearly every line is an instruction line the byte parser takes; the rest (with
-        // every error) goes through the text.
-        let plain = sink.parse_plain(line, shape.lineinfo, inst);
-        let text = if plain {
-            None
-        } else {
-            Some(lines.text(line)?.trim())
+        // Nearly every line is an instruction line the byte parser takes (or took before);
+        // the rest (with every error) goes through the text.
+        let text = match line {
+            Some(line) if !sink.parse_plain(lines.raw_line(), shape.lineinfo, inst) => {
+                Some(lines.text(line)?.trim())
+            }
+            _ => None,
         };
         if text.is_some_and(str::is_empty) {
             continue;
@@ -1120,7 +1169,7 @@ fn parse_block<R: Read>(
         if ctaid.is_none() {
             return Err(lines.err(format!(
                 "expected `thread block = x,y,z`, found `{}`",
-                shorten(lines.text(line)?.trim())
+                shorten(lines.text(lines.raw_line())?.trim())
             )));
         }
         let Some(OpenWarp {
@@ -1472,7 +1521,7 @@ fn scan_blocks<R: Read>(
         part: ScanPart::default(),
         spelling: Vec::new(),
         last: None,
-        seen: Vec::new(),
+        memo: LineMemo::default(),
     };
     let mut inst = InstLine::default();
     loop {
@@ -1522,8 +1571,8 @@ struct ScanSink<'a> {
     spelling: Vec<u8>,
     /// How the byte parser took the last line it was given, if it did.
     last: Option<Taken>,
-    /// By static instruction, the last line of it that the byte parser took as spelled alike.
-    seen: Vec<Option<SeenLine>>,
+    /// Lines taken as spelled as their static instruction.
+    memo: LineMemo,
 }
 
 fn spelled(last: Option<Taken>, spelling: &[u8]) -> Option<Spelling> {
@@ -1547,27 +1596,16 @@ impl BlockSink for ScanSink<'_> {
         let Some(mut rest) = plain_pc(line, lineinfo, inst) else {
             return false;
         };
-        let after_pc = rest.0;
-        let known = self.part.pc_index.get(&inst.pc).copied();
-        if let Some(k) = known {
-            if self.seen.len() <= k as usize {
-                self.seen.resize_with(self.part.statics.len(), || None);
-            }
-            if SeenLine::recall::<false>(&self.seen[k as usize], after_pc, inst) {
-                self.last = Some(Taken::Spelled(k));
-                return true;
-            }
-        }
         if plain_mask(&mut rest, inst).is_none() {
             return false;
         }
-        if let Some(k) = known {
+        if let Some(&k) = self.part.pc_index.get(&inst.pc) {
             if let Some((spelling, layout)) = &self.part.statics[k as usize].spelling {
                 if rest.strip(spelling) {
                     // Spelled alike, parsed alike: the rest decides, as in full.
                     let taken = plain_tail::<false>(rest, *layout, inst).is_some();
                     if taken {
-                        SeenLine::remember(&mut self.seen[k as usize], after_pc, inst);
+                        self.memo.remember(line, k, inst);
                         self.last = Some(Taken::Spelled(k));
                     }
                     return taken;
@@ -1586,6 +1624,12 @@ impl BlockSink for ScanSink<'_> {
         true
     }
 
+    fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize> {
+        let (k, len) = self.memo.recall::<false>(pending, inst)?;
+        self.last = Some(Taken::Spelled(k));
+        Some(len)
+    }
+
     fn inst(&mut self, _warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
         let part = &mut self.part;
         part.warp_instructions += 1;
@@ -1597,10 +1641,12 @@ impl BlockSink for ScanSink<'_> {
         let last = self.last.take();
         if let Some(Taken::Spelled(k)) = last {
             part.statics[k as usize].count += 1;
+            self.memo.prev = Some(k);
             return Ok(());
         }
         match part.pc_index.get(&i.pc) {
             Some(&k) => {
+                self.memo.prev = Some(k);
                 let s = &mut part.statics[k as usize];
                 if s.opcode != i.opcode || s.dsts != i.dsts || s.srcs != i.srcs {
                     return Err(ReplayError::parse(
@@ -1621,6 +1667,7 @@ impl BlockSink for ScanSink<'_> {
                 let known = opcodes::classify(&i.opcode, self.generation);
                 let info =
                     known.unwrap_or_else(|| OpInfo::generic(i.has_addrs, !i.dsts.is_empty()));
+                self.memo.prev = Some(part.statics.len() as u32);
                 part.pc_index.insert(i.pc, part.statics.len() as u32);
                 part.statics.push(StaticInst {
                     pc: i.pc,
@@ -1705,8 +1752,7 @@ fn finish_scan(
 pub struct BlockReader {
     lines: LineReader<File>,
     inst: InstLine,
-    /// By static instruction, the last line of it that the byte parser took.
-    seen: Vec<Option<SeenLine>>,
+    memo: LineMemo,
 }
 
 impl BlockReader {
@@ -1714,7 +1760,7 @@ impl BlockReader {
         Ok(BlockReader {
             lines: open(&trace.path)?,
             inst: InstLine::default(),
-            seen: trace.statics.iter().map(|_| None).collect(),
+            memo: LineMemo::default(),
         })
     }
 
@@ -1744,7 +1790,7 @@ impl BlockReader {
             trace,
             streams: vec![WarpStream::new(); shape.warps_per_block as usize],
             taken: None,
-            seen: &mut self.seen,
+            memo: &mut self.memo,
         };
         parse_block(
             &mut self.lines,
@@ -1763,7 +1809,7 @@ struct ReadSink<'a> {
     streams: Vec<WarpStream>,
     /// The program index of the last line the byte parser took, if its PC was scanned.
     taken: Option<u32>,
-    seen: &'a mut [Option<SeenLine>],
+    memo: &'a mut LineMemo,
 }
 
 /// Instructions reserved for a warp's stream up front: what `insts =` declares, up to this
@@ -1774,15 +1820,22 @@ impl BlockSink for ReadSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         // The scan took the registers and opcode; a stream needs neither.
         let trace = self.trace;
-        let seen = &mut *self.seen;
         let mut index = None;
         let taken = parse_plain_addresses(line, lineinfo, inst, |pc| {
             index = trace.index_of(pc);
-            let k = index? as usize;
-            Some((trace.statics[k].spelling.as_ref(), &mut seen[k]))
+            trace.statics[index? as usize].spelling.as_ref()
         });
         self.taken = index.filter(|_| taken);
+        if let Some(k) = self.taken {
+            self.memo.remember(line, k, inst);
+        }
         taken
+    }
+
+    fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize> {
+        let (k, len) = self.memo.recall::<true>(pending, inst)?;
+        self.taken = Some(k);
+        Some(len)
     }
 
     fn declare(&mut self, warp: u32, count: u64) {
@@ -1801,6 +1854,7 @@ impl BlockSink for ReadSink<'_> {
                 format!("PC {:04x} was not in the trace when it was scanned", i.pc),
             ));
         };
+        self.memo.prev = Some(pc);
         let addrs = i.has_addrs.then_some(i.addrs.as_slice());
         self.streams[warp as usize].push(pc, i.mask, addrs);
         Ok(())
@@ -2063,6 +2117,19 @@ mod tests {
             let offset = if k == 0 { 0 } else { want[k - 1].1 };
             lines.seek(offset, k as u64).unwrap();
             proptest::prop_assert_eq!(&read_to_end(&mut lines), &want[k..]);
+
+            // Line `k` skipped as a line taken again is: then the lines after it.
+            if k < want.len() {
+                let start = if k == 0 { 0 } else { want[k - 1].1 };
+                lines.seek(start, k as u64).unwrap();
+                let pending = lines.pending().len();
+                let len = (want[k].1 - start) as usize;
+                if len <= pending {
+                    let skipped = lines.skip_line(len);
+                    proptest::prop_assert_eq!((skipped.offset, skipped.line), (want[k].1, want[k].2));
+                    proptest::prop_assert_eq!(&read_to_end(&mut lines), &want[k + 1..]);
+                }
+            }
         }
     }
 
@@ -2421,10 +2488,8 @@ mod tests {
         }
 
         /// The reader's byte parser, with no spelling, the line's own or another one the byte
-        /// parser took, and with nothing seen at the PC, another line seen, or (once the line
-        /// is taken) the line itself seen, or the line's rest at another PC: it reads PC, mask
-        /// and addresses as the byte parser in full does, and declines what it declines (and
-        /// so whatever the general parser rejects).
+        /// parser took, reads PC, mask and addresses as the byte parser in full does, and
+        /// declines what it declines (and so whatever the general parser rejects).
         #[test]
         fn the_reader_reads_addresses_as_the_byte_parser_reads_them(
             line in inst_line_strategy(),
@@ -2438,42 +2503,102 @@ mod tests {
                 Some((Box::from(bytes), layout))
             });
             let other: Spelling = (Box::from(&b"1 R4 LDG.E.SYS 1 R4"[..]), Layout::of(b"LDG"));
-            let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
-            let other_line: &[u8] = if lineinfo { b"7 0010 ffffffff 1 R1 IADD 2 R2 R3 0" } else { b"0010 ffffffff 1 R1 IADD 2 R2 R3 0" };
-            // The line from the end of its PC on, after another PC.
-            let moved = plain_pc(&line, lineinfo, &mut InstLine::default())
-                .map(|rest| [if lineinfo { &b"12 7f0"[..] } else { b"7f0" }, rest.0].concat());
             for spelling in [None, own.as_ref(), Some(&other)] {
-                for primed in [false, true] {
-                    let mut seen = None;
-                    if primed {
-                        let mut out = line_with_addresses();
-                        assert!(parse_plain_addresses(other_line, lineinfo, &mut out, |_| Some((None, &mut seen))));
-                    }
-                    for _ in 0..2 {
-                        let mut out = line_with_addresses();
-                        let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| Some((spelling, &mut seen)));
-                        proptest::prop_assert_eq!(
-                            read.then(|| addresses(&out)),
-                            full.as_ref().map(addresses),
-                            "{:?} {:?}", spelling, seen
-                        );
-                    }
-                    if let Some(moved) = &moved {
-                        let mut out = line_with_addresses();
-                        let read = parse_plain_addresses(moved, lineinfo, &mut out, |_| Some((spelling, &mut seen)));
-                        proptest::prop_assert_eq!(
-                            read.then(|| addresses(&out)),
-                            plain(moved, lineinfo).as_ref().map(addresses),
-                            "{:?} {:?}", spelling, seen
-                        );
-                    }
-                }
                 let mut out = line_with_addresses();
-                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| None);
-                proptest::prop_assert_eq!(read.then(|| addresses(&out)), full.as_ref().map(addresses));
+                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling);
+                let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
+                proptest::prop_assert_eq!(
+                    read.then(|| addresses(&out)),
+                    full.as_ref().map(addresses),
+                    "{:?}", spelling
+                );
             }
         }
+    }
+
+    /// Two blocks of three warps (32, 32 and 16 threads) whose lines repeat lines of the warps
+    /// before them, after other lines and in other orders, with line feeds or CRLF and no line
+    /// break at the end: the reader's streams (blocks in order, then again) and the scan's
+    /// counts are those of reading every line with the general parser. A line taken again
+    /// where its mask names lanes the warp does not have is the error it is when read.
+    #[test]
+    fn lines_taken_again_are_read_as_when_first_read() {
+        let dir = std::env::temp_dir().join(format!("ws-memo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = "0000 ffffffff 1 R1 MOV 0 0";
+        let b = "0010 ffffffff 1 R2 LDG.E 1 R1 4 1 0x1000 4";
+        let c = "0020 ffffffff 0 EXIT 0 0";
+        let a16 = "0000 0000ffff 1 R1 MOV 0 0";
+        let b16 = "0010 0000ffff 1 R2 LDG.E 1 R1 4 1 0x2000 4";
+        let c16 = "0020 0000ffff 0 EXIT 0 0";
+        let good: [[&[&str]; 3]; 2] = [
+            [&[a, b, c], &[a, c], &[a16, b16, c16]],
+            [&[a, c], &[a, b, c], &[a16, c16]],
+        ];
+        let full_mask_line = [a, c16];
+        let mut bad = good;
+        bad[1][2] = &full_mask_line;
+        let write = |name: &str, blocks: &[[&[&str]; 3]; 2], eol: &str| {
+            let mut text = String::from(
+                "-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (80,1,1)\n-binary version = 70\n",
+            );
+            for (block, warps) in blocks.iter().enumerate() {
+                text += &format!("#BEGIN_TB\nthread block = {block},0,0\n");
+                for (warp, lines) in warps.iter().enumerate() {
+                    text += &format!("warp = {warp}\ninsts = {}\n", lines.len());
+                    for l in lines.iter() {
+                        text += l;
+                        text += "\n";
+                    }
+                }
+                text += "#END_TB\n";
+            }
+            let path = dir.join(name);
+            std::fs::write(&path, text.trim_end().replace('\n', eol)).unwrap();
+            path
+        };
+        for eol in ["\n", "\r\n"] {
+            let trace = scan(&write("good.traceg", &good, eol)).unwrap();
+            let mut want = Vec::new();
+            let (mut warp_instructions, mut thread_instructions) = (0, 0);
+            for warps in &good {
+                let mut streams = Vec::new();
+                for lines in warps {
+                    let mut stream = WarpStream::new();
+                    for l in lines.iter() {
+                        let inst = line(l).unwrap();
+                        let pc = trace.index_of(inst.pc).unwrap();
+                        stream.push(pc, inst.mask, inst.has_addrs.then_some(&inst.addrs[..]));
+                        warp_instructions += 1;
+                        thread_instructions += inst.mask.count_ones() as u64;
+                    }
+                    streams.push(stream);
+                }
+                want.push(streams);
+            }
+            assert_eq!(
+                (trace.warp_instructions, trace.thread_instructions),
+                (warp_instructions, thread_instructions)
+            );
+            let counts: Vec<u64> = trace.statics.iter().map(|s| s.count).collect();
+            assert_eq!(counts, [6, 3, 6]);
+            let mut reader = BlockReader::open(&trace).unwrap();
+            for block in [0, 1, 0, 1, 1] {
+                assert_eq!(
+                    reader.read(&trace, block).unwrap(),
+                    want[block as usize],
+                    "{block}"
+                );
+            }
+            let e = scan(&write("bad.traceg", &bad, eol))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.ends_with("bad.traceg:35: mask ffffffff names lanes beyond warp 2's 16 thread(s) (valid lanes 0000ffff)"),
+                "{e}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A scan of one block of one warp with these instruction lines (after 8 lines of header
