@@ -536,9 +536,14 @@ fn plain_tail<const ADDRS: bool>(
                 let base = line.hex()?;
                 let stride = line.signed_dec()?;
                 if ADDRS {
-                    out.addrs.extend(
-                        (0..lanes as i64).map(|k| base.wrapping_add_signed(k.wrapping_mul(stride))),
-                    );
+                    // `base + k·stride` for the k-th lane, as a running sum (which, unlike the
+                    // products, compiles to vector adds).
+                    out.addrs.resize(lanes, 0);
+                    let mut addr = base;
+                    for a in &mut out.addrs {
+                        *a = addr;
+                        addr = addr.wrapping_add_signed(stride);
+                    }
                 }
             }
             2 => {
