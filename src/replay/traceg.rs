@@ -14,7 +14,8 @@
 //! parsed from their bytes, and everything else (with every error) goes through the text
 //! parser, [`parse_inst_line`], which the byte parser only ever agrees with. A line that is,
 //! byte for byte, the line the byte parser last took after the same instruction is taken as
-//! it was then ([`LineMemo`]).
+//! it was then, and one that is that line up to its addresses has only those read
+//! ([`LineMemo`]).
 //!
 //! Simplifications: for base+stride addresses the k-th executing lane gets `base + k·stride`
 //! (the tracer only uses the mode for contiguous masks); Hopper TMA instructions
@@ -312,29 +313,27 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
 /// sources are left as they were. A static part spelled as `spelling(pc)` (a spelling the byte
 /// parser took, with its layout) is not read at all. It accepts exactly the lines the byte
 /// parser in full ([`plain_pc`], [`plain_mask`], [`plain_static`] keeping, [`plain_tail`])
-/// accepts.
+/// accepts, and says where their addresses start.
 fn parse_plain_addresses<'s>(
     line: &[u8],
     lineinfo: bool,
     out: &mut InstLine,
     spelling: impl FnOnce(u64) -> Option<&'s Spelling>,
-) -> bool {
-    (|| {
-        let mut line = plain_pc(line, lineinfo, out)?;
-        plain_mask(&mut line, out)?;
-        let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
-            Some(&(_, layout)) => layout,
-            None => plain_static::<false>(&mut line, out)?.1,
-        };
-        plain_tail::<true>(line, layout, out)
-    })()
-    .is_some()
+) -> Option<Option<AddressStart>> {
+    let mut line = plain_pc(line, lineinfo, out)?;
+    plain_mask(&mut line, out)?;
+    let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
+        Some(&(_, layout)) => layout,
+        None => plain_static::<false>(&mut line, out)?.1,
+    };
+    plain_tail::<true>(line, layout, out)
 }
 
 /// Lines the byte parser took, by the static instruction of the instruction line before them.
 /// Nearly every line of a warp is, byte for byte, the line that followed the same instruction
-/// in the warp before (only addresses differ, and lines with addresses are not kept): the same
-/// bytes say the same, so such a line is taken without being cut or read.
+/// in the warp before, up to its addresses if it has any: the same bytes say the same, so
+/// such a line is taken without being cut or read, and a line with addresses is read from its
+/// addresses on.
 #[derive(Debug, Default)]
 struct LineMemo {
     /// The static instruction of the last instruction line.
@@ -343,10 +342,12 @@ struct LineMemo {
     next: Vec<Option<SeenLine>>,
 }
 
-/// A line with its line break, and what it says.
+/// A line with its line break (or, with addresses, up to its address mode), and what it says.
 #[derive(Debug, Default)]
 struct SeenLine {
     line: Vec<u8>,
+    /// The address mode, for a line kept up to it.
+    mode: Option<u64>,
     /// Its static instruction.
     index: u32,
     pc: u64,
@@ -365,7 +366,7 @@ impl LineMemo {
         out: &mut InstLine,
     ) -> Option<(u32, usize)> {
         let seen = self.next.get(self.prev? as usize)?.as_ref()?;
-        if !pending.starts_with(&seen.line) {
+        if seen.mode.is_some() || !pending.starts_with(&seen.line) {
             return None;
         }
         out.pc = seen.pc;
@@ -378,16 +379,52 @@ impl LineMemo {
         Some((seen.index, seen.line.len()))
     }
 
+    /// If `line` (the whole line, given to the byte parser) starts with the line remembered
+    /// after the last instruction line up to its address mode: its static instruction, the
+    /// mode and where the addresses start, with its PC, mask and width (and, if `ADDRS`, an
+    /// empty address list) in `out`. The line is then what the byte parser makes of its
+    /// addresses and the rest.
+    fn recall_to_addresses<const ADDRS: bool>(
+        &self,
+        line: &[u8],
+        out: &mut InstLine,
+    ) -> Option<(u32, u64, usize)> {
+        let seen = self.next.get(self.prev? as usize)?.as_ref()?;
+        let mode = seen.mode?;
+        // The mode's token must end where it ended.
+        let rest = line.strip_prefix(&seen.line[..])?;
+        if !PlainLine(rest).at_space() {
+            return None;
+        }
+        out.pc = seen.pc;
+        out.mask = seen.mask;
+        out.mem_width = seen.mem_width;
+        out.has_addrs = true;
+        if ADDRS {
+            out.addrs.clear();
+        }
+        Some((seen.index, mode, seen.line.len()))
+    }
+
     /// Remembers `line` (with its line break, if it has one), which the byte parser took as
-    /// `taken` of static instruction `index`, as the line after the last instruction line.
-    fn remember(&mut self, line: &[u8], index: u32, taken: &InstLine) {
+    /// `taken` of static instruction `index` with addresses from `addresses`, as the line
+    /// after the last instruction line.
+    fn remember(
+        &mut self,
+        line: &[u8],
+        index: u32,
+        taken: &InstLine,
+        addresses: Option<AddressStart>,
+    ) {
         let Some(prev) = self.prev else {
             return;
         };
-        // A line without a break (the file's last) could be the start of a longer one.
-        if taken.has_addrs || !line.ends_with(b"\n") {
-            return;
-        }
+        let (line, mode) = match addresses {
+            Some(start) => (&line[..line.len() - start.after_mode], Some(start.mode)),
+            // A line without a break (the file's last) could be the start of a longer one.
+            None if line.ends_with(b"\n") => (line, None),
+            None => return,
+        };
         let prev = prev as usize;
         if self.next.len() <= prev {
             self.next.resize_with(prev + 1, || None);
@@ -395,6 +432,7 @@ impl LineMemo {
         let seen = self.next[prev].get_or_insert_with(SeenLine::default);
         seen.line.clear();
         seen.line.extend_from_slice(line);
+        seen.mode = mode;
         seen.index = index;
         seen.pc = taken.pc;
         seen.mask = taken.mask;
@@ -501,12 +539,12 @@ fn plain_regs<const KEEP: bool>(
 
 /// The fields after the sources: commit-group flag, memory width, addresses, immediate. The
 /// addresses go into `out.addrs` if `ADDRS` (else they are only checked, and `out.addrs` is
-/// left as it was).
+/// left as it was). For a line with addresses, where they start.
 fn plain_tail<const ADDRS: bool>(
     mut line: PlainLine,
     layout: Layout,
     out: &mut InstLine,
-) -> Option<()> {
+) -> Option<Option<AddressStart>> {
     if layout.gmma {
         u32::try_from(line.dec()?).ok()?;
     }
@@ -518,49 +556,80 @@ fn plain_tail<const ADDRS: bool>(
     if layout.tma {
         // The general parser ignores the rest, but the line must still be text.
         std::str::from_utf8(line.0).ok()?;
-        return Some(());
+        return Some(None);
     }
+    let mut start = None;
     if out.mem_width > 0 {
         out.has_addrs = true;
-        let lanes = out.mask.count_ones() as usize;
-        match line.dec()? {
-            0 => {
-                for _ in 0..lanes {
-                    let addr = line.hex()?;
-                    if ADDRS {
-                        out.addrs.push(addr);
-                    }
-                }
-            }
-            1 => {
-                let base = line.hex()?;
-                let stride = line.signed_dec()?;
+        let mode = line.dec()?;
+        start = Some(AddressStart {
+            after_mode: line.0.len(),
+            mode,
+        });
+        plain_addresses::<ADDRS>(&mut line, mode, out)?;
+    }
+    plain_end(line)?;
+    Some(start)
+}
+
+/// Where the addresses of a line start: after its address mode, of which this many bytes of
+/// the line follow.
+#[derive(Debug, Clone, Copy)]
+struct AddressStart {
+    after_mode: usize,
+    mode: u64,
+}
+
+/// The addresses in address mode `mode`, one per lane of `out.mask`, into `out.addrs` (which
+/// the caller emptied) if `ADDRS`.
+fn plain_addresses<const ADDRS: bool>(
+    line: &mut PlainLine,
+    mode: u64,
+    out: &mut InstLine,
+) -> Option<()> {
+    let lanes = out.mask.count_ones() as usize;
+    match mode {
+        0 => {
+            for _ in 0..lanes {
+                let addr = line.hex()?;
                 if ADDRS {
-                    // `base + k·stride` for the k-th lane, as a running sum (which, unlike the
-                    // products, compiles to vector adds).
-                    out.addrs.resize(lanes, 0);
-                    let mut addr = base;
-                    for a in &mut out.addrs {
-                        *a = addr;
-                        addr = addr.wrapping_add_signed(stride);
-                    }
-                }
-            }
-            2 => {
-                let mut addr = line.hex()?;
-                if ADDRS && lanes > 0 {
                     out.addrs.push(addr);
                 }
-                for _ in 1..lanes {
-                    addr = addr.wrapping_add_signed(line.signed_dec()?);
-                    if ADDRS {
-                        out.addrs.push(addr);
-                    }
+            }
+        }
+        1 => {
+            let base = line.hex()?;
+            let stride = line.signed_dec()?;
+            if ADDRS {
+                // `base + k·stride` for the k-th lane, as a running sum (which, unlike the
+                // products, compiles to vector adds).
+                out.addrs.resize(lanes, 0);
+                let mut addr = base;
+                for a in &mut out.addrs {
+                    *a = addr;
+                    addr = addr.wrapping_add_signed(stride);
                 }
             }
-            _ => return None,
         }
+        2 => {
+            let mut addr = line.hex()?;
+            if ADDRS && lanes > 0 {
+                out.addrs.push(addr);
+            }
+            for _ in 1..lanes {
+                addr = addr.wrapping_add_signed(line.signed_dec()?);
+                if ADDRS {
+                    out.addrs.push(addr);
+                }
+            }
+        }
+        _ => return None,
     }
+    Some(())
+}
+
+/// An optional immediate, and then the end of the line.
+fn plain_end(mut line: PlainLine) -> Option<()> {
     if let Some(immediate) = line.token() {
         let mut immediate = PlainLine(immediate);
         immediate
@@ -1598,6 +1667,16 @@ enum Taken {
 impl BlockSink for ScanSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         self.last = None;
+        if let Some((k, mode, len)) = self.memo.recall_to_addresses::<false>(line, inst) {
+            let mut rest = PlainLine(&line[len..]);
+            let taken = plain_addresses::<false>(&mut rest, mode, inst)
+                .and_then(|()| plain_end(rest))
+                .is_some();
+            if taken {
+                self.last = Some(Taken::Spelled(k));
+            }
+            return taken;
+        }
         let Some(mut rest) = plain_pc(line, lineinfo, inst) else {
             return false;
         };
@@ -1608,12 +1687,12 @@ impl BlockSink for ScanSink<'_> {
             if let Some((spelling, layout)) = &self.part.statics[k as usize].spelling {
                 if rest.strip(spelling) {
                     // Spelled alike, parsed alike: the rest decides, as in full.
-                    let taken = plain_tail::<false>(rest, *layout, inst).is_some();
-                    if taken {
-                        self.memo.remember(line, k, inst);
-                        self.last = Some(Taken::Spelled(k));
-                    }
-                    return taken;
+                    let Some(addresses) = plain_tail::<false>(rest, *layout, inst) else {
+                        return false;
+                    };
+                    self.memo.remember(line, k, inst, addresses);
+                    self.last = Some(Taken::Spelled(k));
+                    return true;
                 }
             }
         }
@@ -1823,6 +1902,15 @@ const RESERVE_INSTS: u64 = 4096;
 
 impl BlockSink for ReadSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
+        self.taken = None;
+        if let Some((k, mode, len)) = self.memo.recall_to_addresses::<true>(line, inst) {
+            let mut rest = PlainLine(&line[len..]);
+            let taken = plain_addresses::<true>(&mut rest, mode, inst)
+                .and_then(|()| plain_end(rest))
+                .is_some();
+            self.taken = taken.then_some(k);
+            return taken;
+        }
         // The scan took the registers and opcode; a stream needs neither.
         let trace = self.trace;
         let mut index = None;
@@ -1830,11 +1918,14 @@ impl BlockSink for ReadSink<'_> {
             index = trace.index_of(pc);
             trace.statics[index? as usize].spelling.as_ref()
         });
-        self.taken = index.filter(|_| taken);
-        if let Some(k) = self.taken {
-            self.memo.remember(line, k, inst);
+        let Some(addresses) = taken else {
+            return false;
+        };
+        self.taken = index;
+        if let Some(k) = index {
+            self.memo.remember(line, k, inst, addresses);
         }
-        taken
+        true
     }
 
     fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize> {
@@ -2510,7 +2601,7 @@ mod tests {
             let other: Spelling = (Box::from(&b"1 R4 LDG.E.SYS 1 R4"[..]), Layout::of(b"LDG"));
             for spelling in [None, own.as_ref(), Some(&other)] {
                 let mut out = line_with_addresses();
-                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling);
+                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling).is_some();
                 let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
                 proptest::prop_assert_eq!(
                     read.then(|| addresses(&out)),
@@ -2524,8 +2615,10 @@ mod tests {
     /// Two blocks of three warps (32, 32 and 16 threads) whose lines repeat lines of the warps
     /// before them, after other lines and in other orders, with line feeds or CRLF and no line
     /// break at the end: the reader's streams (blocks in order, then again) and the scan's
-    /// counts are those of reading every line with the general parser. A line taken again
-    /// where its mask names lanes the warp does not have is the error it is when read.
+    /// counts are those of reading every line with the general parser (memory lines the same
+    /// up to their addresses, with other addresses or a stride only the general parser
+    /// reads). A line taken again where its mask names lanes the warp does not have, and lines
+    /// the same up to bad addresses or a longer address mode, are the errors they are when read.
     #[test]
     fn lines_taken_again_are_read_as_when_first_read() {
         let dir = std::env::temp_dir().join(format!("ws-memo-{}", std::process::id()));
@@ -2536,13 +2629,28 @@ mod tests {
         let a16 = "0000 0000ffff 1 R1 MOV 0 0";
         let b16 = "0010 0000ffff 1 R2 LDG.E 1 R1 4 1 0x2000 4";
         let c16 = "0020 0000ffff 0 EXIT 0 0";
+        let b_elsewhere = "0010 ffffffff 1 R2 LDG.E 1 R1 4 1 0x1800 +4";
         let good: [[&[&str]; 3]; 2] = [
             [&[a, b, c], &[a, c], &[a16, b16, c16]],
-            [&[a, c], &[a, b, c], &[a16, c16]],
+            [&[a, b, c], &[a, b_elsewhere, c], &[a16, c16]],
         ];
         let full_mask_line = [a, c16];
-        let mut bad = good;
-        bad[1][2] = &full_mask_line;
+        let bad_address = [a, "0010 ffffffff 1 R2 LDG.E 1 R1 4 1 0x18g0 4", c];
+        let longer_mode = [a, "0010 ffffffff 1 R2 LDG.E 1 R1 4 10 0x1800 4", c];
+        let bad = [
+            (
+                (2, &full_mask_line[..]),
+                "bad.traceg:36: mask ffffffff names lanes beyond warp 2's 16 thread(s) (valid lanes 0000ffff)",
+            ),
+            (
+                (1, &bad_address[..]),
+                "bad.traceg:32: bad number `0x18g0` for the base address (expected hexadecimal)",
+            ),
+            (
+                (1, &longer_mode[..]),
+                "bad.traceg:32: unknown address mode 10 (0: list, 1: base+stride, 2: base+deltas)",
+            ),
+        ];
         let write = |name: &str, blocks: &[[&[&str]; 3]; 2], eol: &str| {
             let mut text = String::from(
                 "-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (80,1,1)\n-binary version = 70\n",
@@ -2586,7 +2694,7 @@ mod tests {
                 (warp_instructions, thread_instructions)
             );
             let counts: Vec<u64> = trace.statics.iter().map(|s| s.count).collect();
-            assert_eq!(counts, [6, 3, 6]);
+            assert_eq!(counts, [6, 4, 6]);
             let mut reader = BlockReader::open(&trace).unwrap();
             for block in [0, 1, 0, 1, 1] {
                 assert_eq!(
@@ -2595,13 +2703,14 @@ mod tests {
                     "{block}"
                 );
             }
-            let e = scan(&write("bad.traceg", &bad, eol))
-                .unwrap_err()
-                .to_string();
-            assert!(
-                e.ends_with("bad.traceg:35: mask ffffffff names lanes beyond warp 2's 16 thread(s) (valid lanes 0000ffff)"),
-                "{e}"
-            );
+            for ((warp, lines), want) in bad {
+                let mut blocks = good;
+                blocks[1][warp] = lines;
+                let e = scan(&write("bad.traceg", &blocks, eol))
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.ends_with(want), "{e}");
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
