@@ -1142,10 +1142,14 @@ fn parse_block<R: Read>(
                 (Some(line), lines)
             }
         };
-        // Nearly every line is an instruction line the byte parser takes (or took before);
-        // the rest (with every error) goes through the text.
+        // Nearly every line is an instruction line the byte parser takes (or took before), or
+        // a `warp =` or `insts =` line as tracers write them; the rest (with every error) goes
+        // through the text.
+        let mut count = line.and_then(|_| plain_count(lines.raw_line()));
         let text = match line {
-            Some(line) if !sink.parse_plain(lines.raw_line(), shape.lineinfo, inst) => {
+            Some(line)
+                if count.is_none() && !sink.parse_plain(lines.raw_line(), shape.lineinfo, inst) =>
+            {
                 Some(lines.text(line)?.trim())
             }
             _ => None,
@@ -1189,9 +1193,20 @@ fn parse_block<R: Read>(
                 ctaid = Some(id);
                 continue;
             }
-            if let Some(rest) = text.strip_prefix("warp") {
-                let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
-                let w: u32 = parse_dec(value, "the warp").map_err(|m| lines.err(m))?;
+            if let Some(text_count) = text_count(text) {
+                count = Some(text_count.map_err(|m| lines.err(m))?);
+            } else if text.starts_with("cluster") {
+                // Hopper cluster coordinates: not modelled.
+                continue;
+            } else {
+                return Err(lines.err(format!(
+                    "unexpected line `{}` in a thread block",
+                    shorten(text)
+                )));
+            }
+        }
+        match count {
+            Some(Count::Warp(w)) => {
                 if w >= shape.warps_per_block {
                     return Err(lines.err(format!(
                         "warp {w} does not exist: a block of {} threads has {} warp(s)",
@@ -1209,10 +1224,7 @@ fn parse_block<R: Read>(
                 });
                 continue;
             }
-            if let Some(rest) = text.strip_prefix("insts") {
-                let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
-                let count: u64 =
-                    parse_dec(value, "the instruction count").map_err(|m| lines.err(m))?;
+            Some(Count::Insts(count)) => {
                 match warp.as_mut() {
                     Some(OpenWarp {
                         warp: w,
@@ -1231,14 +1243,7 @@ fn parse_block<R: Read>(
                 }
                 continue;
             }
-            if text.starts_with("cluster") {
-                // Hopper cluster coordinates: not modelled.
-                continue;
-            }
-            return Err(lines.err(format!(
-                "unexpected line `{}` in a thread block",
-                shorten(text)
-            )));
+            None => {}
         }
         if ctaid.is_none() {
             return Err(lines.err(format!(
@@ -1277,6 +1282,44 @@ fn parse_block<R: Read>(
         let w = *w;
         sink.inst(w, inst, lines.line)?;
     }
+}
+
+/// A `warp = N` or `insts = N` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Count {
+    Warp(u32),
+    Insts(u64),
+}
+
+/// A `warp =` or `insts =` line's count, or what is wrong with it; `None` for other lines.
+fn text_count(text: &str) -> Option<Result<Count, String>> {
+    if let Some(rest) = text.strip_prefix("warp") {
+        let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
+        return Some(parse_dec(value, "the warp").map(Count::Warp));
+    }
+    let rest = text.strip_prefix("insts")?;
+    let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
+    Some(parse_dec(value, "the instruction count").map(Count::Insts))
+}
+
+/// A `warp = N` or `insts = N` line as tracers write it (1 to 9 digits, then the line break),
+/// from its bytes: what [`text_count`] reads from its text.
+fn plain_count(line: &[u8]) -> Option<Count> {
+    let (digits, warp) = match line.strip_prefix(b"warp = ") {
+        Some(digits) => (digits, true),
+        None => (line.strip_prefix(b"insts = ")?, false),
+    };
+    let digits = digits.strip_suffix(b"\n")?;
+    let digits = digits.strip_suffix(b"\r").unwrap_or(digits);
+    if !(1..=9).contains(&digits.len()) || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits.iter().fold(0u32, |v, &b| v * 10 + (b - b'0') as u32);
+    Some(if warp {
+        Count::Warp(n)
+    } else {
+        Count::Insts(n as u64)
+    })
 }
 
 fn shorten(text: &str) -> String {
@@ -2116,6 +2159,24 @@ mod tests {
     }
 
     #[test]
+    fn counts_as_tracers_write_them_are_read_from_bytes() {
+        for (line, want) in [
+            ("warp = 3\n", Some(Count::Warp(3))),
+            ("insts = 15\r\n", Some(Count::Insts(15))),
+            ("warp = 007\n", Some(Count::Warp(7))),
+            ("insts = 999999999\n", Some(Count::Insts(999_999_999))),
+            ("warp = 1234567890\n", None),
+            ("warp =3\n", None),
+            ("warp = 3", None),
+            ("warp = 3 \n", None),
+            ("insts = +5\n", None),
+            ("insts = \n", None),
+        ] {
+            assert_eq!(plain_count(line.as_bytes()), want, "{line:?}");
+        }
+    }
+
+    #[test]
     fn static_text_reads_like_sass() {
         let mut l = line("0098 ffffffff 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap();
         let mk = |l: &InstLine| StaticInst {
@@ -2559,6 +2620,17 @@ mod tests {
         ) {
             if let Some(fast) = plain(&line, lineinfo) {
                 proptest::prop_assert_eq!(general(&line, lineinfo), Some(Ok(fast)));
+            }
+        }
+
+        /// A `warp =` or `insts =` line read from its bytes is what the text path reads.
+        #[test]
+        fn counts_read_from_bytes_are_counts_read_from_text(
+            line in "(warp|insts|warps|inst)( |\t)?=?( |  )?[0-9+ -]{0,11}[ \r]?\n?",
+        ) {
+            if let Some(count) = plain_count(line.as_bytes()) {
+                let text = std::str::from_utf8(line.as_bytes()).unwrap();
+                proptest::prop_assert_eq!(text_count(text.trim()), Some(Ok(count)));
             }
         }
 
