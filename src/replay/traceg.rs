@@ -12,7 +12,10 @@
 //! to the blocks being simulated, not to the file. Every error names the file and line.
 //! Lines are read as slices of a window of the file; instruction lines of the usual shape are
 //! parsed from their bytes, and everything else (with every error) goes through the text
-//! parser, [`parse_inst_line`], which the byte parser only ever agrees with.
+//! parser, [`parse_inst_line`], which the byte parser only ever agrees with. A line that is,
+//! byte for byte, the line the byte parser last took after the same instruction is taken as
+//! it was then, and one that is that line up to its addresses has only those read
+//! ([`LineMemo`]).
 //!
 //! Simplifications: for base+stride addresses the k-th executing lane gets `base + k·stride`
 //! (the tracer only uses the mode for contiguous masks); Hopper TMA instructions
@@ -309,22 +312,132 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
 /// checked but not kept and the opcode is not copied, so `out`'s destinations, opcode and
 /// sources are left as they were. A static part spelled as `spelling(pc)` (a spelling the byte
 /// parser took, with its layout) is not read at all. It accepts exactly the lines the byte
-/// parser in full ([`plain_head`], [`plain_static`] keeping, [`plain_tail`]) accepts.
+/// parser in full ([`plain_pc`], [`plain_mask`], [`plain_static`] keeping, [`plain_tail`])
+/// accepts, and says where their addresses start.
 fn parse_plain_addresses<'s>(
     line: &[u8],
     lineinfo: bool,
     out: &mut InstLine,
     spelling: impl FnOnce(u64) -> Option<&'s Spelling>,
-) -> bool {
-    (|| {
-        let mut line = plain_head(line, lineinfo, out)?;
-        let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
-            Some(&(_, layout)) => layout,
-            None => plain_static::<false>(&mut line, out)?.1,
+) -> Option<Option<AddressStart>> {
+    let mut line = plain_pc(line, lineinfo, out)?;
+    plain_mask(&mut line, out)?;
+    let layout = match spelling(out.pc).filter(|(bytes, _)| line.strip(bytes)) {
+        Some(&(_, layout)) => layout,
+        None => plain_static::<false>(&mut line, out)?.1,
+    };
+    plain_tail::<true>(line, layout, out)
+}
+
+/// Lines the byte parser took, by the static instruction of the instruction line before them.
+/// Nearly every line of a warp is, byte for byte, the line that followed the same instruction
+/// in the warp before, up to its addresses if it has any: the same bytes say the same, so
+/// such a line is taken without being cut or read, and a line with addresses is read from its
+/// addresses on.
+#[derive(Debug, Default)]
+struct LineMemo {
+    /// The static instruction of the last instruction line.
+    prev: Option<u32>,
+    /// By static instruction, the last line taken after it.
+    next: Vec<Option<SeenLine>>,
+}
+
+/// A line with its line break (or, with addresses, up to its address mode), and what it says.
+#[derive(Debug, Default)]
+struct SeenLine {
+    line: Vec<u8>,
+    /// The address mode, for a line kept up to it.
+    mode: Option<u64>,
+    /// Its static instruction.
+    index: u32,
+    pc: u64,
+    mask: u32,
+    mem_width: u32,
+}
+
+impl LineMemo {
+    /// If `pending` (what the line reader has not handed out) starts with the line remembered
+    /// after the last instruction line: its static instruction and length (line break
+    /// included), with its PC, mask and width (and, if `ADDRS`, its empty address list) in
+    /// `out`.
+    fn recall<const ADDRS: bool>(
+        &self,
+        pending: &[u8],
+        out: &mut InstLine,
+    ) -> Option<(u32, usize)> {
+        let seen = self.next.get(self.prev? as usize)?.as_ref()?;
+        if seen.mode.is_some() || !pending.starts_with(&seen.line) {
+            return None;
+        }
+        out.pc = seen.pc;
+        out.mask = seen.mask;
+        out.mem_width = seen.mem_width;
+        out.has_addrs = false;
+        if ADDRS {
+            out.addrs.clear();
+        }
+        Some((seen.index, seen.line.len()))
+    }
+
+    /// If `line` (the whole line, given to the byte parser) starts with the line remembered
+    /// after the last instruction line up to its address mode: its static instruction, the
+    /// mode and where the addresses start, with its PC, mask and width (and, if `ADDRS`, an
+    /// empty address list) in `out`. The line is then what the byte parser makes of its
+    /// addresses and the rest.
+    fn recall_to_addresses<const ADDRS: bool>(
+        &self,
+        line: &[u8],
+        out: &mut InstLine,
+    ) -> Option<(u32, u64, usize)> {
+        let seen = self.next.get(self.prev? as usize)?.as_ref()?;
+        let mode = seen.mode?;
+        // The mode's token must end where it ended.
+        let rest = line.strip_prefix(&seen.line[..])?;
+        if !PlainLine(rest).at_space() {
+            return None;
+        }
+        out.pc = seen.pc;
+        out.mask = seen.mask;
+        out.mem_width = seen.mem_width;
+        out.has_addrs = true;
+        if ADDRS {
+            out.addrs.clear();
+        }
+        Some((seen.index, mode, seen.line.len()))
+    }
+
+    /// Remembers `line` (with its line break, if it has one), which the byte parser took as
+    /// `taken` of static instruction `index` with addresses from `addresses`, as the line
+    /// after the last instruction line.
+    fn remember(
+        &mut self,
+        line: &[u8],
+        index: u32,
+        taken: &InstLine,
+        addresses: Option<AddressStart>,
+    ) {
+        let Some(prev) = self.prev else {
+            return;
         };
-        plain_tail(line, layout, out)
-    })()
-    .is_some()
+        let (line, mode) = match addresses {
+            Some(start) => (&line[..line.len() - start.after_mode], Some(start.mode)),
+            // A line without a break (the file's last) could be the start of a longer one.
+            None if line.ends_with(b"\n") => (line, None),
+            None => return,
+        };
+        let prev = prev as usize;
+        if self.next.len() <= prev {
+            self.next.resize_with(prev + 1, || None);
+        }
+        let seen = self.next[prev].get_or_insert_with(SeenLine::default);
+        seen.line.clear();
+        seen.line.extend_from_slice(line);
+        seen.mode = mode;
+        seen.index = index;
+        seen.pc = taken.pc;
+        seen.mask = taken.mask;
+        seen.mem_width = taken.mem_width;
+    }
 }
 
 /// A static part as a line spelled it (from the destination count through the last source),
@@ -350,28 +463,33 @@ impl Layout {
     }
 }
 
-/// The byte parser, [`plain_head`], [`plain_static`] and [`plain_tail`] in turn, is
+/// The byte parser, [`plain_pc`], [`plain_mask`], [`plain_static`] and [`plain_tail`] in turn, is
 /// [`parse_inst_line`] for lines of the usual shape, from their bytes: plain hexadecimal and
 /// decimal numbers, registers as tracers write them, tokens that are text. Anything else
 /// (unusual spellings, the line's errors) it declines (`None`, with `out` in no particular
 /// state), and [`parse_inst_line`] decides: a line it accepts is valid UTF-8 and one that
 /// parser accepts with the same result.
 ///
-/// This part reads the source line number (with `lineinfo`), PC and mask, and returns the
-/// rest of the line.
-fn plain_head<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
+/// This part reads the source line number (with `lineinfo`) and PC, and returns the rest of
+/// the line.
+fn plain_pc<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
     let mut line = PlainLine(line);
     if lineinfo {
         line.dec()?;
     }
     out.pc = line.hex()?;
+    Some(line)
+}
+
+/// The active mask.
+fn plain_mask(line: &mut PlainLine, out: &mut InstLine) -> Option<()> {
     let mask = line.token()?;
     // The width limit (for a lowercase `0x` only) as the general parser counts it.
     if mask.strip_prefix(b"0x").unwrap_or(mask).len() > 8 {
         return None;
     }
     out.mask = PlainLine(mask).hex()? as u32;
-    Some(line)
+    Some(())
 }
 
 /// Destinations, opcode and sources, into `out` if `KEEP` (else only checked); the bytes they
@@ -419,48 +537,99 @@ fn plain_regs<const KEEP: bool>(
     Some(())
 }
 
-/// The fields after the sources: commit-group flag, memory width, addresses, immediate.
-fn plain_tail(mut line: PlainLine, layout: Layout, out: &mut InstLine) -> Option<()> {
+/// The fields after the sources: commit-group flag, memory width, addresses, immediate. The
+/// addresses go into `out.addrs` if `ADDRS` (else they are only checked, and `out.addrs` is
+/// left as it was). For a line with addresses, where they start.
+fn plain_tail<const ADDRS: bool>(
+    mut line: PlainLine,
+    layout: Layout,
+    out: &mut InstLine,
+) -> Option<Option<AddressStart>> {
     if layout.gmma {
         u32::try_from(line.dec()?).ok()?;
     }
     out.mem_width = u32::try_from(line.dec()?).ok()?;
     out.has_addrs = false;
-    out.addrs.clear();
+    if ADDRS {
+        out.addrs.clear();
+    }
     if layout.tma {
         // The general parser ignores the rest, but the line must still be text.
         std::str::from_utf8(line.0).ok()?;
-        return Some(());
+        return Some(None);
     }
+    let mut start = None;
     if out.mem_width > 0 {
         out.has_addrs = true;
-        let lanes = out.mask.count_ones() as usize;
-        match line.dec()? {
-            0 => {
-                for _ in 0..lanes {
-                    out.addrs.push(line.hex()?);
-                }
-            }
-            1 => {
-                let base = line.hex()?;
-                let stride = line.signed_dec()?;
-                out.addrs.extend(
-                    (0..lanes as i64).map(|k| base.wrapping_add_signed(k.wrapping_mul(stride))),
-                );
-            }
-            2 => {
-                let mut addr = line.hex()?;
-                if lanes > 0 {
-                    out.addrs.push(addr);
-                }
-                for _ in 1..lanes {
-                    addr = addr.wrapping_add_signed(line.signed_dec()?);
-                    out.addrs.push(addr);
-                }
-            }
-            _ => return None,
-        }
+        let mode = line.dec()?;
+        start = Some(AddressStart {
+            after_mode: line.0.len(),
+            mode,
+        });
+        plain_addresses::<ADDRS>(&mut line, mode, out)?;
     }
+    plain_end(line)?;
+    Some(start)
+}
+
+/// Where the addresses of a line start: after its address mode, of which this many bytes of
+/// the line follow.
+#[derive(Debug, Clone, Copy)]
+struct AddressStart {
+    after_mode: usize,
+    mode: u64,
+}
+
+/// The addresses in address mode `mode`, one per lane of `out.mask`, into `out.addrs` (which
+/// the caller emptied) if `ADDRS`.
+fn plain_addresses<const ADDRS: bool>(
+    line: &mut PlainLine,
+    mode: u64,
+    out: &mut InstLine,
+) -> Option<()> {
+    let lanes = out.mask.count_ones() as usize;
+    match mode {
+        0 => {
+            for _ in 0..lanes {
+                let addr = line.hex()?;
+                if ADDRS {
+                    out.addrs.push(addr);
+                }
+            }
+        }
+        1 => {
+            let base = line.hex()?;
+            let stride = line.signed_dec()?;
+            if ADDRS {
+                // `base + k·stride` for the k-th lane, as a running sum (which, unlike the
+                // products, compiles to vector adds).
+                out.addrs.resize(lanes, 0);
+                let mut addr = base;
+                for a in &mut out.addrs {
+                    *a = addr;
+                    addr = addr.wrapping_add_signed(stride);
+                }
+            }
+        }
+        2 => {
+            let mut addr = line.hex()?;
+            if ADDRS && lanes > 0 {
+                out.addrs.push(addr);
+            }
+            for _ in 1..lanes {
+                addr = addr.wrapping_add_signed(line.signed_dec()?);
+                if ADDRS {
+                    out.addrs.push(addr);
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// An optional immediate, and then the end of the line.
+fn plain_end(mut line: PlainLine) -> Option<()> {
     if let Some(immediate) = line.token() {
         let mut immediate = PlainLine(immediate);
         immediate
@@ -731,6 +900,8 @@ struct LineReader<R> {
     window: Vec<u8>,
     start: usize,
     end: usize,
+    /// Where the last line handed out starts in `window`.
+    line_start: usize,
     /// Byte offset of the next line.
     offset: u64,
     /// Number of the last line read (1-based).
@@ -748,6 +919,7 @@ impl<R: Read> LineReader<R> {
             window: vec![0; WINDOW_BYTES],
             start: 0,
             end: 0,
+            line_start: 0,
             offset: 0,
             line: 0,
             path: path.to_path_buf(),
@@ -778,6 +950,7 @@ impl<R: Read> LineReader<R> {
             None => (self.end, self.end),
         };
         self.start = next;
+        self.line_start = first;
         self.offset += (next - first) as u64;
         self.line += 1;
         let this = &*self;
@@ -786,6 +959,26 @@ impl<R: Read> LineReader<R> {
             line = rest;
         }
         Ok(Some((line, this)))
+    }
+
+    /// The last line handed out with its line break (the file's last line may have none).
+    fn raw_line(&self) -> &[u8] {
+        &self.window[self.line_start..self.start]
+    }
+
+    /// What is read but not handed out yet: the next lines, the last of them maybe cut short.
+    fn pending(&self) -> &[u8] {
+        &self.window[self.start..self.end]
+    }
+
+    /// Moves past the next line, which is `len` bytes with its line break, as
+    /// [`Self::next_line`] would; the reader comes back as there.
+    fn skip_line(&mut self, len: usize) -> &Self {
+        self.line_start = self.start;
+        self.start += len;
+        self.offset += len as u64;
+        self.line += 1;
+        self
     }
 
     /// A line as text: the files are UTF-8, and a line that is not is an error at its number.
@@ -885,10 +1078,15 @@ struct OpenWarp {
 
 /// What a pass over thread blocks does with their lines.
 trait BlockSink {
-    /// Parses a line that may be an instruction line with the byte parser (see [`plain_head`]):
-    /// true only for a line [`parse_inst_line`] accepts alike, at least as to PC, mask and
-    /// addresses. On false, the general parser takes the line.
+    /// Parses a line that may be an instruction line with the byte parser (see [`plain_pc`]),
+    /// given with its line break: true only for a line [`parse_inst_line`] accepts alike, at
+    /// least as to PC, mask and addresses. On false, the general parser takes the line.
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool;
+
+    /// The length (line break included) of the next line, the start of `pending`, if it is a
+    /// line the byte parser took before (see [`LineMemo`]); the line is then taken as
+    /// [`Self::parse_plain`] took it.
+    fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize>;
 
     /// Warp `warp` declares `insts = count`.
     fn declare(&mut self, _warp: u32, _count: u64) {}
@@ -931,20 +1129,30 @@ fn parse_block<R: Read>(
         }
     };
     loop {
-        let Some((line, lines)) = lines.next_line()? else {
-            return Err(ReplayError::parse(
-                &lines.path,
-                begin_line,
-                "missing #END_TB: the thread block started here is not closed at the end of the file",
-            ));
+        let (line, lines) = match sink.recall(lines.pending(), inst) {
+            Some(len) => (None, lines.skip_line(len)),
+            None => {
+                let Some((line, lines)) = lines.next_line()? else {
+                    return Err(ReplayError::parse(
+                        &lines.path,
+                        begin_line,
+                        "missing #END_TB: the thread block started here is not closed at the end of the file",
+                    ));
+                };
+                (Some(line), lines)
+            }
         };
-        // Nearly every line is an instruction line the byte parser takes; the rest (with
-        // every error) goes through the text.
-        let plain = sink.parse_plain(line, shape.lineinfo, inst);
-        let text = if plain {
-            None
-        } else {
-            Some(lines.text(line)?.trim())
+        // Nearly every line is an instruction line the byte parser takes (or took before), or
+        // a `warp =` or `insts =` line as tracers write them; the rest (with every error) goes
+        // through the text.
+        let mut count = line.and_then(|_| plain_count(lines.raw_line()));
+        let text = match line {
+            Some(line)
+                if count.is_none() && !sink.parse_plain(lines.raw_line(), shape.lineinfo, inst) =>
+            {
+                Some(lines.text(line)?.trim())
+            }
+            _ => None,
         };
         if text.is_some_and(str::is_empty) {
             continue;
@@ -985,9 +1193,20 @@ fn parse_block<R: Read>(
                 ctaid = Some(id);
                 continue;
             }
-            if let Some(rest) = text.strip_prefix("warp") {
-                let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
-                let w: u32 = parse_dec(value, "the warp").map_err(|m| lines.err(m))?;
+            if let Some(text_count) = text_count(text) {
+                count = Some(text_count.map_err(|m| lines.err(m))?);
+            } else if text.starts_with("cluster") {
+                // Hopper cluster coordinates: not modelled.
+                continue;
+            } else {
+                return Err(lines.err(format!(
+                    "unexpected line `{}` in a thread block",
+                    shorten(text)
+                )));
+            }
+        }
+        match count {
+            Some(Count::Warp(w)) => {
                 if w >= shape.warps_per_block {
                     return Err(lines.err(format!(
                         "warp {w} does not exist: a block of {} threads has {} warp(s)",
@@ -1005,10 +1224,7 @@ fn parse_block<R: Read>(
                 });
                 continue;
             }
-            if let Some(rest) = text.strip_prefix("insts") {
-                let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
-                let count: u64 =
-                    parse_dec(value, "the instruction count").map_err(|m| lines.err(m))?;
+            Some(Count::Insts(count)) => {
                 match warp.as_mut() {
                     Some(OpenWarp {
                         warp: w,
@@ -1027,19 +1243,12 @@ fn parse_block<R: Read>(
                 }
                 continue;
             }
-            if text.starts_with("cluster") {
-                // Hopper cluster coordinates: not modelled.
-                continue;
-            }
-            return Err(lines.err(format!(
-                "unexpected line `{}` in a thread block",
-                shorten(text)
-            )));
+            None => {}
         }
         if ctaid.is_none() {
             return Err(lines.err(format!(
                 "expected `thread block = x,y,z`, found `{}`",
-                shorten(lines.text(line)?.trim())
+                shorten(lines.text(lines.raw_line())?.trim())
             )));
         }
         let Some(OpenWarp {
@@ -1073,6 +1282,44 @@ fn parse_block<R: Read>(
         let w = *w;
         sink.inst(w, inst, lines.line)?;
     }
+}
+
+/// A `warp = N` or `insts = N` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Count {
+    Warp(u32),
+    Insts(u64),
+}
+
+/// A `warp =` or `insts =` line's count, or what is wrong with it; `None` for other lines.
+fn text_count(text: &str) -> Option<Result<Count, String>> {
+    if let Some(rest) = text.strip_prefix("warp") {
+        let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
+        return Some(parse_dec(value, "the warp").map(Count::Warp));
+    }
+    let rest = text.strip_prefix("insts")?;
+    let value = rest.trim_start().strip_prefix('=').unwrap_or("").trim();
+    Some(parse_dec(value, "the instruction count").map(Count::Insts))
+}
+
+/// A `warp = N` or `insts = N` line as tracers write it (1 to 9 digits, then the line break),
+/// from its bytes: what [`text_count`] reads from its text.
+fn plain_count(line: &[u8]) -> Option<Count> {
+    let (digits, warp) = match line.strip_prefix(b"warp = ") {
+        Some(digits) => (digits, true),
+        None => (line.strip_prefix(b"insts = ")?, false),
+    };
+    let digits = digits.strip_suffix(b"\n")?;
+    let digits = digits.strip_suffix(b"\r").unwrap_or(digits);
+    if !(1..=9).contains(&digits.len()) || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits.iter().fold(0u32, |v, &b| v * 10 + (b - b'0') as u32);
+    Some(if warp {
+        Count::Warp(n)
+    } else {
+        Count::Insts(n as u64)
+    })
 }
 
 fn shorten(text: &str) -> String {
@@ -1391,6 +1638,7 @@ fn scan_blocks<R: Read>(
         part: ScanPart::default(),
         spelling: Vec::new(),
         last: None,
+        memo: LineMemo::default(),
     };
     let mut inst = InstLine::default();
     loop {
@@ -1440,6 +1688,8 @@ struct ScanSink<'a> {
     spelling: Vec<u8>,
     /// How the byte parser took the last line it was given, if it did.
     last: Option<Taken>,
+    /// Lines taken as spelled as their static instruction.
+    memo: LineMemo,
 }
 
 fn spelled(last: Option<Taken>, spelling: &[u8]) -> Option<Spelling> {
@@ -1460,23 +1710,39 @@ enum Taken {
 impl BlockSink for ScanSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         self.last = None;
-        let Some(mut rest) = plain_head(line, lineinfo, inst) else {
+        if let Some((k, mode, len)) = self.memo.recall_to_addresses::<false>(line, inst) {
+            let mut rest = PlainLine(&line[len..]);
+            let taken = plain_addresses::<false>(&mut rest, mode, inst)
+                .and_then(|()| plain_end(rest))
+                .is_some();
+            if taken {
+                self.last = Some(Taken::Spelled(k));
+            }
+            return taken;
+        }
+        let Some(mut rest) = plain_pc(line, lineinfo, inst) else {
             return false;
         };
+        if plain_mask(&mut rest, inst).is_none() {
+            return false;
+        }
         if let Some(&k) = self.part.pc_index.get(&inst.pc) {
             if let Some((spelling, layout)) = &self.part.statics[k as usize].spelling {
                 if rest.strip(spelling) {
                     // Spelled alike, parsed alike: the rest decides, as in full.
-                    let taken = plain_tail(rest, *layout, inst).is_some();
-                    self.last = taken.then_some(Taken::Spelled(k));
-                    return taken;
+                    let Some(addresses) = plain_tail::<false>(rest, *layout, inst) else {
+                        return false;
+                    };
+                    self.memo.remember(line, k, inst, addresses);
+                    self.last = Some(Taken::Spelled(k));
+                    return true;
                 }
             }
         }
         let Some((spelling, layout)) = plain_static::<true>(&mut rest, inst) else {
             return false;
         };
-        if plain_tail(rest, layout, inst).is_none() {
+        if plain_tail::<false>(rest, layout, inst).is_none() {
             return false;
         }
         self.spelling.clear();
@@ -1485,18 +1751,29 @@ impl BlockSink for ScanSink<'_> {
         true
     }
 
+    fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize> {
+        let (k, len) = self.memo.recall::<false>(pending, inst)?;
+        self.last = Some(Taken::Spelled(k));
+        Some(len)
+    }
+
     fn inst(&mut self, _warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
         let part = &mut self.part;
         part.warp_instructions += 1;
         part.thread_instructions += i.mask.count_ones() as u64;
-        part.addresses += i.addrs.len() as u64;
+        // One address per executing lane (the byte parser leaves the scan's `addrs` unfilled).
+        if i.has_addrs {
+            part.addresses += i.mask.count_ones() as u64;
+        }
         let last = self.last.take();
         if let Some(Taken::Spelled(k)) = last {
             part.statics[k as usize].count += 1;
+            self.memo.prev = Some(k);
             return Ok(());
         }
         match part.pc_index.get(&i.pc) {
             Some(&k) => {
+                self.memo.prev = Some(k);
                 let s = &mut part.statics[k as usize];
                 if s.opcode != i.opcode || s.dsts != i.dsts || s.srcs != i.srcs {
                     return Err(ReplayError::parse(
@@ -1517,6 +1794,7 @@ impl BlockSink for ScanSink<'_> {
                 let known = opcodes::classify(&i.opcode, self.generation);
                 let info =
                     known.unwrap_or_else(|| OpInfo::generic(i.has_addrs, !i.dsts.is_empty()));
+                self.memo.prev = Some(part.statics.len() as u32);
                 part.pc_index.insert(i.pc, part.statics.len() as u32);
                 part.statics.push(StaticInst {
                     pc: i.pc,
@@ -1601,6 +1879,7 @@ fn finish_scan(
 pub struct BlockReader {
     lines: LineReader<File>,
     inst: InstLine,
+    memo: LineMemo,
 }
 
 impl BlockReader {
@@ -1608,6 +1887,7 @@ impl BlockReader {
         Ok(BlockReader {
             lines: open(&trace.path)?,
             inst: InstLine::default(),
+            memo: LineMemo::default(),
         })
     }
 
@@ -1636,6 +1916,8 @@ impl BlockReader {
         let mut sink = ReadSink {
             trace,
             streams: vec![WarpStream::new(); shape.warps_per_block as usize],
+            taken: None,
+            memo: &mut self.memo,
         };
         parse_block(
             &mut self.lines,
@@ -1652,6 +1934,9 @@ impl BlockReader {
 struct ReadSink<'a> {
     trace: &'a KernelTrace,
     streams: Vec<WarpStream>,
+    /// The program index of the last line the byte parser took, if its PC was scanned.
+    taken: Option<u32>,
+    memo: &'a mut LineMemo,
 }
 
 /// Instructions reserved for a warp's stream up front: what `insts =` declares, up to this
@@ -1660,30 +1945,55 @@ const RESERVE_INSTS: u64 = 4096;
 
 impl BlockSink for ReadSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
+        self.taken = None;
+        if let Some((k, mode, len)) = self.memo.recall_to_addresses::<true>(line, inst) {
+            let mut rest = PlainLine(&line[len..]);
+            let taken = plain_addresses::<true>(&mut rest, mode, inst)
+                .and_then(|()| plain_end(rest))
+                .is_some();
+            self.taken = taken.then_some(k);
+            return taken;
+        }
         // The scan took the registers and opcode; a stream needs neither.
         let trace = self.trace;
-        parse_plain_addresses(line, lineinfo, inst, |pc| {
-            trace.statics[trace.index_of(pc)? as usize]
-                .spelling
-                .as_ref()
-        })
+        let mut index = None;
+        let taken = parse_plain_addresses(line, lineinfo, inst, |pc| {
+            index = trace.index_of(pc);
+            trace.statics[index? as usize].spelling.as_ref()
+        });
+        let Some(addresses) = taken else {
+            return false;
+        };
+        self.taken = index;
+        if let Some(k) = index {
+            self.memo.remember(line, k, inst, addresses);
+        }
+        true
+    }
+
+    fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize> {
+        let (k, len) = self.memo.recall::<true>(pending, inst)?;
+        self.taken = Some(k);
+        Some(len)
     }
 
     fn declare(&mut self, warp: u32, count: u64) {
         let insts = count.min(RESERVE_INSTS);
-        // Addresses as many as the kernel's instructions carry on average.
-        let addrs = insts * self.trace.addresses / self.trace.warp_instructions.max(1);
+        // Addresses as many as the kernel's instructions carry on average, rounded up (a warp
+        // of the average short by one address would grow its stream to twice the size).
+        let addrs = (insts * self.trace.addresses).div_ceil(self.trace.warp_instructions.max(1));
         self.streams[warp as usize].reserve(insts as usize, addrs as usize);
     }
 
     fn inst(&mut self, warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
-        let Some(pc) = self.trace.index_of(i.pc) else {
+        let Some(pc) = self.taken.take().or_else(|| self.trace.index_of(i.pc)) else {
             return Err(ReplayError::parse(
                 &self.trace.path,
                 line,
                 format!("PC {:04x} was not in the trace when it was scanned", i.pc),
             ));
         };
+        self.memo.prev = Some(pc);
         let addrs = i.has_addrs.then_some(i.addrs.as_slice());
         self.streams[warp as usize].push(pc, i.mask, addrs);
         Ok(())
@@ -1849,6 +2159,24 @@ mod tests {
     }
 
     #[test]
+    fn counts_as_tracers_write_them_are_read_from_bytes() {
+        for (line, want) in [
+            ("warp = 3\n", Some(Count::Warp(3))),
+            ("insts = 15\r\n", Some(Count::Insts(15))),
+            ("warp = 007\n", Some(Count::Warp(7))),
+            ("insts = 999999999\n", Some(Count::Insts(999_999_999))),
+            ("warp = 1234567890\n", None),
+            ("warp =3\n", None),
+            ("warp = 3", None),
+            ("warp = 3 \n", None),
+            ("insts = +5\n", None),
+            ("insts = \n", None),
+        ] {
+            assert_eq!(plain_count(line.as_bytes()), want, "{line:?}");
+        }
+    }
+
+    #[test]
     fn static_text_reads_like_sass() {
         let mut l = line("0098 ffffffff 1 R4 LDG.E.CG 1 R4 4 1 0x100 4").unwrap();
         let mk = |l: &InstLine| StaticInst {
@@ -1946,6 +2274,19 @@ mod tests {
             let offset = if k == 0 { 0 } else { want[k - 1].1 };
             lines.seek(offset, k as u64).unwrap();
             proptest::prop_assert_eq!(&read_to_end(&mut lines), &want[k..]);
+
+            // Line `k` skipped as a line taken again is: then the lines after it.
+            if k < want.len() {
+                let start = if k == 0 { 0 } else { want[k - 1].1 };
+                lines.seek(start, k as u64).unwrap();
+                let pending = lines.pending().len();
+                let len = (want[k].1 - start) as usize;
+                if len <= pending {
+                    let skipped = lines.skip_line(len);
+                    proptest::prop_assert_eq!((skipped.offset, skipped.line), (want[k].1, want[k].2));
+                    proptest::prop_assert_eq!(&read_to_end(&mut lines), &want[k + 1..]);
+                }
+            }
         }
     }
 
@@ -2000,12 +2341,19 @@ mod tests {
         Some(parse_inst_line(text.trim(), lineinfo, &mut out).map(|()| out))
     }
 
+    /// The byte parser's line number, PC and mask, and the rest of the line.
+    fn plain_head<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
+        let mut line = plain_pc(line, lineinfo, out)?;
+        plain_mask(&mut line, out)?;
+        Some(line)
+    }
+
     /// The byte parser in full.
     fn parse_plain_inst_line(line: &[u8], lineinfo: bool, out: &mut InstLine) -> bool {
         (|| {
             let mut line = plain_head(line, lineinfo, out)?;
             let (_, layout) = plain_static::<true>(&mut line, out)?;
-            plain_tail(line, layout, out)
+            plain_tail::<true>(line, layout, out)
         })()
         .is_some()
     }
@@ -2275,6 +2623,38 @@ mod tests {
             }
         }
 
+        /// A `warp =` or `insts =` line read from its bytes is what the text path reads.
+        #[test]
+        fn counts_read_from_bytes_are_counts_read_from_text(
+            line in "(warp|insts|warps|inst)( |\t)?=?( |  )?[0-9+ -]{0,11}[ \r]?\n?",
+        ) {
+            if let Some(count) = plain_count(line.as_bytes()) {
+                let text = std::str::from_utf8(line.as_bytes()).unwrap();
+                proptest::prop_assert_eq!(text_count(text.trim()), Some(Ok(count)));
+            }
+        }
+
+        /// The scan's byte parser, which checks addresses without keeping them, takes a line
+        /// exactly when the byte parser in full does, with the same static part.
+        #[test]
+        fn the_scan_takes_what_the_byte_parser_takes(
+            line in inst_line_strategy(),
+            lineinfo in proptest::prelude::any::<bool>(),
+        ) {
+            let full = plain(&line, lineinfo);
+            let mut out = line_with_addresses();
+            let scanned = (|| {
+                let mut rest = plain_head(&line, lineinfo, &mut out)?;
+                let (_, layout) = plain_static::<true>(&mut rest, &mut out)?;
+                plain_tail::<false>(rest, layout, &mut out)
+            })()
+            .is_some();
+            let statics = |l: &InstLine| {
+                (l.pc, l.mask, l.dsts.clone(), l.opcode.clone(), l.srcs.clone(), l.mem_width, l.has_addrs)
+            };
+            proptest::prop_assert_eq!(scanned.then(|| statics(&out)), full.as_ref().map(statics));
+        }
+
         /// The reader's byte parser, with no spelling, the line's own or another one the byte
         /// parser took, reads PC, mask and addresses as the byte parser in full does, and
         /// declines what it declines (and so whatever the general parser rejects).
@@ -2293,7 +2673,7 @@ mod tests {
             let other: Spelling = (Box::from(&b"1 R4 LDG.E.SYS 1 R4"[..]), Layout::of(b"LDG"));
             for spelling in [None, own.as_ref(), Some(&other)] {
                 let mut out = line_with_addresses();
-                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling);
+                let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling).is_some();
                 let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
                 proptest::prop_assert_eq!(
                     read.then(|| addresses(&out)),
@@ -2302,6 +2682,109 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Two blocks of three warps (32, 32 and 16 threads) whose lines repeat lines of the warps
+    /// before them, after other lines and in other orders, with line feeds or CRLF and no line
+    /// break at the end: the reader's streams (blocks in order, then again) and the scan's
+    /// counts are those of reading every line with the general parser (memory lines the same
+    /// up to their addresses, with other addresses or a stride only the general parser
+    /// reads). A line taken again where its mask names lanes the warp does not have, and lines
+    /// the same up to bad addresses or a longer address mode, are the errors they are when read.
+    #[test]
+    fn lines_taken_again_are_read_as_when_first_read() {
+        let dir = std::env::temp_dir().join(format!("ws-memo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = "0000 ffffffff 1 R1 MOV 0 0";
+        let b = "0010 ffffffff 1 R2 LDG.E 1 R1 4 1 0x1000 4";
+        let c = "0020 ffffffff 0 EXIT 0 0";
+        let a16 = "0000 0000ffff 1 R1 MOV 0 0";
+        let b16 = "0010 0000ffff 1 R2 LDG.E 1 R1 4 1 0x2000 4";
+        let c16 = "0020 0000ffff 0 EXIT 0 0";
+        let b_elsewhere = "0010 ffffffff 1 R2 LDG.E 1 R1 4 1 0x1800 +4";
+        let good: [[&[&str]; 3]; 2] = [
+            [&[a, b, c], &[a, c], &[a16, b16, c16]],
+            [&[a, b, c], &[a, b_elsewhere, c], &[a16, c16]],
+        ];
+        let full_mask_line = [a, c16];
+        let bad_address = [a, "0010 ffffffff 1 R2 LDG.E 1 R1 4 1 0x18g0 4", c];
+        let longer_mode = [a, "0010 ffffffff 1 R2 LDG.E 1 R1 4 10 0x1800 4", c];
+        let bad = [
+            (
+                (2, &full_mask_line[..]),
+                "bad.traceg:36: mask ffffffff names lanes beyond warp 2's 16 thread(s) (valid lanes 0000ffff)",
+            ),
+            (
+                (1, &bad_address[..]),
+                "bad.traceg:32: bad number `0x18g0` for the base address (expected hexadecimal)",
+            ),
+            (
+                (1, &longer_mode[..]),
+                "bad.traceg:32: unknown address mode 10 (0: list, 1: base+stride, 2: base+deltas)",
+            ),
+        ];
+        let write = |name: &str, blocks: &[[&[&str]; 3]; 2], eol: &str| {
+            let mut text = String::from(
+                "-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (80,1,1)\n-binary version = 70\n",
+            );
+            for (block, warps) in blocks.iter().enumerate() {
+                text += &format!("#BEGIN_TB\nthread block = {block},0,0\n");
+                for (warp, lines) in warps.iter().enumerate() {
+                    text += &format!("warp = {warp}\ninsts = {}\n", lines.len());
+                    for l in lines.iter() {
+                        text += l;
+                        text += "\n";
+                    }
+                }
+                text += "#END_TB\n";
+            }
+            let path = dir.join(name);
+            std::fs::write(&path, text.trim_end().replace('\n', eol)).unwrap();
+            path
+        };
+        for eol in ["\n", "\r\n"] {
+            let trace = scan(&write("good.traceg", &good, eol)).unwrap();
+            let mut want = Vec::new();
+            let (mut warp_instructions, mut thread_instructions) = (0, 0);
+            for warps in &good {
+                let mut streams = Vec::new();
+                for lines in warps {
+                    let mut stream = WarpStream::new();
+                    for l in lines.iter() {
+                        let inst = line(l).unwrap();
+                        let pc = trace.index_of(inst.pc).unwrap();
+                        stream.push(pc, inst.mask, inst.has_addrs.then_some(&inst.addrs[..]));
+                        warp_instructions += 1;
+                        thread_instructions += inst.mask.count_ones() as u64;
+                    }
+                    streams.push(stream);
+                }
+                want.push(streams);
+            }
+            assert_eq!(
+                (trace.warp_instructions, trace.thread_instructions),
+                (warp_instructions, thread_instructions)
+            );
+            let counts: Vec<u64> = trace.statics.iter().map(|s| s.count).collect();
+            assert_eq!(counts, [6, 4, 6]);
+            let mut reader = BlockReader::open(&trace).unwrap();
+            for block in [0, 1, 0, 1, 1] {
+                assert_eq!(
+                    reader.read(&trace, block).unwrap(),
+                    want[block as usize],
+                    "{block}"
+                );
+            }
+            for ((warp, lines), want) in bad {
+                let mut blocks = good;
+                blocks[1][warp] = lines;
+                let e = scan(&write("bad.traceg", &blocks, eol))
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.ends_with(want), "{e}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A scan of one block of one warp with these instruction lines (after 8 lines of header
