@@ -56,7 +56,7 @@ thread_local! {
 /// `data` as one raw DEFLATE stream (RFC 1951), compressed at `level`.
 fn deflate(data: &[u8], level: i32) -> Vec<u8> {
     COMPRESSOR.with_borrow_mut(|kept| {
-        if kept.as_ref().is_none_or(|(l, _)| *l != level) {
+        if !matches!(kept, Some((l, _)) if *l == level) {
             let lvl = libdeflater::CompressionLvl::new(level).expect("a level libdeflate has");
             *kept = Some((level, libdeflater::Compressor::new(lvl)));
         }
