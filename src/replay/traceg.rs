@@ -355,6 +355,19 @@ struct SeenLine {
     mem_width: u32,
 }
 
+impl SeenLine {
+    /// Puts what the remembered line says in `out` (and, if `ADDRS`, empties its addresses).
+    fn fill<const ADDRS: bool>(&self, out: &mut InstLine, has_addrs: bool) {
+        out.pc = self.pc;
+        out.mask = self.mask;
+        out.mem_width = self.mem_width;
+        out.has_addrs = has_addrs;
+        if ADDRS {
+            out.addrs.clear();
+        }
+    }
+}
+
 impl LineMemo {
     /// If `pending` (what the line reader has not handed out) starts with the line remembered
     /// after the last instruction line: its static instruction and length (line break
@@ -369,13 +382,7 @@ impl LineMemo {
         if seen.mode.is_some() || !pending.starts_with(&seen.line) {
             return None;
         }
-        out.pc = seen.pc;
-        out.mask = seen.mask;
-        out.mem_width = seen.mem_width;
-        out.has_addrs = false;
-        if ADDRS {
-            out.addrs.clear();
-        }
+        seen.fill::<ADDRS>(out, false);
         Some((seen.index, seen.line.len()))
     }
 
@@ -396,13 +403,7 @@ impl LineMemo {
         if !PlainLine(rest).at_space() {
             return None;
         }
-        out.pc = seen.pc;
-        out.mask = seen.mask;
-        out.mem_width = seen.mem_width;
-        out.has_addrs = true;
-        if ADDRS {
-            out.addrs.clear();
-        }
+        seen.fill::<ADDRS>(out, true);
         Some((seen.index, mode, seen.line.len()))
     }
 
