@@ -1181,14 +1181,13 @@ impl Groups {
         if !g.launched() {
             return (false, g.pc);
         }
-        let predicted = prediction(&self.by_pc, &self.schedulers, g, cycle) == Some(state);
-        let sched = &mut self.schedulers[g.sched as usize];
-        settle(
+        let predicted = predict_and_settle(
             g,
-            sched,
+            &mut self.schedulers,
             &mut self.by_pc,
             &self.pipe_by_pc,
             self.model,
+            cycle,
             state,
         );
         (predicted, g.pc)
@@ -1203,22 +1202,22 @@ impl Groups {
         if members.get(g.position as usize) != Some(&w.slot) {
             return None;
         }
-        let change = Change {
-            scheduler: g.sched,
-            position: g.position as usize,
-            predicted: prediction(&self.by_pc, &self.schedulers, g, cycle) == Some(state),
-            last_pc: g.pc,
-        };
-        let sched = &mut self.schedulers[g.sched as usize];
-        settle(
+        let (scheduler, position, last_pc) = (g.sched, g.position as usize, g.pc);
+        let predicted = predict_and_settle(
             g,
-            sched,
+            &mut self.schedulers,
             &mut self.by_pc,
             &self.pipe_by_pc,
             self.model,
+            cycle,
             state,
         );
-        Some(change)
+        Some(Change {
+            scheduler,
+            position,
+            predicted,
+            last_pc,
+        })
     }
 
     /// Warp `w` changes state at `cycle`: to `state`, or with `None` to its prediction.
@@ -1402,6 +1401,30 @@ fn learn_by_pc(
         }
         by_pc[pc][from] = Some(state);
     }
+}
+
+/// Whether `state` is what was predicted for warp `g` at `cycle`, once `g` (and its
+/// scheduler) took `state` in.
+#[inline(always)]
+fn predict_and_settle(
+    g: &mut WarpRec,
+    schedulers: &mut [GroupScheduler],
+    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
+    pipe_by_pc: &[u8],
+    model: bool,
+    cycle: u64,
+    state: WarpState,
+) -> bool {
+    let predicted = prediction(by_pc, schedulers, g, cycle) == Some(state);
+    settle(
+        g,
+        &mut schedulers[g.sched as usize],
+        by_pc,
+        pipe_by_pc,
+        model,
+        state,
+    );
+    predicted
 }
 
 /// The state launched warp `g` is predicted to change to at `cycle`: `Selected` if it issued
