@@ -55,6 +55,9 @@ pub struct Cache {
     /// `ready_at` per (line, sector).
     ready: Vec<u64>,
     clock: u64,
+    /// The way of the last access. The sectors of one coalesced access mostly share a line,
+    /// and a line lives in one way of its own set only, so a tag match here is the lookup.
+    last: usize,
 }
 
 impl Cache {
@@ -81,6 +84,7 @@ impl Cache {
             valid: vec![0; lines],
             ready: vec![0; lines * sectors_per_line],
             clock: 0,
+            last: 0,
         }
     }
 
@@ -120,8 +124,14 @@ impl Cache {
         self.clock += 1;
         let stamp = self.clock;
         let bit = 1u64 << sector;
-        let index = match self.find(base, line) {
+        let found = if self.tags[self.last] == line {
+            Some(self.last)
+        } else {
+            self.find(base, line)
+        };
+        let index = match found {
             Some(i) => {
+                self.last = i;
                 self.stamps[i] = stamp;
                 if self.valid[i] & bit != 0 {
                     let ready_at = self.ready[i * self.sectors_per_line + sector as usize];
@@ -132,6 +142,7 @@ impl Cache {
             }
             None => {
                 let victim = self.victim(base);
+                self.last = victim;
                 self.tags[victim] = line;
                 self.stamps[victim] = stamp;
                 self.valid[victim] = bit;

@@ -99,7 +99,9 @@ pub fn coalesce(mask: LaneMask, addrs: &[u64; MAX_WARP_SIZE], sector_bytes: u32)
 
 /// [`coalesce`] with the sector of an address given by `base`. Lanes in ascending order of
 /// address (unit stride, broadcast: nearly every access) only append or repeat the last
-/// sector, which is kept in a register; any other order goes through the sorted insert.
+/// sector, which is kept in a register; any other order goes through the sorted insert. A
+/// full warp is tried first without branches per lane, and walked again lane by lane only if
+/// its addresses turn out not to ascend.
 #[inline(always)]
 fn sectors_of(
     mask: LaneMask,
@@ -107,6 +109,24 @@ fn sectors_of(
     base: impl Fn(u64) -> u64,
 ) -> SectorList {
     let mut list = SectorList::default();
+    if mask == LaneMask::MAX {
+        let mut last = base(addrs[0]);
+        list.sectors[0] = last;
+        let mut len = 1;
+        let mut ascending = true;
+        for &a in &addrs[1..] {
+            let s = base(a);
+            ascending &= s >= last;
+            // `len` never exceeds the lanes seen so far; the mask only spares the bounds check.
+            list.sectors[len & (MAX_SECTORS - 1)] = s;
+            len += usize::from(s != last);
+            last = s;
+        }
+        if ascending {
+            list.len = len;
+            return list;
+        }
+    }
     let mut len = 0;
     let mut last = 0;
     let mut m = mask;
@@ -192,6 +212,17 @@ mod tests {
         let s = coalesce(u32::MAX, &addrs, 32);
         let expected: Vec<u64> = (0..16).map(|k| k * 64).collect();
         assert_eq!(s.as_slice(), expected.as_slice());
+    }
+
+    #[test]
+    fn full_warps_that_do_not_ascend_take_the_lane_by_lane_path() {
+        let mut addrs = strided(0x1000, 4);
+        addrs.swap(3, 20);
+        let s = coalesce(u32::MAX, &addrs, 32);
+        assert_eq!(s.as_slice(), &[0x1000, 0x1020, 0x1040, 0x1060]);
+        addrs[31] = 0x10;
+        let s = coalesce(u32::MAX, &addrs, 32);
+        assert_eq!(s.as_slice(), &[0, 0x1000, 0x1020, 0x1040, 0x1060]);
     }
 
     #[test]
