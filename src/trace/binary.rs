@@ -406,6 +406,33 @@ impl Completions {
             self.live -= 1;
             return;
         }
+        self.learn(w, pc, cycle);
+    }
+
+    /// [`expected`](Self::expected) and [`complete`](Self::complete) of warp `w`'s
+    /// completion of `pc` at `cycle` in one call, returning whether it was the expected one
+    /// (the writer's two calls looked up the bucket twice).
+    fn retire(&mut self, w: WarpRef, pc: u32, cycle: u64) -> bool {
+        self.expire(cycle);
+        if self.live > 0 {
+            let bucket = self.bucket(cycle);
+            let hit = bucket
+                .first()
+                .is_some_and(|&(sm, _, slot, p)| sm == w.sm && slot == w.slot && p == pc);
+            if hit {
+                bucket.take_first();
+                self.live -= 1;
+                return true;
+            }
+        }
+        self.learn(w, pc, cycle);
+        false
+    }
+
+    /// An unexpected completion of `pc` by warp `w` at `cycle`: the latency of `pc` is
+    /// learnt from the warp's latest issue of it.
+    #[inline]
+    fn learn(&mut self, w: WarpRef, pc: u32, cycle: u64) {
         let issued = self.recent.get(w.sm, w.slot).and_then(|r| r.latest(pc));
         if let Some(issued) = issued.filter(|&c| c <= cycle) {
             if pc < DENSE_PCS {
@@ -702,12 +729,22 @@ impl<T> Table<T> {
     #[inline(always)]
     fn get_or_insert_with(&mut self, a: u32, b: u32, f: impl FnOnce() -> T) -> &mut T {
         match Self::dense_index(a, b) {
+            Some(i) if i < self.dense.len() => self.dense[i].get_or_insert_with(f),
+            _ => self.grow_or_sparse(a, b, f),
+        }
+    }
+
+    /// [`get_or_insert_with`](Self::get_or_insert_with) past the dense part's end: rare (a
+    /// new SM's row, or ids too large for the dense part), so out of line, keeping the
+    /// growing and hashing out of the look-ups made for every event.
+    #[cold]
+    #[inline(never)]
+    fn grow_or_sparse(&mut self, a: u32, b: u32, f: impl FnOnce() -> T) -> &mut T {
+        match Self::dense_index(a, b) {
             Some(i) => {
-                if self.dense.len() <= i {
-                    // Whole rows, so that a row's slots are allocated together.
-                    self.dense
-                        .resize_with((a as usize + 1) * DENSE_STRIDE as usize, || None);
-                }
+                // Whole rows, so that a row's slots are allocated together.
+                self.dense
+                    .resize_with((a as usize + 1) * DENSE_STRIDE as usize, || None);
                 self.dense[i].get_or_insert_with(f)
             }
             None => self.sparse.entry((a, b)).or_insert_with(f),
@@ -865,10 +902,17 @@ impl Groups {
 
     /// Warp `w` completed `pc` at `cycle`: a queue entry frees, and a warp waiting on `pc`
     /// may go.
+    // Inlined: version 4 keeps no model, and a call to find that out was 1 % of the encoder
+    // thread.
+    #[inline(always)]
     fn complete(&mut self, w: WarpRef, pc: u32, cycle: u64) {
-        if !self.model {
-            return;
+        if self.model {
+            self.complete_model(w, pc, cycle);
         }
+    }
+
+    /// Version 5: what [`complete`](Self::complete) tells the issue-stage model.
+    fn complete_model(&mut self, w: WarpRef, pc: u32, cycle: u64) {
         let Some(g) = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched()) else {
             return;
         };
@@ -1271,25 +1315,6 @@ struct Change {
     last_pc: u32,
 }
 
-/// Launched warp `g` of scheduler `sched` changes to `state`: what follows its old state is
-/// learnt and, with the issue-stage `model`, what it now waits for.
-#[inline(always)]
-fn settle(
-    g: &mut WarpRec,
-    sched: &mut GroupScheduler,
-    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
-    pipe_by_pc: &[u8],
-    model: bool,
-    state: WarpState,
-) {
-    let old_pipe = g.ready_pipe;
-    let old = moved(g, &mut sched.next, by_pc, state);
-    if model {
-        note_wait(g, state, pipe_by_pc);
-        sched.note(g.position, old, old_pipe, state, g.ready_pipe);
-    }
-}
-
 /// Whether a warp in `state` waits only for its pipe or queue (or could issue).
 fn is_ready(state: WarpState) -> bool {
     matches!(
@@ -1415,15 +1440,43 @@ fn predict_and_settle(
     cycle: u64,
     state: WarpState,
 ) -> bool {
-    let predicted = prediction(by_pc, schedulers, g, cycle) == Some(state);
-    settle(
-        g,
-        &mut schedulers[g.sched as usize],
-        by_pc,
-        pipe_by_pc,
-        model,
-        state,
-    );
+    // `prediction`, then what `Groups::change` does, in one: the old state's code and the
+    // pc's row of `by_pc` are found once for reading the prediction and learning the change.
+    let sched = &mut schedulers[g.sched as usize];
+    let old = g.state;
+    let old_pipe = g.ready_pipe;
+    let issued_now = g.issued == Some(cycle);
+    let predicted = match old {
+        Some(prev) => {
+            let from = state_code(&prev) as usize;
+            // Rows exist only below `DENSE_PCS`; a row made here reads as no prediction.
+            let row = if g.pc < DENSE_PCS {
+                let pc = g.pc as usize;
+                if by_pc.len() <= pc {
+                    by_pc.resize(pc + 1, [None; STATES as usize]);
+                }
+                Some(&mut by_pc[pc])
+            } else {
+                None
+            };
+            let guess = if issued_now {
+                Some(WarpState::Selected)
+            } else {
+                row.as_ref().and_then(|t| t[from]).or(sched.next[from])
+            };
+            sched.next[from] = Some(state);
+            if let Some(t) = row {
+                t[from] = Some(state);
+            }
+            guess == Some(state)
+        }
+        None => issued_now && state == WarpState::Selected,
+    };
+    g.state = Some(state);
+    if model {
+        note_wait(g, state, pipe_by_pc);
+        sched.note(g.position, old, old_pipe, state, g.ready_pipe);
+    }
     predicted
 }
 
@@ -1564,7 +1617,8 @@ impl Encoder {
     }
 
     /// Takes a warp_state event into the current run, encoding the run first when the event
-    /// cannot extend it. Returns whether anything was encoded.
+    /// cannot extend it. Returns `false` only if the event joined a run already started
+    /// (nothing was encoded since the previous event).
     // Inlined into the writer's loop: most events only extend the run, and as calls the
     // writer, this and `flush_run` spent more on their frames than on the extending.
     #[inline(always)]
@@ -1599,6 +1653,15 @@ impl Encoder {
             })
         };
         if let Some((scheduler, m)) = member {
+            // Most runs (two in three) start after an issue or another event encoded the
+            // last one: with nothing to encode, starting it here spares `start_run`'s call.
+            // Still `true`: a held-back issue may have been encoded just before.
+            if self.run.is_empty() {
+                self.run_cycle = cycle;
+                self.run_scheduler = scheduler;
+                self.run.push(m);
+                return true;
+            }
             if self.extends(cycle, scheduler, m.position) {
                 self.run.push(m);
                 return false;
@@ -1862,14 +1925,12 @@ impl Encoder {
             // Written by `push_state` and `issue`, never through here.
             Event::WarpState { .. } | Event::Issue { .. } => {}
             Event::Complete { warp, pc, .. } => {
-                let expected = self.cx.completions.expected(cycle) == Some((*warp, *pc));
-                if expected {
+                if self.cx.completions.retire(*warp, *pc, cycle) {
                     self.tag(tags, warps, T_COMPLETE_PREDICTED, cycle, None);
                 } else {
                     self.tag(tags, warps, T_COMPLETE, cycle, Some(*warp));
                     put_varint(out, pc_delta(*pc, self.cx.last_pc(*warp)));
                 }
-                self.cx.completions.complete(*warp, *pc, cycle, expected);
                 self.cx.groups.complete(*warp, *pc, cycle);
             }
             Event::Refill {
@@ -2097,17 +2158,14 @@ impl<W: Write> BinaryWriter<W> {
     // Inlined into the loop of `TraceWriter::write_events`.
     #[inline(always)]
     pub fn write(&mut self, event: &Event) -> Result<(), TraceError> {
-        let cycle = event.cycle();
-        if cycle < self.last_cycle {
-            return Err(self.out_of_order(cycle));
-        }
-        self.last_cycle = cycle;
-        self.events += 1;
+        // The cycle is taken in each arm: `Event::cycle`'s own match on the variant was 3 %
+        // of the encoder thread.
         match *event {
             Event::WarpState { cycle, warp, state } => {
+                self.advance(cycle)?;
                 if let Some(p) = self.pending.take() {
                     let follows =
-                        state == WarpState::Selected && p.cycle == cycle && p.warp == warp;
+                        matches!(state, WarpState::Selected) && p.cycle == cycle && p.warp == warp;
                     self.enc.issue(&mut self.streams, &p, follows);
                     if follows {
                         return self.maybe_flush();
@@ -2126,6 +2184,7 @@ impl<W: Write> BinaryWriter<W> {
                 pipe,
                 slot,
             } => {
+                self.advance(cycle)?;
                 let issue = Issue {
                     cycle,
                     warp,
@@ -2146,6 +2205,7 @@ impl<W: Write> BinaryWriter<W> {
                 }
             }
             _ => {
+                self.advance(event.cycle())?;
                 if let Some(p) = self.pending.take() {
                     self.enc.issue(&mut self.streams, &p, false);
                 }
@@ -2154,6 +2214,17 @@ impl<W: Write> BinaryWriter<W> {
             }
         }
         self.maybe_flush()
+    }
+
+    /// Counts an event at `cycle`, rejecting it if earlier than the previous one.
+    #[inline(always)]
+    fn advance(&mut self, cycle: u64) -> Result<(), TraceError> {
+        if cycle < self.last_cycle {
+            return Err(self.out_of_order(cycle));
+        }
+        self.last_cycle = cycle;
+        self.events += 1;
+        Ok(())
     }
 
     #[cold]
