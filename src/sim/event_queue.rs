@@ -81,8 +81,11 @@ impl EventQueue {
         self.in_ring += 1;
     }
 
-    /// The next event due at or before `cycle`, in (due cycle, push order).
-    #[inline]
+    /// The next event due at or before `cycle`, in (due cycle, push order). Always inlined:
+    /// called once per event and once more per SM-cycle with events, its call cost about as
+    /// much as its body, and the compiler's choice came out either way as unrelated code
+    /// changed.
+    #[inline(always)]
     pub(super) fn pop_due(&mut self, cycle: u64) -> Option<usize> {
         if !self.overdue.is_empty() {
             // All due before `base`, pushed within one cycle: push order is due order.
@@ -129,7 +132,9 @@ impl EventQueue {
     }
 
     /// Bucket `base` is empty (emptied when its last event was taken): the window moves on one
-    /// cycle and takes in the far events it now covers.
+    /// cycle and takes in the far events it now covers. Inlined into `pop_due` for the same
+    /// reason: it runs about once per SM-cycle.
+    #[inline(always)]
     fn advance(&mut self) {
         self.base += 1;
         while let Some(&Reverse((at, _, item))) = self.far.peek() {
