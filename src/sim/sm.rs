@@ -659,7 +659,17 @@ impl Sm {
     /// counts), so it cannot block that instruction, and a freed queue entry reaches throttled
     /// warps through `throttle_dirty`. Without it (the reference), every event of a warp
     /// recomputes its state.
+    #[inline]
     pub fn retire<O: Observer>(&mut self, cycle: u64, keep_ready: bool, observer: &mut O) {
+        // Most SM-cycles have nothing due: they cost one comparison in the GPU loop instead of
+        // a call with its register saves.
+        if self.events.may_be_due(cycle) {
+            self.retire_due(cycle, keep_ready, observer);
+        }
+    }
+
+    #[inline(never)]
+    fn retire_due<O: Observer>(&mut self, cycle: u64, keep_ready: bool, observer: &mut O) {
         while let Some(index) = self.events.pop_due(cycle) {
             let Some(event) = self.event_slab[index].take() else {
                 continue;
@@ -711,6 +721,7 @@ impl Sm {
                 }
             }
         }
+        self.events.ran_dry();
     }
 
     /// [`Sm::warp_state`] of a warp whose cached state has expired, cached again until the
@@ -1820,15 +1831,26 @@ impl Sm {
     }
 
     /// Releases CTA barriers, retires finished warps and blocks. Returns blocks that finished.
+    #[inline]
     pub fn wrap_up<O: Observer>(
         &mut self,
         cycle: u64,
         observer: &mut O,
         finished: &mut Vec<FinishedBlock>,
     ) {
-        if !std::mem::take(&mut self.wrap_dirty) {
-            return;
+        // Nearly every SM-cycle has nothing to wrap up: tested in the GPU loop, not in a call.
+        if std::mem::take(&mut self.wrap_dirty) {
+            self.wrap_up_dirty(cycle, observer, finished);
         }
+    }
+
+    #[inline(never)]
+    fn wrap_up_dirty<O: Observer>(
+        &mut self,
+        cycle: u64,
+        observer: &mut O,
+        finished: &mut Vec<FinishedBlock>,
+    ) {
         let blocks_to_check = if std::mem::take(&mut self.barrier_pending) {
             self.blocks.len()
         } else {

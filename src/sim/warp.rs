@@ -47,32 +47,39 @@ impl WarpContext {
     /// Makes this context what [`WarpContext::new`] would with these arguments, keeping its
     /// allocations (an SM reuses the contexts of warps that left).
     pub fn reset(&mut self, warp_size: u32, warp_in_block: u32, block: Dim3, regs_per_thread: u32) {
-        let threads = block.count();
         let first = warp_in_block as u64 * warp_size as u64;
-        // Thread indices by counting up from the warp's first thread (no division per lane).
-        let mut next = block.unlinear(first);
-        self.valid = 0;
-        for lane in 0..warp_size {
-            if first + (lane as u64) < threads {
-                self.tid[lane as usize] = next;
-                self.valid |= 1 << lane;
+        // The block's threads fill the warp's lanes from the lowest: the valid lanes are the
+        // first `lanes`.
+        let lanes = block.count().saturating_sub(first).min(warp_size as u64) as usize;
+        self.valid = if lanes >= LaneMask::BITS as usize {
+            LaneMask::MAX
+        } else {
+            (1 << lanes) - 1
+        };
+        let start = block.unlinear(first);
+        let tid = &mut self.tid[..lanes];
+        if start.x as u64 + lanes as u64 <= block.x as u64 {
+            // The warp lies in one row of the block (nearly always): no carry to look for.
+            for (lane, t) in tid.iter_mut().enumerate() {
+                *t = Dim3::new(start.x + lane as u32, start.y, start.z);
             }
-            next.x += 1;
-            if next.x == block.x {
-                next.x = 0;
-                next.y += 1;
-                if next.y == block.y {
-                    next.y = 0;
-                    next.z += 1;
+        } else {
+            // Thread indices by counting up from the warp's first thread (no division per lane).
+            let mut next = start;
+            for t in tid {
+                *t = next;
+                next.x += 1;
+                if next.x == block.x {
+                    next.x = 0;
+                    next.y += 1;
+                    if next.y == block.y {
+                        next.y = 0;
+                        next.z += 1;
+                    }
                 }
             }
         }
-        self.tid[warp_size as usize..].fill(Dim3::new(0, 0, 0));
-        for lane in 0..warp_size as usize {
-            if self.valid & (1 << lane) == 0 {
-                self.tid[lane] = Dim3::new(0, 0, 0);
-            }
-        }
+        self.tid[lanes..].fill(Dim3::new(0, 0, 0));
         self.warp_size = warp_size;
         self.warp_in_block = warp_in_block;
         self.regs_per_thread = regs_per_thread;

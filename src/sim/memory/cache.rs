@@ -125,12 +125,12 @@ impl Cache {
         let stamp = self.clock;
         let bit = 1u64 << sector;
         let found = if self.tags[self.last] == line {
-            Some(self.last)
+            Ok(self.last)
         } else {
-            self.find(base, line)
+            self.find_or_victim(base, line)
         };
         let index = match found {
-            Some(i) => {
+            Ok(i) => {
                 self.last = i;
                 self.stamps[i] = stamp;
                 if self.valid[i] & bit != 0 {
@@ -140,8 +140,7 @@ impl Cache {
                 self.valid[i] |= bit;
                 i
             }
-            None => {
-                let victim = self.victim(base);
+            Err(victim) => {
                 self.last = victim;
                 self.tags[victim] = line;
                 self.stamps[victim] = stamp;
@@ -152,20 +151,25 @@ impl Cache {
         Lookup::Miss(Slot(index * self.sectors_per_line + sector as usize))
     }
 
-    /// The way to replace in the set starting at `base`: the first invalid way, else the one
-    /// least recently used.
+    /// The way holding `line` in the set starting at `base`, else the way to replace: the
+    /// first invalid way, else the one least recently used. One pass over the set: a miss
+    /// looks at every way for the tag anyway.
     #[inline]
-    fn victim(&self, base: usize) -> usize {
-        let set = &self.stamps[base..base + self.ways];
+    fn find_or_victim(&self, base: usize, line: u64) -> Result<usize, usize> {
+        let tags = &self.tags[base..base + self.ways];
+        let stamps = &self.stamps[base..base + self.ways];
         let mut best = 0;
-        let mut oldest = set[0];
-        for (i, &s) in set.iter().enumerate().skip(1) {
+        let mut oldest = stamps[0];
+        for (i, (&t, &s)) in tags.iter().zip(stamps).enumerate() {
+            if t == line {
+                return Ok(base + i);
+            }
             if s < oldest {
                 best = i;
                 oldest = s;
             }
         }
-        base + best
+        Err(base + best)
     }
 
     /// Records when the data of a sector allocated by a miss arrives.
