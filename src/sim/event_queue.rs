@@ -31,8 +31,8 @@ pub(super) struct EventQueue {
     far: BinaryHeap<Reverse<(u64, u64, usize)>>,
     seq: u64,
     /// No event is due before this cycle: lowered by each push, raised by
-    /// [`EventQueue::ran_dry`]. Most cycles of an SM have no event due, and this tells them apart in one
-    /// comparison.
+    /// [`EventQueue::ran_dry`]. Most cycles of an SM have no event due, and this tells them
+    /// apart in one comparison.
     quiet_until: u64,
 }
 
