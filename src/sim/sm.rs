@@ -1387,15 +1387,16 @@ impl Sm {
         let config = cx.config;
         let width = config.sm.issue_width;
         let throttle_dirty = self.throttle_dirty;
+        // The sets are updated where they are, not through a copy: copying them in and out
+        // cost more than the pass's own work on them (and stalled on store forwarding).
         let sched = &mut self.schedulers[s];
         let n = sched.warps.len();
-        let mut m = sched.masks;
         let mut visit;
-        if !m.valid {
+        if !sched.masks.valid {
             for (i, &slot) in sched.warps.iter().enumerate() {
                 self.position[slot as usize] = i as u8;
             }
-            m = PoolMasks {
+            sched.masks = PoolMasks {
                 valid: true,
                 waiting_until: u64::MAX,
                 ..PoolMasks::INVALID
@@ -1407,6 +1408,7 @@ impl Sm {
             };
         } else {
             visit = sched.touched;
+            let m = &mut sched.masks;
             if cycle >= m.waiting_until {
                 visit |= m.waiting;
                 m.waiting_until = u64::MAX;
@@ -1427,6 +1429,7 @@ impl Sm {
             if w.done && w.inflight == 0 {
                 continue;
             }
+            let m = &mut self.schedulers[s].masks;
             if w.done {
                 m.done |= bit;
             }
@@ -1437,6 +1440,7 @@ impl Sm {
             }
             let (state, until) =
                 self.state_now(cycle, config, slot, None, throttle_dirty, cx.launches);
+            let m = &mut self.schedulers[s].masks;
             match self.hot[slot as usize].ready_pipe {
                 Some(pipe) => m.ready[pipe_index(pipe)] |= bit,
                 None => {
@@ -1451,10 +1455,13 @@ impl Sm {
 
         // The state of each pipe's ready warps (only pipes with some are looked at).
         let mut by_pipe = [(WarpState::NotSelected, 0); 6];
+        let m = &self.schedulers[s].masks;
         let mut eligible = m.waiting_eligible;
         let mut quiet_until = m.waiting_until;
         let mut present = m.waiting;
-        for (p, &ready) in m.ready.iter().enumerate() {
+        let done = m.done;
+        let ready_sets = m.ready;
+        for (p, &ready) in ready_sets.iter().enumerate() {
             present |= ready;
             if ready != 0 {
                 let (state, until) = self.pipe_entry(cycle, config, s, p);
@@ -1467,7 +1474,7 @@ impl Sm {
                 }
             }
         }
-        let active = (present & !m.done).count_ones();
+        let active = (present & !done).count_ones();
         let eligible_count = eligible.count_ones() as u64;
         out.any_eligible |= eligible != 0;
 
@@ -1501,6 +1508,7 @@ impl Sm {
                 issued_at = Some(i);
                 // Its state is for the next pass to find out: issue touched it.
                 let bit = 1u64 << i;
+                let m = &mut self.schedulers[s].masks;
                 let done = m.done & bit;
                 m.remove(bit);
                 m.waiting |= bit;
@@ -1512,9 +1520,12 @@ impl Sm {
         // Report state changes, in list order as the full pass does: the warps looked at, the
         // one that issued, and the ready warps of each pipe whose entry changed.
         let mut report = visit & present;
-        let ready_reported = &mut self.schedulers[s].ready_reported;
-        for ((reported, &(state, _)), &ready) in
-            ready_reported.iter_mut().zip(&by_pipe).zip(&m.ready)
+        let sched = &mut self.schedulers[s];
+        for ((reported, &(state, _)), &ready) in sched
+            .ready_reported
+            .iter_mut()
+            .zip(&by_pipe)
+            .zip(&sched.masks.ready)
         {
             if ready != 0 && *reported != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
@@ -1547,7 +1558,6 @@ impl Sm {
                     .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
             }
         }
-        self.schedulers[s].masks = m;
         self.close_cycle(
             s,
             active,
