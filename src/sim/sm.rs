@@ -301,6 +301,12 @@ fn lowest(mask: u64) -> Option<usize> {
     (mask != 0).then(|| mask.trailing_zeros() as usize)
 }
 
+/// Scheduler `s`'s bit in the per-SM scheduler sets (schedulers past the 63rd share the last
+/// one, so that a set names at least every scheduler it should).
+fn scheduler_bit(s: usize) -> u64 {
+    1 << s.min(63)
+}
+
 /// Whether a warp in `state` waits for an MIO or LSU queue entry.
 fn is_throttle(state: WarpState) -> bool {
     matches!(state, WarpState::MioThrottle | WarpState::LgThrottle)
@@ -361,12 +367,17 @@ pub struct Sm {
     /// Scratch: the order in which the policy tries the pool's warps this cycle.
     order: Vec<usize>,
     pool: Vec<u32>,
-    /// An MIO or LSU queue entry was freed while a warp waited for one: throttled warps must
-    /// look again.
+    /// The pass being made must look again at throttled warps (a queue entry they wait for
+    /// was freed).
     throttle_dirty: bool,
-    /// Some warp's cached state is `MioThrottle` or `LgThrottle` (since throttled warps last
-    /// looked again): only then does a freed queue entry change anything.
-    throttle_waiting: bool,
+    /// The schedulers (by [`scheduler_bit`]) with a warp that waits for a queue entry freed
+    /// since their last pass: they are stepped again.
+    throttle_pending: u64,
+    /// The schedulers with a warp whose cached state is `LgThrottle` (since throttled warps
+    /// last looked again): only a freed LSU entry there changes anything.
+    lg_waiting: u64,
+    /// The same for `MioThrottle` and the MIO queue.
+    mio_waiting: u64,
     /// A warp arrived at a barrier or may have finished: `wrap_up` has work.
     wrap_dirty: bool,
     /// No scheduler of this SM needs a pass before this cycle unless an event touches one of
@@ -452,7 +463,9 @@ impl Sm {
             order: Vec::new(),
             pool: Vec::new(),
             throttle_dirty: false,
-            throttle_waiting: false,
+            throttle_pending: 0,
+            lg_waiting: 0,
+            mio_waiting: 0,
             wrap_dirty: false,
             schedulers_quiet_until: 0,
             barrier_pending: false,
@@ -708,8 +721,12 @@ impl Sm {
                         Pipe::Mufu | Pipe::Shared => self.mio_inflight -= 1,
                         _ => {}
                     }
-                    self.throttle_dirty |= self.throttle_waiting
-                        && matches!(event.pipe, Pipe::Global | Pipe::Mufu | Pipe::Shared);
+                    // Only schedulers with a warp waiting for this queue look again.
+                    self.throttle_pending |= match event.pipe {
+                        Pipe::Global => self.lg_waiting,
+                        Pipe::Mufu | Pipe::Shared => self.mio_waiting,
+                        _ => 0,
+                    };
                     observer.complete(
                         cycle,
                         WarpRef {
@@ -754,11 +771,22 @@ impl Sm {
             // Everything else changes only through an event of this warp, which invalidates.
             _ => u64::MAX,
         };
+        let scheduler = w.scheduler as usize;
         let hot = &mut self.hot[slot as usize];
         hot.cached = state;
-        self.throttle_waiting |= is_throttle(state);
         hot.cache_until = until;
+        self.note_throttle(scheduler, state);
         state
+    }
+
+    /// Remembers that scheduler `s` has a warp in `state` if that is a throttle.
+    #[inline]
+    fn note_throttle(&mut self, s: usize, state: WarpState) {
+        match state {
+            WarpState::LgThrottle => self.lg_waiting |= scheduler_bit(s),
+            WarpState::MioThrottle => self.mio_waiting |= scheduler_bit(s),
+            _ => {}
+        }
     }
 
     /// [`Sm::warp_state`] out of line, for a warp issuing again in the same cycle.
@@ -888,7 +916,8 @@ impl Sm {
             let (state, until) = by_pipe[pipe_index(pipe)];
             w.cached = state;
             w.cache_until = until;
-            // (`throttle_waiting` is set by the pass that made a table with throttle entries.)
+            // (`lg_waiting` and `mio_waiting` are set by the pass that made a table with throttle
+            // entries.)
             return (state, until);
         }
         let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
@@ -948,19 +977,28 @@ impl Sm {
         if self.room.resident_blocks > 0 {
             self.busy_cycles += 1;
         }
-        if cycle < self.schedulers_quiet_until && !self.throttle_dirty {
+        if cycle < self.schedulers_quiet_until && self.throttle_pending == 0 {
             return Ok(out);
         }
-        if self.throttle_dirty {
-            // Every throttled warp looks again in this cycle's passes, and caches a throttle
-            // state again if it still waits.
-            self.throttle_waiting = false;
-        }
+        // The throttled warps of these schedulers look again in this cycle's passes, and
+        // cache a throttle state again if they still wait.
+        let throttled = std::mem::take(&mut self.throttle_pending);
+        // (As they were: a scheduler past the 63rd shares its bit with others.)
+        let (lg_waiting, mio_waiting) = (self.lg_waiting, self.mio_waiting);
         let coarse = cx.config.scheduler.policy == Policy::Coarse;
         // The first cycle some scheduler must be stepped in, events aside.
         let mut quiet_until = if coarse { 0 } else { u64::MAX };
         for s in 0..self.schedulers.len() {
+            let bit = scheduler_bit(s);
+            // A queue entry freed this cycle is often taken by an earlier scheduler's issue:
+            // if every queue this scheduler's warps wait for is full again, they still wait
+            // in the same state, and the freed entry is no reason to step it.
+            self.throttle_dirty = throttled & bit != 0
+                && (lg_waiting & bit != 0 && self.lsu_inflight < cx.config.sm.lsu_queue
+                    || mio_waiting & bit != 0 && self.mio_inflight < cx.config.sm.mio_queue);
             if self.throttle_dirty {
+                self.lg_waiting &= !bit;
+                self.mio_waiting &= !bit;
                 self.schedulers[s].dirty = true;
             }
             let sched = &self.schedulers[s];
@@ -1036,7 +1074,9 @@ impl Sm {
         // compute-bound kernel): their state is this table's entry for their pipe.
         let by_pipe = self.pipe_states(cycle, config, s);
         // Conservatively: some warp may take a throttle state from the table.
-        self.throttle_waiting |= by_pipe.iter().any(|&(state, _)| is_throttle(state));
+        for &(state, _) in &by_pipe {
+            self.note_throttle(s, state);
+        }
         let throttle_dirty = self.throttle_dirty;
         // What the simple policies need, found in the same pass: only the first warp in the
         // policy's order that is eligible issues (all but `smt` stop after one warp).
@@ -1466,7 +1506,7 @@ impl Sm {
             if ready != 0 {
                 let (state, until) = self.pipe_entry(cycle, config, s, p);
                 by_pipe[p] = (state, until);
-                self.throttle_waiting |= is_throttle(state);
+                self.note_throttle(s, state);
                 if state.is_eligible() {
                     eligible |= ready;
                 } else {
