@@ -968,18 +968,30 @@ impl Sm {
     }
 
     /// Steps every scheduler of this SM through `cycle`.
+    #[inline]
     pub fn schedule<O: Observer>(
         &mut self,
         cycle: u64,
         cx: &mut CycleContext<'_, O>,
     ) -> Result<SmCycle, Box<Fault>> {
-        let mut out = SmCycle::default();
         if self.room.resident_blocks > 0 {
             self.busy_cycles += 1;
         }
+        // Most SM-cycles of a memory-bound kernel have no scheduler to step: they cost a
+        // comparison in the GPU loop instead of a call.
         if cycle < self.schedulers_quiet_until && self.throttle_pending == 0 {
-            return Ok(out);
+            return Ok(SmCycle::default());
         }
+        self.schedule_due(cycle, cx)
+    }
+
+    #[inline(never)]
+    fn schedule_due<O: Observer>(
+        &mut self,
+        cycle: u64,
+        cx: &mut CycleContext<'_, O>,
+    ) -> Result<SmCycle, Box<Fault>> {
+        let mut out = SmCycle::default();
         // The throttled warps of these schedulers look again in this cycle's passes, and
         // cache a throttle state again if they still wait.
         let throttled = std::mem::take(&mut self.throttle_pending);
