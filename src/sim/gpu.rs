@@ -228,15 +228,15 @@ pub fn simulate_with_source<O: Observer>(
         for sm in sms.iter_mut() {
             sm.retire(cycle, options.skip_idle, observer);
         }
+        let mut cx = CycleContext {
+            config,
+            launches: &prepared,
+            memory,
+            timing: &mut timing,
+            observer,
+            incremental: options.skip_idle,
+        };
         for k in 0..sms.len() {
-            let mut cx = CycleContext {
-                config,
-                launches: &prepared,
-                memory,
-                timing: &mut timing,
-                observer,
-                incremental: options.skip_idle,
-            };
             match sms[k].schedule(cycle, &mut cx) {
                 Ok(c) => {
                     issued += c.issued;
