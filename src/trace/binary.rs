@@ -803,11 +803,22 @@ impl Groups {
             return;
         };
         g.state = None;
+        // A warp that exited is among no scheduler's members (what the warp_launch of a used
+        // slot finds: looking for it there was most of a launch).
+        if g.position == NOT_MEMBER {
+            return;
+        }
+        let position = g.position as usize;
         // No position any more: a corrupt trace that changes an exited warp's state must not
         // mark another member's bit in the scheduler's masks.
         g.position = NOT_MEMBER;
         let s = &mut self.schedulers[g.sched as usize];
-        let Some(at) = s.members.iter().position(|&x| x == w.slot) else {
+        // Its position says where it is; the search is only a fallback.
+        let at = match s.members.get(position) {
+            Some(&x) if x == w.slot => Some(position),
+            _ => s.members.iter().position(|&x| x == w.slot),
+        };
+        let Some(at) = at else {
             return;
         };
         s.members.remove(at);
@@ -1738,6 +1749,8 @@ impl Encoder {
     }
 
     /// A warp_state event as itself: the predicted tag, or the state's code and details.
+    // Inlined: most runs are one event long, and this call was half of encoding one.
+    #[inline(always)]
     fn state_record(
         &mut self,
         s: &mut Streams,
