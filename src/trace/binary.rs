@@ -342,6 +342,13 @@ const MAX_EXPECTED: usize = 1 << 16;
 
 impl Completions {
     fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
+        self.issue_inlined(w, cycle, pc);
+    }
+
+    /// [`issue`](Self::issue), inlined into the writer's `Encoder::issue`: as a call its
+    /// frame was a sixth of the latter.
+    #[inline(always)]
+    fn issue_inlined(&mut self, w: WarpRef, cycle: u64, pc: u32) {
         self.expire(cycle);
         let recent = self.recent.get_or_insert_with(w.sm, w.slot, || Recent {
             issues: [(u32::MAX, 0); RECENT],
@@ -1883,7 +1890,7 @@ impl Encoder {
         if flags & F_SLOT != 0 {
             put_varint(out, e.slot as u64);
         }
-        self.cx.completions.issue(e.warp, e.cycle, e.pc);
+        self.cx.completions.issue_inlined(e.warp, e.cycle, e.pc);
     }
 
     /// Encodes warp `w`'s completion of `pc` at `cycle`.
@@ -2193,10 +2200,13 @@ impl<W: Write> BinaryWriter<W> {
         match *event {
             Event::WarpState { cycle, warp, state } => {
                 self.advance(cycle)?;
-                if let Some(p) = self.pending.take() {
+                // The held-back issue is encoded where it is and then dropped: taking it out
+                // first copied it, for every issue.
+                if let Some(p) = &self.pending {
                     let follows =
                         matches!(state, WarpState::Selected) && p.cycle == cycle && p.warp == warp;
-                    self.enc.issue(&mut self.streams, &p, follows);
+                    self.enc.issue(&mut self.streams, p, follows);
+                    self.pending = None;
                     if follows {
                         return self.maybe_flush();
                     }
@@ -2223,8 +2233,9 @@ impl<W: Write> BinaryWriter<W> {
                     pipe,
                     slot,
                 };
-                if let Some(p) = self.pending.take() {
-                    self.enc.issue(&mut self.streams, &p, false);
+                if let Some(p) = &self.pending {
+                    self.enc.issue(&mut self.streams, p, false);
+                    self.pending = None;
                 }
                 self.enc.flush_run(&mut self.streams);
                 // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
@@ -2236,16 +2247,18 @@ impl<W: Write> BinaryWriter<W> {
             }
             Event::Complete { cycle, warp, pc } => {
                 self.advance(cycle)?;
-                if let Some(p) = self.pending.take() {
-                    self.enc.issue(&mut self.streams, &p, false);
+                if let Some(p) = &self.pending {
+                    self.enc.issue(&mut self.streams, p, false);
+                    self.pending = None;
                 }
                 self.enc.flush_run(&mut self.streams);
                 self.enc.complete(&mut self.streams, cycle, warp, pc);
             }
             _ => {
                 self.advance(event.cycle())?;
-                if let Some(p) = self.pending.take() {
-                    self.enc.issue(&mut self.streams, &p, false);
+                if let Some(p) = &self.pending {
+                    self.enc.issue(&mut self.streams, p, false);
+                    self.pending = None;
                 }
                 self.enc.flush_run(&mut self.streams);
                 self.enc.encode(&mut self.streams, event);
