@@ -342,6 +342,13 @@ const MAX_EXPECTED: usize = 1 << 16;
 
 impl Completions {
     fn issue(&mut self, w: WarpRef, cycle: u64, pc: u32) {
+        self.issue_inlined(w, cycle, pc);
+    }
+
+    /// [`issue`](Self::issue), inlined into the writer's `Encoder::issue`: as a call its
+    /// frame was a sixth of the latter.
+    #[inline(always)]
+    fn issue_inlined(&mut self, w: WarpRef, cycle: u64, pc: u32) {
         self.expire(cycle);
         let recent = self.recent.get_or_insert_with(w.sm, w.slot, || Recent {
             issues: [(u32::MAX, 0); RECENT],
@@ -803,11 +810,22 @@ impl Groups {
             return;
         };
         g.state = None;
+        // A warp that exited is among no scheduler's members (what the warp_launch of a used
+        // slot finds: looking for it there was most of a launch).
+        if g.position == NOT_MEMBER {
+            return;
+        }
+        let position = g.position as usize;
         // No position any more: a corrupt trace that changes an exited warp's state must not
         // mark another member's bit in the scheduler's masks.
         g.position = NOT_MEMBER;
         let s = &mut self.schedulers[g.sched as usize];
-        let Some(at) = s.members.iter().position(|&x| x == w.slot) else {
+        // Its position says where it is; the search is only a fallback.
+        let at = match s.members.get(position) {
+            Some(&x) if x == w.slot => Some(position),
+            _ => s.members.iter().position(|&x| x == w.slot),
+        };
+        let Some(at) = at else {
             return;
         };
         s.members.remove(at);
@@ -1552,6 +1570,7 @@ struct RunMember {
 }
 
 /// The fields of a warp state after its code (register, producer, barrier, pipe).
+#[inline(always)]
 fn put_state_details(out: &mut Vec<u8>, state: &WarpState, last_pc: u32) {
     match *state {
         WarpState::Scoreboard {
@@ -1738,6 +1757,8 @@ impl Encoder {
     }
 
     /// A warp_state event as itself: the predicted tag, or the state's code and details.
+    // Inlined: most runs are one event long, and this call was half of encoding one.
+    #[inline(always)]
     fn state_record(
         &mut self,
         s: &mut Streams,
@@ -1869,7 +1890,22 @@ impl Encoder {
         if flags & F_SLOT != 0 {
             put_varint(out, e.slot as u64);
         }
-        self.cx.completions.issue(e.warp, e.cycle, e.pc);
+        self.cx.completions.issue_inlined(e.warp, e.cycle, e.pc);
+    }
+
+    /// Encodes warp `w`'s completion of `pc` at `cycle`.
+    // Called by the writer directly: through `encode` each completion (a sixth of the events)
+    // paid for its frame and second dispatch.
+    #[inline(never)]
+    fn complete(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, pc: u32) {
+        let [tags, _, _, warps, _, _, _, out] = &mut s.bufs;
+        if self.cx.completions.retire(w, pc, cycle) {
+            self.tag(tags, warps, T_COMPLETE_PREDICTED, cycle, None);
+        } else {
+            self.tag(tags, warps, T_COMPLETE, cycle, Some(w));
+            put_varint(out, pc_delta(pc, self.cx.last_pc(w)));
+        }
+        self.cx.groups.complete(w, pc, cycle);
     }
 
     /// Encodes `e`, an event other than a warp_state or an issue.
@@ -1924,15 +1960,7 @@ impl Encoder {
             }
             // Written by `push_state` and `issue`, never through here.
             Event::WarpState { .. } | Event::Issue { .. } => {}
-            Event::Complete { warp, pc, .. } => {
-                if self.cx.completions.retire(*warp, *pc, cycle) {
-                    self.tag(tags, warps, T_COMPLETE_PREDICTED, cycle, None);
-                } else {
-                    self.tag(tags, warps, T_COMPLETE, cycle, Some(*warp));
-                    put_varint(out, pc_delta(*pc, self.cx.last_pc(*warp)));
-                }
-                self.cx.groups.complete(*warp, *pc, cycle);
-            }
+            Event::Complete { warp, pc, .. } => self.complete(s, cycle, *warp, *pc),
             Event::Refill {
                 sm,
                 scheduler,
@@ -2095,8 +2123,16 @@ pub struct BinaryWriter<W: Write> {
     /// The cycle of the last event written (events come in cycle order).
     last_cycle: u64,
     events: u64,
+    /// Until `events` reaches this, the streams cannot have reached [`BLOCK_TARGET`] (see
+    /// [`maybe_flush`](Self::maybe_flush)).
+    check_from: u64,
     offset: u64,
 }
+
+/// Bytes one event other than a fault (whose JSON has no bound) can add to the streams at
+/// most, with room to spare: a held-back issue (37), a version-4 state group or version-5 run
+/// of 64 members (618), then the event itself (a warp_launch: 61).
+const MAX_EVENT_BYTES: usize = 1024;
 
 impl<W: Write> BinaryWriter<W> {
     pub fn new(out: W, header: &TraceHeader) -> Result<Self, TraceError> {
@@ -2150,6 +2186,7 @@ impl<W: Write> BinaryWriter<W> {
             pending: None,
             last_cycle: 0,
             events: 0,
+            check_from: 0,
             offset: head.len() as u64,
         })
     }
@@ -2163,10 +2200,13 @@ impl<W: Write> BinaryWriter<W> {
         match *event {
             Event::WarpState { cycle, warp, state } => {
                 self.advance(cycle)?;
-                if let Some(p) = self.pending.take() {
+                // The held-back issue is encoded where it is and then dropped: taking it out
+                // first copied it, for every issue.
+                if let Some(p) = &self.pending {
                     let follows =
                         matches!(state, WarpState::Selected) && p.cycle == cycle && p.warp == warp;
-                    self.enc.issue(&mut self.streams, &p, follows);
+                    self.enc.issue(&mut self.streams, p, follows);
+                    self.pending = None;
                     if follows {
                         return self.maybe_flush();
                     }
@@ -2193,8 +2233,9 @@ impl<W: Write> BinaryWriter<W> {
                     pipe,
                     slot,
                 };
-                if let Some(p) = self.pending.take() {
-                    self.enc.issue(&mut self.streams, &p, false);
+                if let Some(p) = &self.pending {
+                    self.enc.issue(&mut self.streams, p, false);
+                    self.pending = None;
                 }
                 self.enc.flush_run(&mut self.streams);
                 // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
@@ -2204,13 +2245,27 @@ impl<W: Write> BinaryWriter<W> {
                     self.enc.issue(&mut self.streams, &issue, false);
                 }
             }
+            Event::Complete { cycle, warp, pc } => {
+                self.advance(cycle)?;
+                if let Some(p) = &self.pending {
+                    self.enc.issue(&mut self.streams, p, false);
+                    self.pending = None;
+                }
+                self.enc.flush_run(&mut self.streams);
+                self.enc.complete(&mut self.streams, cycle, warp, pc);
+            }
             _ => {
                 self.advance(event.cycle())?;
-                if let Some(p) = self.pending.take() {
-                    self.enc.issue(&mut self.streams, &p, false);
+                if let Some(p) = &self.pending {
+                    self.enc.issue(&mut self.streams, p, false);
+                    self.pending = None;
                 }
                 self.enc.flush_run(&mut self.streams);
                 self.enc.encode(&mut self.streams, event);
+                if matches!(event, Event::Fault { .. }) {
+                    // Its JSON has no bound: look at the streams' length now.
+                    self.check_from = 0;
+                }
             }
         }
         self.maybe_flush()
@@ -2240,11 +2295,26 @@ impl<W: Write> BinaryWriter<W> {
         self.events
     }
 
+    /// Closes the block once the streams reach [`BLOCK_TARGET`] bytes. Their length (a sum
+    /// over eight streams) is looked at only once enough events have passed since the last
+    /// look for them to have reached it, at [`MAX_EVENT_BYTES`] each.
     #[inline(always)]
     fn maybe_flush(&mut self) -> Result<(), TraceError> {
+        if self.events < self.check_from {
+            debug_assert!(self.streams.len() < BLOCK_TARGET);
+            return Ok(());
+        }
+        self.check_flush()
+    }
+
+    // Out of line: summing the eight lengths for every event was 2 % of the encoder thread.
+    #[inline(never)]
+    fn check_flush(&mut self) -> Result<(), TraceError> {
         if self.streams.len() >= BLOCK_TARGET {
             self.flush_block()?;
         }
+        let room = BLOCK_TARGET.saturating_sub(self.streams.len() + 1);
+        self.check_from = self.events + (room / MAX_EVENT_BYTES) as u64 + 1;
         Ok(())
     }
 
