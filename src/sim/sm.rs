@@ -1809,8 +1809,9 @@ impl Sm {
             DepPath::of(pipe),
         );
         let is_memory = done.mem.is_some();
+        // By reference: the access is several hundred bytes.
         let late_read = matches!(
-            done.mem.map(|m| m.kind),
+            done.mem.as_ref().map(|m| m.kind),
             Some(AccessKind::Store | AccessKind::Atomic)
         );
         if late_read {
@@ -2100,20 +2101,30 @@ fn replay_step(
     out.writeback = None;
     match (op.mem, step.addrs) {
         (Some((space, kind)), Some(list)) if mask != 0 => {
-            let access = out.mem.insert(exec::MemAccess {
-                space,
-                kind,
-                mask,
-                addrs: [0; super::MAX_WARP_SIZE],
-            });
-            // The list holds one address per lane of the step's mask, lowest lane first.
-            let mut lanes = step.mask;
-            for &addr in list {
-                if lanes == 0 {
-                    break;
+            // The list holds one address per lane of the step's mask, lowest lane first: for
+            // a full warp (nearly every access), the lanes' addresses as they are.
+            if let (u32::MAX, Ok(all)) = (step.mask, <&[_; super::MAX_WARP_SIZE]>::try_from(list)) {
+                out.mem = Some(exec::MemAccess {
+                    space,
+                    kind,
+                    mask,
+                    addrs: *all,
+                });
+            } else {
+                let access = out.mem.insert(exec::MemAccess {
+                    space,
+                    kind,
+                    mask,
+                    addrs: [0; super::MAX_WARP_SIZE],
+                });
+                let mut lanes = step.mask;
+                for &addr in list {
+                    if lanes == 0 {
+                        break;
+                    }
+                    access.addrs[lanes.trailing_zeros() as usize] = addr;
+                    lanes &= lanes - 1;
                 }
-                access.addrs[lanes.trailing_zeros() as usize] = addr;
-                lanes &= lanes - 1;
             }
         }
         _ => out.mem = None,

@@ -151,6 +151,76 @@ impl Cache {
         Lookup::Miss(Slot(index * self.sectors_per_line + sector as usize))
     }
 
+    /// The sector granularity of the valid bits: `log2` of the bytes one bit covers.
+    pub fn sector_shift(&self) -> u32 {
+        self.sector_shift
+    }
+
+    /// [`Cache::access`] of each of `sectors` in turn, giving `f` each one's position in
+    /// `sectors` and outcome, with one tag lookup and LRU update per line instead of per
+    /// sector. `sectors` must ascend and lie in distinct valid bits (distinct sectors of
+    /// `1 << sector_shift()` bytes). Then no access of the run can hit a sector that another
+    /// one of the run allocated, so the misses' [`Cache::fill`]s may come after the whole run.
+    #[inline]
+    pub fn access_run(&mut self, sectors: &[u64], mut f: impl FnMut(usize, Lookup)) {
+        if !self.enabled() {
+            for k in 0..sectors.len() {
+                f(k, Lookup::Miss(Slot::NONE));
+            }
+            return;
+        }
+        let mut k = 0;
+        while k < sectors.len() {
+            let (line, base, sector) = self.locate(sectors[k]);
+            let mut bits = 1u64 << sector;
+            let mut end = k + 1;
+            while let Some(&s) = sectors.get(end) {
+                if s >> self.line_shift != line {
+                    break;
+                }
+                let bit = 1u64 << self.locate(s).2;
+                debug_assert!(bits & bit == 0, "sectors of a run share a valid bit");
+                bits |= bit;
+                end += 1;
+            }
+            // As many clock ticks as sector accesses: the stamps come out as they would.
+            self.clock += (end - k) as u64;
+            let stamp = self.clock;
+            let found = if self.tags[self.last] == line {
+                Ok(self.last)
+            } else {
+                self.find_or_victim(base, line)
+            };
+            let (index, valid) = match found {
+                Ok(i) => {
+                    let valid = self.valid[i];
+                    self.valid[i] |= bits;
+                    (i, valid)
+                }
+                Err(victim) => {
+                    self.tags[victim] = line;
+                    self.valid[victim] = bits;
+                    (victim, 0)
+                }
+            };
+            self.last = index;
+            self.stamps[index] = stamp;
+            let first = index * self.sectors_per_line;
+            for (j, &s) in sectors[k..end].iter().enumerate() {
+                let sector = self.locate(s).2 as usize;
+                let lookup = if valid & (1 << sector) != 0 {
+                    Lookup::Hit {
+                        ready_at: self.ready[first + sector],
+                    }
+                } else {
+                    Lookup::Miss(Slot(first + sector))
+                };
+                f(k + j, lookup);
+            }
+            k = end;
+        }
+    }
+
     /// The way holding `line` in the set starting at `base`, else the way to replace: the
     /// first invalid way, else the one least recently used. One pass over the set: a miss
     /// looks at every way for the tag anyway.
@@ -266,6 +336,50 @@ mod tests {
         // Filling sectors of a present line did not take another way of the set.
         miss(&mut c, 0x100, 8);
         assert!(c.contains(0x000) && c.contains(0x100));
+    }
+
+    #[test]
+    fn a_run_matches_one_access_per_sector() {
+        let sectors = [0x000, 0x020, 0x060, 0x100, 0x140, 0x200, 0x2e0, 0x300];
+        let mut one = two_way();
+        let mut run = two_way();
+        for round in 0..3u64 {
+            let mut want = Vec::new();
+            for &s in &sectors {
+                let l = one.access(s);
+                want.push(l);
+                if let Lookup::Miss(slot) = l {
+                    one.fill(slot, s + round);
+                }
+            }
+            let mut got = Vec::new();
+            run.access_run(&sectors, |k, l| got.push((k, l)));
+            for &(k, l) in &got {
+                if let Lookup::Miss(slot) = l {
+                    run.fill(slot, sectors[k] + round);
+                }
+            }
+            let got: Vec<Lookup> = got.into_iter().map(|(_, l)| l).collect();
+            assert_eq!(got, want, "round {round}");
+            assert_eq!(
+                (
+                    &run.tags,
+                    &run.stamps,
+                    &run.valid,
+                    &run.ready,
+                    run.clock,
+                    run.last
+                ),
+                (
+                    &one.tags,
+                    &one.stamps,
+                    &one.valid,
+                    &one.ready,
+                    one.clock,
+                    one.last
+                )
+            );
+        }
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! byte is counted). Requests are not split into 128-byte "requests" as Nsight's `l1tex__t_requests`
 //! does; one instruction is one request.
 //!
-//! Cost: no allocation; sectors are kept in a fixed 32-entry buffer and inserted in order, which
-//! is linear for the common ascending (unit-stride) and broadcast patterns.
+//! Cost: no allocation; sectors are kept in a fixed 32-entry buffer (the caller's, with
+//! [`coalesce_into`]) and inserted in order, which is linear for the common ascending
+//! (unit-stride) and broadcast patterns.
 
 use crate::sim::exec::MemAccess;
 use crate::sim::{LaneMask, MAX_WARP_SIZE};
@@ -88,43 +89,59 @@ impl std::ops::Deref for SectorList {
 /// The distinct `sector_bytes`-sized sectors holding the addresses of the lanes set in `mask`,
 /// ascending, as sector base addresses. `sector_bytes` of 0 is treated as 1.
 pub fn coalesce(mask: LaneMask, addrs: &[u64; MAX_WARP_SIZE], sector_bytes: u32) -> SectorList {
+    let mut list = SectorList::default();
+    coalesce_into(mask, addrs, sector_bytes, &mut list);
+    list
+}
+
+/// [`coalesce`] into `list` (its previous contents are replaced): a caller that keeps one list
+/// neither clears nor copies its several hundred bytes per access.
+#[inline]
+pub fn coalesce_into(
+    mask: LaneMask,
+    addrs: &[u64; MAX_WARP_SIZE],
+    sector_bytes: u32,
+    list: &mut SectorList,
+) {
     let sector = u64::from(sector_bytes.max(1));
     if sector.is_power_of_two() {
         let align = !(sector - 1);
-        sectors_of(mask, addrs, |a| a & align)
+        sectors_of(mask, addrs, sector, |a| a & align, list)
     } else {
-        sectors_of(mask, addrs, |a| a - a % sector)
+        sectors_of(mask, addrs, sector, |a| a - a % sector, list)
     }
 }
 
-/// [`coalesce`] with the sector of an address given by `base`. Lanes in ascending order of
-/// address (unit stride, broadcast: nearly every access) only append or repeat the last
-/// sector, which is kept in a register; any other order goes through the sorted insert. A
-/// full warp is tried first without branches per lane, and walked again lane by lane only if
-/// its addresses turn out not to ascend.
+/// [`coalesce`] with the sector of an address given by `base`. A full warp whose lanes each
+/// fall in their predecessor's sector or the next one (unit stride, broadcast: nearly every
+/// access) covers a contiguous range of sectors, which a pass without branches per lane
+/// recognises. Otherwise lanes in ascending order of address only append or repeat the last
+/// sector, which is kept in a register; any other order goes through the sorted insert.
 #[inline(always)]
 fn sectors_of(
     mask: LaneMask,
     addrs: &[u64; MAX_WARP_SIZE],
+    sector: u64,
     base: impl Fn(u64) -> u64,
-) -> SectorList {
-    let mut list = SectorList::default();
+    list: &mut SectorList,
+) {
     if mask == LaneMask::MAX {
-        let mut last = base(addrs[0]);
-        list.sectors[0] = last;
-        let mut len = 1;
-        let mut ascending = true;
-        for &a in &addrs[1..] {
-            let s = base(a);
-            ascending &= s >= last;
-            // `len` never exceeds the lanes seen so far; the mask only spares the bounds check.
-            list.sectors[len & (MAX_SECTORS - 1)] = s;
-            len += usize::from(s != last);
-            last = s;
+        let first = base(addrs[0]);
+        let mut gap = false;
+        for pair in addrs.windows(2) {
+            // Wraps to a huge step for a descending pair.
+            gap |= base(pair[1]).wrapping_sub(base(pair[0])) > sector;
         }
-        if ascending {
-            list.len = len;
-            return list;
+        if !gap {
+            // At most one new sector per lane: the range has at most `MAX_SECTORS` of them.
+            let n = ((base(addrs[MAX_WARP_SIZE - 1]) - first) / sector) as usize + 1;
+            let mut s = first;
+            for slot in &mut list.sectors[..n.min(MAX_SECTORS)] {
+                *slot = s;
+                s += sector;
+            }
+            list.len = n.min(MAX_SECTORS);
+            return;
         }
     }
     let mut len = 0;
@@ -149,7 +166,6 @@ fn sectors_of(
         last = list.sectors[len - 1];
     }
     list.len = len;
-    list
 }
 
 /// [`coalesce`] applied to an executed memory instruction.
@@ -223,6 +239,28 @@ mod tests {
         addrs[31] = 0x10;
         let s = coalesce(u32::MAX, &addrs, 32);
         assert_eq!(s.as_slice(), &[0, 0x1000, 0x1020, 0x1040, 0x1060]);
+    }
+
+    #[test]
+    fn full_warps_with_gaps_or_repeats_match_the_lane_by_lane_walk() {
+        // Strides around the sector size, ascending and descending, aligned or not.
+        for stride in [0u64, 1, 4, 8, 16, 31, 32, 33, 64, 128] {
+            for start in [0u64, 4, 28, 0x1010] {
+                let up: [u64; MAX_WARP_SIZE] = std::array::from_fn(|i| start + stride * i as u64);
+                let down: [u64; MAX_WARP_SIZE] =
+                    std::array::from_fn(|i| start + stride * (31 - i) as u64);
+                for addrs in [up, down] {
+                    let mut want: Vec<u64> = addrs.iter().map(|a| a & !31).collect();
+                    want.sort_unstable();
+                    want.dedup();
+                    assert_eq!(coalesce(u32::MAX, &addrs, 32).as_slice(), want.as_slice());
+                    let mut want: Vec<u64> = addrs.iter().map(|a| a - a % 12).collect();
+                    want.sort_unstable();
+                    want.dedup();
+                    assert_eq!(coalesce(u32::MAX, &addrs, 12).as_slice(), want.as_slice());
+                }
+            }
+        }
     }
 
     #[test]

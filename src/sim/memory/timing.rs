@@ -39,8 +39,8 @@
 //! result depends only on the sequence of calls, so the same run gives the same timings.
 
 use super::banks;
-use super::cache::{Cache, Lookup};
-use super::coalesce::coalesce;
+use super::cache::{Cache, Lookup, Slot};
+use super::coalesce::{coalesce_into, SectorList, MAX_SECTORS};
 use super::dram::Dram;
 use crate::sim::config::{GpuConfig, MemoryModel};
 use crate::sim::exec::{AccessKind, MemAccess};
@@ -119,6 +119,13 @@ pub struct MemoryTiming {
     l2: Cache,
     dram: Dram,
     stats: MemoryStats,
+    /// Every cache keeps a valid bit per coalesced sector, so distinct sectors of an access
+    /// are distinct bits and each cache can take an access's sectors a line at a time
+    /// ([`Cache::access_run`]).
+    by_line: bool,
+    /// The sectors of the access being timed, kept across calls (boxed: taken out and put
+    /// back around each one, a pointer moves instead of the list).
+    sectors: Option<Box<SectorList>>,
 }
 
 impl MemoryTiming {
@@ -141,7 +148,13 @@ impl MemoryTiming {
             };
             (Vec::new(), Cache::new(&none, m.sector_bytes))
         };
+        let shift = m.sector_bytes.trailing_zeros();
+        let by_line = m.sector_bytes.is_power_of_two()
+            && l1.iter().all(|c: &Cache| c.sector_shift() == shift)
+            && l2.sector_shift() == shift;
         MemoryTiming {
+            by_line,
+            sectors: Some(Box::default()),
             model: m.model,
             sector_bytes: m.sector_bytes,
             ideal_latency: u64::from(config.pipes.global.latency),
@@ -160,7 +173,21 @@ impl MemoryTiming {
     /// Times a global (or local) memory instruction issued by SM `sm` at `cycle`. `sm` must be
     /// below `num_sms`.
     pub fn global(&mut self, cycle: u64, sm: u32, access: &MemAccess) -> GlobalTiming {
-        let sectors = coalesce(access.mask, &access.addrs, self.sector_bytes);
+        let mut sectors = self.sectors.take().unwrap_or_default();
+        coalesce_into(access.mask, &access.addrs, self.sector_bytes, &mut sectors);
+        let t = self.time_global(cycle, sm, access, &sectors);
+        self.sectors = Some(sectors);
+        t
+    }
+
+    #[inline]
+    fn time_global(
+        &mut self,
+        cycle: u64,
+        sm: u32,
+        access: &MemAccess,
+        sectors: &SectorList,
+    ) -> GlobalTiming {
         let stats = &mut self.stats;
         stats.global_requests += 1;
         stats.global_sectors += sectors.len() as u64;
@@ -194,9 +221,11 @@ impl MemoryTiming {
             return t;
         }
         match access.kind {
-            AccessKind::Load => self.load(cycle, sm, &sectors, &mut t),
-            AccessKind::Store => self.store(cycle, &sectors, &mut t),
-            AccessKind::Atomic => self.atomic(cycle, sm, &sectors, &mut t),
+            AccessKind::Load if self.by_line => self.load_by_line(cycle, sm, sectors, &mut t),
+            AccessKind::Load => self.load(cycle, sm, sectors, &mut t),
+            AccessKind::Store if self.by_line => self.store_by_line(cycle, sectors, &mut t),
+            AccessKind::Store => self.store(cycle, sectors, &mut t),
+            AccessKind::Atomic => self.atomic(cycle, sm, sectors, &mut t),
         }
         self.stats.l1_hit_sectors += u64::from(t.l1_hit_sectors);
         self.stats.dram_sectors += u64::from(t.dram_sectors);
@@ -245,6 +274,79 @@ impl MemoryTiming {
         self.stats.l2_hit_sectors += u64::from(t.l2_hit_sectors);
         self.stats.l2_miss_sectors += u64::from(t.dram_sectors);
         t.complete_at = done;
+    }
+
+    /// [`MemoryTiming::load`] with each cache taking the sectors a line at a time: all L1
+    /// lookups, then the L2 lookups of the L1 misses (reading DRAM in the same order), then
+    /// the fills, which no lookup of the same access can observe.
+    fn load_by_line(&mut self, cycle: u64, sm: u32, sectors: &[u64], t: &mut GlobalTiming) {
+        let l1 = &mut self.l1[sm as usize];
+        let l1_at = cycle + self.l1_latency;
+        let l2_at = cycle + self.l2_latency;
+        let mut done = cycle;
+        let mut missed = [0u64; MAX_SECTORS];
+        let mut l1_slots = [Slot::NONE; MAX_SECTORS];
+        let mut misses = 0;
+        l1.access_run(sectors, |k, lookup| match lookup {
+            Lookup::Hit { ready_at } => {
+                t.l1_hit_sectors += 1;
+                done = done.max(l1_at.max(ready_at));
+            }
+            Lookup::Miss(slot) => {
+                missed[misses] = sectors[k];
+                l1_slots[misses] = slot;
+                misses += 1;
+            }
+        });
+        let mut arrive = [0u64; MAX_SECTORS];
+        let mut l2_fills = [(Slot::NONE, 0u64); MAX_SECTORS];
+        let mut dram_reads = 0;
+        let dram = &mut self.dram;
+        self.l2.access_run(&missed[..misses], |k, lookup| {
+            arrive[k] = match lookup {
+                Lookup::Hit { ready_at } => {
+                    t.l2_hit_sectors += 1;
+                    l2_at.max(ready_at)
+                }
+                Lookup::Miss(slot) => {
+                    let at = dram.read(l2_at);
+                    l2_fills[dram_reads] = (slot, at);
+                    dram_reads += 1;
+                    at
+                }
+            };
+        });
+        for &(slot, at) in &l2_fills[..dram_reads] {
+            self.l2.fill(slot, at);
+        }
+        for (&slot, &at) in l1_slots[..misses].iter().zip(&arrive) {
+            l1.fill(slot, at);
+            done = done.max(at);
+        }
+        t.dram_sectors += dram_reads as u32;
+        self.stats.l1_miss_sectors += misses as u64;
+        self.stats.l2_hit_sectors += u64::from(t.l2_hit_sectors);
+        self.stats.l2_miss_sectors += u64::from(t.dram_sectors);
+        t.complete_at = done;
+    }
+
+    /// [`MemoryTiming::store`] with the L2 taking the sectors a line at a time.
+    fn store_by_line(&mut self, cycle: u64, sectors: &[u64], t: &mut GlobalTiming) {
+        let mut fills = [Slot::NONE; MAX_SECTORS];
+        let mut misses = 0;
+        self.l2.access_run(sectors, |_, lookup| match lookup {
+            Lookup::Hit { .. } => t.l2_hit_sectors += 1,
+            Lookup::Miss(slot) => {
+                fills[misses] = slot;
+                misses += 1;
+            }
+        });
+        for &slot in &fills[..misses] {
+            self.l2.fill(slot, cycle);
+        }
+        self.stats.l2_hit_sectors += u64::from(t.l2_hit_sectors);
+        self.stats.l2_miss_sectors += misses as u64;
+        t.complete_at = cycle + self.l2_latency;
     }
 
     fn store(&mut self, cycle: u64, sectors: &[u64], t: &mut GlobalTiming) {
