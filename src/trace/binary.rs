@@ -317,13 +317,19 @@ impl Bucket {
     }
 
     /// Inserts `e` after the expectations of its SM and of SMs before it.
-    #[inline]
+    // Mostly it goes last, which needs no search: that much is inlined (as a call it was a
+    // sixth of the writer's `Encoder::issue`), the search is not.
+    #[inline(always)]
     fn insert(&mut self, e: Expected) {
-        // Mostly it goes last, which needs no search.
         if self.items[self.head..].last().map_or(true, |x| x.0 <= e.0) {
             self.items.push(e);
             return;
         }
+        self.insert_sorted(e);
+    }
+
+    #[inline(never)]
+    fn insert_sorted(&mut self, e: Expected) {
         let at = self.head + self.items[self.head..].partition_point(|x| x.0 <= e.0);
         self.items.insert(at, e);
     }
