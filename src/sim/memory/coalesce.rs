@@ -106,10 +106,40 @@ pub fn coalesce_into(
     let sector = u64::from(sector_bytes.max(1));
     if sector.is_power_of_two() {
         let align = !(sector - 1);
+        if mask == LaneMask::MAX {
+            // Each step between aligned sectors is a multiple of `sector`: it is 0 or `sector`
+            // exactly when it has no other bit (a descending step wraps to high bits). Only
+            // ANDs and ORs: the check runs in vector registers.
+            let mut other_bits = 0;
+            for (&a, &b) in addrs[..MAX_WARP_SIZE - 1].iter().zip(&addrs[1..]) {
+                other_bits |= ((b & align).wrapping_sub(a & align)) & !sector;
+            }
+            if other_bits == 0 {
+                sector_range(
+                    addrs[0] & align,
+                    addrs[MAX_WARP_SIZE - 1] & align,
+                    sector,
+                    list,
+                );
+                return;
+            }
+        }
         sectors_of(mask, addrs, sector, |a| a & align, list)
     } else {
         sectors_of(mask, addrs, sector, |a| a - a % sector, list)
     }
+}
+
+/// `list` becomes the sectors from `first` to `last`, which are at most [`MAX_SECTORS`] apart.
+#[inline(always)]
+fn sector_range(first: u64, last: u64, sector: u64, list: &mut SectorList) {
+    let n = (((last - first) / sector) as usize + 1).min(MAX_SECTORS);
+    let mut s = first;
+    for slot in &mut list.sectors[..n] {
+        *slot = s;
+        s += sector;
+    }
+    list.len = n;
 }
 
 /// [`coalesce`] with the sector of an address given by `base`. A full warp whose lanes each
@@ -134,13 +164,7 @@ fn sectors_of(
         }
         if !gap {
             // At most one new sector per lane: the range has at most `MAX_SECTORS` of them.
-            let n = ((base(addrs[MAX_WARP_SIZE - 1]) - first) / sector) as usize + 1;
-            let mut s = first;
-            for slot in &mut list.sectors[..n.min(MAX_SECTORS)] {
-                *slot = s;
-                s += sector;
-            }
-            list.len = n.min(MAX_SECTORS);
+            sector_range(first, base(addrs[MAX_WARP_SIZE - 1]), sector, list);
             return;
         }
     }
