@@ -348,6 +348,8 @@ pub struct Sm {
     blocks: Vec<Option<ResidentBlock>>,
     schedulers: Vec<SchedulerUnit>,
     scoreboard: Scoreboard,
+    /// The scoreboard is `bitmap` (see [`Sm::retire`]).
+    bitmap_scoreboard: bool,
     /// Slab indices of pending events by due cycle.
     events: EventQueue,
     event_slab: Vec<Option<Event>>,
@@ -442,6 +444,7 @@ impl Sm {
                 config.sm.max_warps as usize,
                 config.scheduler.range_slots,
             ),
+            bitmap_scoreboard: config.scheduler.scoreboard == ScoreboardKind::Bitmap,
             events: EventQueue::new(),
             event_slab: Vec::new(),
             writebacks: Vec::new(),
@@ -672,8 +675,10 @@ impl Sm {
     /// instruction was ready but for its pipe or queue stays so without being looked at again:
     /// a completion only releases (registers, dependency barriers, table slots, in-flight
     /// counts), so it cannot block that instruction, and a freed queue entry reaches throttled
-    /// warps through `throttle_dirty`. Without it (the reference), every event of a warp
-    /// recomputes its state.
+    /// warps through `throttle_dirty`. Nor is a warp looked at again whose state the
+    /// completion cannot change: an exited warp still draining other memory operations, or one
+    /// the bitmap scoreboard holds on a register the completion does not write. Without
+    /// `keep_ready` (the reference), every event of a warp recomputes its state.
     #[inline]
     pub fn retire<O: Observer>(&mut self, cycle: u64, keep_ready: bool, observer: &mut O) {
         // Most SM-cycles have nothing due: they cost one comparison in the GPU loop instead of
@@ -692,7 +697,22 @@ impl Sm {
             self.free_events.push(index);
             let slot = event.slot as usize;
             if let Some(w) = self.warps[slot].as_mut() {
-                if !(keep_ready && self.hot[slot].ready_pipe.is_some()) {
+                let hot = &self.hot[slot];
+                let keeps_state = keep_ready
+                    && (hot.ready_pipe.is_some()
+                        || event.kind == EventKind::Complete
+                            && cycle < hot.cache_until
+                            && match hot.cached {
+                                // Exited: its state is `Drain` until its last memory operation.
+                                WarpState::Drain => w.mem_inflight > u32::from(event.memory),
+                                // The bitmap scoreboard reports the first pending register: one
+                                // released before it would have been reported instead.
+                                WarpState::Scoreboard { reg, .. } => {
+                                    self.bitmap_scoreboard && !event.ticket.writes(reg)
+                                }
+                                _ => false,
+                            });
+                if !keeps_state {
                     self.hot[slot].invalidate();
                     w.deps = None;
                     self.schedulers[w.scheduler as usize].touch(self.position[slot]);

@@ -295,6 +295,11 @@ impl Ticket {
         self.pc
     }
 
+    /// Whether the instruction writes `reg` (its completion releases it).
+    pub fn writes(&self, reg: RegRef) -> bool {
+        self.dst == reg.index() as u16
+    }
+
     fn dst(&self) -> Option<usize> {
         (self.dst != NONE16).then_some(self.dst as usize)
     }
