@@ -956,7 +956,7 @@ impl Sm {
     /// The state of a warp of scheduler `s` whose next instruction is ready but for pipe `p`
     /// (by [`pipe_index`]) — the pipe's issue interval and the MIO/LSU queues — with the cycle
     /// until which that answer holds unless an issue or completion intervenes.
-    #[inline]
+    #[inline(always)]
     fn pipe_entry(&self, cycle: u64, config: &GpuConfig, s: usize, p: usize) -> (WarpState, u64) {
         let pipe = Pipe::ALL[p];
         let free = self.schedulers[s].pipe_free[p];
