@@ -1293,10 +1293,18 @@ impl Groups {
     #[inline(always)]
     fn change_member(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> Option<Change> {
         let g = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
-        let members = &self.schedulers[g.sched as usize].members;
-        if members.get(g.position as usize) != Some(&w.slot) {
+        // A launched warp is at its position among its scheduler's members until it exits
+        // (`launch` and `exit` keep them so): the position alone says it is a member, without
+        // reading the members.
+        if g.position == NOT_MEMBER {
             return None;
         }
+        debug_assert_eq!(
+            self.schedulers[g.sched as usize]
+                .members
+                .get(g.position as usize),
+            Some(&w.slot)
+        );
         let (scheduler, position, last_pc) = (g.sched, g.position as usize, g.pc);
         let predicted = predict_and_settle(
             g,
