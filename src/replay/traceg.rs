@@ -356,6 +356,27 @@ struct SeenLine {
 }
 
 impl SeenLine {
+    /// For a line kept up to its address mode `mode`: what the byte parser makes of the rest
+    /// of a line that starts like it, `rest` (to its line break), as in
+    /// [`LineMemo::take_addressed`].
+    #[inline(never)]
+    fn take_addresses<const ADDRS: bool>(
+        &self,
+        mode: u64,
+        rest: &[u8],
+        out: &mut InstLine,
+    ) -> Option<u32> {
+        // The mode's token must end where it ended.
+        if !PlainLine(rest).at_space() {
+            return None;
+        }
+        self.fill::<ADDRS>(out, true);
+        let mut rest = PlainLine(rest);
+        plain_addresses::<ADDRS>(&mut rest, mode, out)?;
+        plain_end(rest)?;
+        Some(self.index)
+    }
+
     /// Puts what the remembered line says in `out` (and, if `ADDRS`, empties its addresses).
     fn fill<const ADDRS: bool>(&self, out: &mut InstLine, has_addrs: bool) {
         out.pc = self.pc;
@@ -370,41 +391,37 @@ impl SeenLine {
 
 impl LineMemo {
     /// If `pending` (what the line reader has not handed out) starts with the line remembered
-    /// after the last instruction line: its static instruction and length (line break
-    /// included), with its PC, mask and width (and, if `ADDRS`, its empty address list) in
-    /// `out`.
+    /// after the last instruction line (up to its address mode, for a line with addresses,
+    /// which the byte parser must then take from there): its static instruction and length
+    /// (line break included), with what it says in `out` as the byte parser would have put it.
+    #[inline(always)]
     fn recall<const ADDRS: bool>(
         &self,
         pending: &[u8],
         out: &mut InstLine,
     ) -> Option<(u32, usize)> {
         let seen = self.next.get(self.prev? as usize)?.as_ref()?;
-        if seen.mode.is_some() || !pending.starts_with(&seen.line) {
-            return None;
-        }
-        seen.fill::<ADDRS>(out, false);
-        Some((seen.index, seen.line.len()))
+        let rest = pending.strip_prefix(&seen.line[..])?;
+        let Some(mode) = seen.mode else {
+            seen.fill::<ADDRS>(out, false);
+            return Some((seen.index, seen.line.len()));
+        };
+        // Cut at its line break, as the line reader would cut it, so that its addresses are
+        // read from this line only; a line cut short by the window is left to the reader.
+        let len = memchr::memchr(b'\n', rest)? + 1;
+        let k = seen.take_addresses::<ADDRS>(mode, &rest[..len], out)?;
+        Some((k, seen.line.len() + len))
     }
 
     /// If `line` (the whole line, given to the byte parser) starts with the line remembered
-    /// after the last instruction line up to its address mode: its static instruction, the
-    /// mode and where the addresses start, with its PC, mask and width (and, if `ADDRS`, an
-    /// empty address list) in `out`. The line is then what the byte parser makes of its
-    /// addresses and the rest.
-    fn recall_to_addresses<const ADDRS: bool>(
-        &self,
-        line: &[u8],
-        out: &mut InstLine,
-    ) -> Option<(u32, u64, usize)> {
+    /// after the last instruction line up to its address mode, and the byte parser takes its
+    /// addresses and the rest: its static instruction, with its PC, mask, width and (if
+    /// `ADDRS`) addresses in `out`.
+    fn take_addressed<const ADDRS: bool>(&self, line: &[u8], out: &mut InstLine) -> Option<u32> {
         let seen = self.next.get(self.prev? as usize)?.as_ref()?;
         let mode = seen.mode?;
-        // The mode's token must end where it ended.
         let rest = line.strip_prefix(&seen.line[..])?;
-        if !PlainLine(rest).at_space() {
-            return None;
-        }
-        seen.fill::<ADDRS>(out, true);
-        Some((seen.index, mode, seen.line.len()))
+        seen.take_addresses::<ADDRS>(mode, rest, out)
     }
 
     /// Remembers `line` (with its line break, if it has one), which the byte parser took as
@@ -1711,15 +1728,9 @@ enum Taken {
 impl BlockSink for ScanSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         self.last = None;
-        if let Some((k, mode, len)) = self.memo.recall_to_addresses::<false>(line, inst) {
-            let mut rest = PlainLine(&line[len..]);
-            let taken = plain_addresses::<false>(&mut rest, mode, inst)
-                .and_then(|()| plain_end(rest))
-                .is_some();
-            if taken {
-                self.last = Some(Taken::Spelled(k));
-            }
-            return taken;
+        if let Some(k) = self.memo.take_addressed::<false>(line, inst) {
+            self.last = Some(Taken::Spelled(k));
+            return true;
         }
         let Some(mut rest) = plain_pc(line, lineinfo, inst) else {
             return false;
@@ -1752,6 +1763,8 @@ impl BlockSink for ScanSink<'_> {
         true
     }
 
+    // Called for every line: a call of its own costs as much as a line's memo check.
+    #[inline(always)]
     fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize> {
         let (k, len) = self.memo.recall::<false>(pending, inst)?;
         self.last = Some(Taken::Spelled(k));
@@ -1947,13 +1960,9 @@ const RESERVE_INSTS: u64 = 4096;
 impl BlockSink for ReadSink<'_> {
     fn parse_plain(&mut self, line: &[u8], lineinfo: bool, inst: &mut InstLine) -> bool {
         self.taken = None;
-        if let Some((k, mode, len)) = self.memo.recall_to_addresses::<true>(line, inst) {
-            let mut rest = PlainLine(&line[len..]);
-            let taken = plain_addresses::<true>(&mut rest, mode, inst)
-                .and_then(|()| plain_end(rest))
-                .is_some();
-            self.taken = taken.then_some(k);
-            return taken;
+        if let Some(k) = self.memo.take_addressed::<true>(line, inst) {
+            self.taken = Some(k);
+            return true;
         }
         // The scan took the registers and opcode; a stream needs neither.
         let trace = self.trace;
@@ -1972,6 +1981,8 @@ impl BlockSink for ReadSink<'_> {
         true
     }
 
+    // Called for every line: a call of its own costs as much as a line's memo check.
+    #[inline(always)]
     fn recall(&mut self, pending: &[u8], inst: &mut InstLine) -> Option<usize> {
         let (k, len) = self.memo.recall::<true>(pending, inst)?;
         self.taken = Some(k);
