@@ -1147,23 +1147,31 @@ fn parse_block<R: Read>(
         }
     };
     loop {
-        let (line, lines) = match sink.recall(lines.pending(), inst) {
-            Some(len) => (None, lines.skip_line(len)),
-            None => {
-                let Some((line, lines)) = lines.next_line()? else {
-                    return Err(ReplayError::parse(
-                        &lines.path,
-                        begin_line,
-                        "missing #END_TB: the thread block started here is not closed at the end of the file",
-                    ));
-                };
-                (Some(line), lines)
+        let (line, lines, mut count) = match sink.recall(lines.pending(), inst) {
+            Some(len) => (None, lines.skip_line(len), None),
+            // The blank line between warps, and the `warp =` and `insts =` lines after it, are
+            // read where they lie, without the line reader's work of cutting them out.
+            None if lines.pending().first() == Some(&b'\n') => {
+                lines.skip_line(1);
+                continue;
             }
+            None => match pending_count(lines.pending()) {
+                Some((count, len)) => (None, lines.skip_line(len), Some(count)),
+                None => {
+                    let Some((line, lines)) = lines.next_line()? else {
+                        return Err(ReplayError::parse(
+                            &lines.path,
+                            begin_line,
+                            "missing #END_TB: the thread block started here is not closed at the end of the file",
+                        ));
+                    };
+                    (Some(line), lines, plain_count(lines.raw_line()))
+                }
+            },
         };
         // Nearly every line is an instruction line the byte parser takes (or took before), or
         // a `warp =` or `insts =` line as tracers write them; the rest (with every error) goes
         // through the text.
-        let mut count = line.and_then(|_| plain_count(lines.raw_line()));
         let text = match line {
             Some(line)
                 if count.is_none() && !sink.parse_plain(lines.raw_line(), shape.lineinfo, inst) =>
@@ -1338,6 +1346,18 @@ fn plain_count(line: &[u8]) -> Option<Count> {
     } else {
         Count::Insts(n as u64)
     })
+}
+
+/// A `warp =` or `insts =` line as [`plain_count`] reads it at the start of `pending`, and its
+/// length with its line break.
+fn pending_count(pending: &[u8]) -> Option<(Count, usize)> {
+    if !matches!(pending.first(), Some(b'w' | b'i')) {
+        return None;
+    }
+    // No longer than `insts = ` and nine digits with a CR LF.
+    let head = &pending[..pending.len().min(20)];
+    let len = memchr::memchr(b'\n', head)? + 1;
+    Some((plain_count(&pending[..len])?, len))
 }
 
 fn shorten(text: &str) -> String {
