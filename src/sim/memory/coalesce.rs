@@ -124,9 +124,22 @@ pub fn coalesce_into(
                 return;
             }
         }
-        sectors_of(mask, addrs, sector, |a| a & align, list)
+        sectors_of(mask, addrs, |a| a & align, list)
     } else {
-        sectors_of(mask, addrs, sector, |a| a - a % sector, list)
+        let base = |a: u64| a - a % sector;
+        if mask == LaneMask::MAX {
+            let mut gap = false;
+            for pair in addrs.windows(2) {
+                // Wraps to a huge step for a descending pair.
+                gap |= base(pair[1]).wrapping_sub(base(pair[0])) > sector;
+            }
+            if !gap {
+                // At most one new sector per lane: the range has at most `MAX_SECTORS` of them.
+                sector_range(base(addrs[0]), base(addrs[MAX_WARP_SIZE - 1]), sector, list);
+                return;
+            }
+        }
+        sectors_of(mask, addrs, base, list)
     }
 }
 
@@ -142,32 +155,17 @@ fn sector_range(first: u64, last: u64, sector: u64, list: &mut SectorList) {
     list.len = n;
 }
 
-/// [`coalesce`] with the sector of an address given by `base`. A full warp whose lanes each
-/// fall in their predecessor's sector or the next one (unit stride, broadcast: nearly every
-/// access) covers a contiguous range of sectors, which a pass without branches per lane
-/// recognises. Otherwise lanes in ascending order of address only append or repeat the last
-/// sector, which is kept in a register; any other order goes through the sorted insert.
+/// [`coalesce`] lane by lane, with the sector of an address given by `base`, for what is not
+/// a full warp over a contiguous range of sectors (which [`coalesce_into`] recognises first,
+/// without branches per lane). Lanes in ascending order of address only append or repeat the
+/// last sector, which is kept in a register; any other order goes through the sorted insert.
 #[inline(always)]
 fn sectors_of(
     mask: LaneMask,
     addrs: &[u64; MAX_WARP_SIZE],
-    sector: u64,
     base: impl Fn(u64) -> u64,
     list: &mut SectorList,
 ) {
-    if mask == LaneMask::MAX {
-        let first = base(addrs[0]);
-        let mut gap = false;
-        for pair in addrs.windows(2) {
-            // Wraps to a huge step for a descending pair.
-            gap |= base(pair[1]).wrapping_sub(base(pair[0])) > sector;
-        }
-        if !gap {
-            // At most one new sector per lane: the range has at most `MAX_SECTORS` of them.
-            sector_range(first, base(addrs[MAX_WARP_SIZE - 1]), sector, list);
-            return;
-        }
-    }
     let mut len = 0;
     let mut last = 0;
     let mut m = mask;
