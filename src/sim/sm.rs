@@ -1535,9 +1535,12 @@ impl Sm {
         let mut present = m.waiting;
         let done = m.done;
         let ready_sets = m.ready;
+        // By pipe index: the pipes with ready warps (seldom more than one or two of six).
+        let mut pipes_with_ready = 0u32;
         for (p, &ready) in ready_sets.iter().enumerate() {
             present |= ready;
             if ready != 0 {
+                pipes_with_ready |= 1 << p;
                 let (state, until) = self.pipe_entry(cycle, config, s, p);
                 by_pipe[p] = (state, until);
                 self.note_throttle(s, state);
@@ -1594,30 +1597,36 @@ impl Sm {
         // Report state changes, in list order as the full pass does: the warps looked at, the
         // one that issued, and the ready warps of each pipe whose entry changed.
         let mut report = visit & present;
+        // Borrowed once for the rest of the pass: re-indexing them per warp cost more than
+        // the reporting itself.
         let sched = &mut self.schedulers[s];
-        for ((reported, &(state, _)), &ready) in sched
-            .ready_reported
-            .iter_mut()
-            .zip(&by_pipe)
-            .zip(&sched.masks.ready)
-        {
-            if ready != 0 && *reported != state {
+        let hot = &mut self.hot;
+        let mut pipes = pipes_with_ready;
+        while pipes != 0 {
+            let p = pipes.trailing_zeros() as usize;
+            pipes &= pipes - 1;
+            // (The sets as after the issue: a pipe whose one ready warp issued has none.)
+            let ready = sched.masks.ready[p];
+            let state = by_pipe[p].0;
+            if ready != 0 && sched.ready_reported[p] != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
                 if O::WARP_STATES {
                     report |= ready;
                 }
-                *reported = state;
+                sched.ready_reported[p] = state;
             }
         }
         if let Some(i) = issued_at {
             report |= 1 << i;
         }
+        let warps = &sched.warps[..];
+        let sm = self.id;
         let mut bits = report;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let slot = self.schedulers[s].warps[i];
-            let w = &mut self.hot[slot as usize];
+            let slot = warps[i];
+            let w = &mut hot[slot as usize];
             let state = if issued_at == Some(i) {
                 WarpState::Selected
             } else {
@@ -1628,8 +1637,7 @@ impl Sm {
             };
             if w.reported != Some(state) {
                 w.reported = Some(state);
-                cx.observer
-                    .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
+                cx.observer.warp_state(cycle, WarpRef { sm, slot }, state);
             }
         }
         self.close_cycle(
