@@ -1023,17 +1023,21 @@ impl Sm {
         // The first cycle some scheduler must be stepped in, events aside.
         let mut quiet_until = if coarse { 0 } else { u64::MAX };
         for s in 0..self.schedulers.len() {
-            let bit = scheduler_bit(s);
-            // A queue entry freed this cycle is often taken by an earlier scheduler's issue:
-            // if every queue this scheduler's warps wait for is full again, they still wait
-            // in the same state, and the freed entry is no reason to step it.
-            self.throttle_dirty = throttled & bit != 0
-                && (lg_waiting & bit != 0 && self.lsu_inflight < cx.config.sm.lsu_queue
-                    || mio_waiting & bit != 0 && self.mio_inflight < cx.config.sm.mio_queue);
-            if self.throttle_dirty {
-                self.lg_waiting &= !bit;
-                self.mio_waiting &= !bit;
-                self.schedulers[s].dirty = true;
+            // (Most calls have no freed queue entry to hand on: no scheduler's bit to test.)
+            if throttled != 0 {
+                let bit = scheduler_bit(s);
+                // A queue entry freed this cycle is often taken by an earlier scheduler's
+                // issue: if every queue this scheduler's warps wait for is full again, they
+                // still wait in the same state, and the freed entry is no reason to step it.
+                self.throttle_dirty = throttled & bit != 0
+                    && (lg_waiting & bit != 0 && self.lsu_inflight < cx.config.sm.lsu_queue
+                        || mio_waiting & bit != 0
+                            && self.mio_inflight < cx.config.sm.mio_queue);
+                if self.throttle_dirty {
+                    self.lg_waiting &= !bit;
+                    self.mio_waiting &= !bit;
+                    self.schedulers[s].dirty = true;
+                }
             }
             let sched = &self.schedulers[s];
             if !sched.dirty
