@@ -2,7 +2,7 @@
 //! This is the one owner of time. Cycles in which nothing anywhere can change are skipped in
 //! one step; the observed events and statistics are exactly those of stepping every cycle.
 
-use super::config::{GpuConfig, ScoreboardKind};
+use super::config::{GpuConfig, Policy, ScoreboardKind};
 use super::dispatcher::{BlockFootprint, Dispatcher, Grant};
 use super::fault::{Fault, FaultKind};
 use super::memory::{GlobalMemory, MemoryStats, MemoryTiming};
@@ -171,6 +171,9 @@ pub fn simulate_with_source<O: Observer>(
     let mut next_check = check_after(0);
     let mut cycle: u64 = 0;
     let mut grant_may_find = true;
+    // Only the coarse policy refills (pays a switch cost): for the others no skip need ask
+    // every scheduler whether it is in the middle of one.
+    let refills = config.scheduler.policy == Policy::Coarse;
     // `stepped`: how many SMs (from the first) are done with `cycle`.
     let fail = |fault: Fault,
                 cycle: u64,
@@ -343,7 +346,10 @@ pub fn simulate_with_source<O: Observer>(
                         observer,
                     ));
                 }
-                Some(w) if options.skip_idle && !sms.iter().any(|s| s.in_refill(cycle)) => {
+                Some(w)
+                    if options.skip_idle
+                        && !(refills && sms.iter().any(|s| s.in_refill(cycle))) =>
+                {
                     let target = w.min(options.max_cycles).max(cycle + 1);
                     let skipped = target - cycle - 1;
                     if skipped > 0 {

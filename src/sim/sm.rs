@@ -1031,8 +1031,7 @@ impl Sm {
                 // still wait in the same state, and the freed entry is no reason to step it.
                 self.throttle_dirty = throttled & bit != 0
                     && (lg_waiting & bit != 0 && self.lsu_inflight < cx.config.sm.lsu_queue
-                        || mio_waiting & bit != 0
-                            && self.mio_inflight < cx.config.sm.mio_queue);
+                        || mio_waiting & bit != 0 && self.mio_inflight < cx.config.sm.mio_queue);
                 if self.throttle_dirty {
                     self.lg_waiting &= !bit;
                     self.mio_waiting &= !bit;
