@@ -56,7 +56,8 @@ impl EventQueue {
     #[inline]
     pub(super) fn push(&mut self, at: u64, item: usize) {
         self.quiet_until = self.quiet_until.min(at);
-        if at >= self.base && at < self.base + WINDOW {
+        // One comparison for both bounds: below `base` wraps to a huge offset.
+        if at.wrapping_sub(self.base) < WINDOW {
             self.put_in_ring(at, item);
         } else {
             self.push_outside(at, item);
