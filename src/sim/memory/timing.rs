@@ -261,8 +261,15 @@ impl MemoryTiming {
     #[inline]
     fn line_bits(&self, sectors: &[u64]) -> Option<u64> {
         let shift = self.line_shift?;
-        if sectors[0] >> shift != sectors[sectors.len() - 1] >> shift {
+        let (first, last) = (sectors[0], sectors[sectors.len() - 1]);
+        if first >> shift != last >> shift {
             return None;
+        }
+        // Ascending and distinct: as many sectors as the span holds means a contiguous run
+        // (at most 64 in a line), whose bits need not be gathered one by one.
+        let n = sectors.len();
+        if (last - first) >> self.sector_bytes.trailing_zeros() == n as u64 - 1 {
+            return Some((u64::MAX >> (64 - n)) << self.l2.sector_in_line(first));
         }
         Some(
             sectors
