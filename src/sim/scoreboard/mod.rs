@@ -503,6 +503,7 @@ impl Scoreboard {
     }
 
     /// The result is written (releases register bit / range slot / write barrier).
+    #[inline]
     pub fn complete(&mut self, warp: usize, ticket: Ticket) {
         match &mut self.imp {
             Imp::Bitmap(b) => b.complete(warp, &ticket),
