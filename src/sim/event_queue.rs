@@ -4,7 +4,8 @@
 //! Most events are due a few to a few hundred cycles after they are pushed, so the next
 //! [`WINDOW`] cycles each have a bucket, filled in push order, in a ring; events due later wait
 //! in a heap and move into their bucket as the window reaches them — before any event is pushed
-//! into that bucket directly, so a bucket stays in push order.
+//! into that bucket directly, so a bucket stays in push order. A bit per bucket says which are
+//! occupied: the window moves over empty ones a word of bits at a time.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -55,7 +56,8 @@ impl EventQueue {
     #[inline]
     pub(super) fn push(&mut self, at: u64, item: usize) {
         self.quiet_until = self.quiet_until.min(at);
-        if at >= self.base && at < self.base + WINDOW {
+        // One comparison for both bounds: below `base` wraps to a huge offset.
+        if at.wrapping_sub(self.base) < WINDOW {
             self.put_in_ring(at, item);
         } else {
             self.push_outside(at, item);
@@ -103,7 +105,7 @@ impl EventQueue {
                 }
                 return Some(item);
             }
-            self.advance();
+            self.advance(cycle);
         }
         None
     }
@@ -131,12 +133,14 @@ impl EventQueue {
         };
     }
 
-    /// Bucket `base` is empty (emptied when its last event was taken): the window moves on one
-    /// cycle and takes in the far events it now covers. Inlined into `pop_due` for the same
-    /// reason: it runs about once per SM-cycle.
+    /// Bucket `base` is empty (emptied when its last event was taken): the window moves on to
+    /// the first occupied bucket, or to `cycle + 1` if none is due by `cycle`, and takes in
+    /// the far events it now covers. A jump over empty buckets leaves the queue as a step at a
+    /// time would: no far event is due before `base + WINDOW`, so none is jumped over. Inlined
+    /// into `pop_due` for the same reason: it runs about once per SM-cycle with events.
     #[inline(always)]
-    fn advance(&mut self) {
-        self.base += 1;
+    fn advance(&mut self, cycle: u64) {
+        self.base = self.first_occupied(self.base + 1, (cycle + 1).min(self.base + WINDOW));
         while let Some(&Reverse((at, _, item))) = self.far.peek() {
             if at >= self.base + WINDOW {
                 break;
@@ -144,6 +148,22 @@ impl EventQueue {
             self.far.pop();
             self.put_in_ring(at, item);
         }
+    }
+
+    /// The first cycle from `from` (after `base`) to `limit` (at most `base + WINDOW`) whose
+    /// bucket is occupied, else `limit`: a word of `occupied` at a time.
+    #[inline(always)]
+    fn first_occupied(&self, from: u64, limit: u64) -> u64 {
+        let mut c = from;
+        while c < limit {
+            let b = (c % WINDOW) as usize;
+            let bits = self.occupied[b / 64] >> (b % 64);
+            if bits != 0 {
+                return (c + u64::from(bits.trailing_zeros())).min(limit);
+            }
+            c += (64 - b % 64) as u64;
+        }
+        limit
     }
 
     /// The due cycle of the next event, if any.

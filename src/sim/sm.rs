@@ -1921,7 +1921,12 @@ impl Sm {
             },
             done.writeback.as_ref(),
         );
-        let threads = done.executed.count_ones() as u64;
+        // Without the `popcnt` instruction `count_ones` is a dozen instructions; nearly every
+        // warp instruction executes on all lanes.
+        let threads = match done.executed {
+            u32::MAX => 32,
+            lanes => lanes.count_ones() as u64,
+        };
         self.executed = Some(done);
         Ok(threads)
     }
@@ -2109,6 +2114,9 @@ impl Sm {
 
 /// Consumes a replayed warp's next recorded instruction and describes it as `exec` would have:
 /// the recorded mask executes, the recorded addresses are accessed, no register is written.
+/// Inlined into `issue`, its one caller: it is short, and the call saved and restored half a
+/// dozen registers.
+#[inline(always)]
 fn replay_step(
     stream: &mut WarpStream,
     ops: &[ReplayOp],

@@ -35,6 +35,15 @@ pub enum Lookup {
     Miss(Slot),
 }
 
+/// A line as [`Cache::access_line`] found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineAccess {
+    /// Index of the line's first sector in `ready`.
+    first: usize,
+    /// The line's valid bits before the access.
+    pub valid: u64,
+}
+
 const INVALID: u64 = u64::MAX;
 
 #[derive(Debug, Clone)]
@@ -171,54 +180,95 @@ impl Cache {
         }
         let mut k = 0;
         while k < sectors.len() {
-            let (line, base, sector) = self.locate(sectors[k]);
-            let mut bits = 1u64 << sector;
-            let mut end = k + 1;
+            let line = sectors[k] >> self.line_shift;
+            let mut bits = 0;
+            let mut end = k;
             while let Some(&s) = sectors.get(end) {
                 if s >> self.line_shift != line {
                     break;
                 }
-                let bit = 1u64 << self.locate(s).2;
+                let bit = 1 << self.sector_in_line(s);
                 debug_assert!(bits & bit == 0, "sectors of a run share a valid bit");
                 bits |= bit;
                 end += 1;
             }
-            // As many clock ticks as sector accesses: the stamps come out as they would.
-            self.clock += (end - k) as u64;
-            let stamp = self.clock;
-            let found = if self.tags[self.last] == line {
-                Ok(self.last)
-            } else {
-                self.find_or_victim(base, line)
-            };
-            let (index, valid) = match found {
-                Ok(i) => {
-                    let valid = self.valid[i];
-                    self.valid[i] |= bits;
-                    (i, valid)
-                }
-                Err(victim) => {
-                    self.tags[victim] = line;
-                    self.valid[victim] = bits;
-                    (victim, 0)
-                }
-            };
-            self.last = index;
-            self.stamps[index] = stamp;
-            let first = index * self.sectors_per_line;
+            let run = self.access_line(sectors[k], bits, end - k);
             for (j, &s) in sectors[k..end].iter().enumerate() {
-                let sector = self.locate(s).2 as usize;
-                let lookup = if valid & (1 << sector) != 0 {
-                    Lookup::Hit {
-                        ready_at: self.ready[first + sector],
-                    }
-                } else {
-                    Lookup::Miss(Slot(first + sector))
-                };
-                f(k + j, lookup);
+                f(k + j, self.lookup(&run, self.sector_in_line(s)));
             }
             k = end;
         }
+    }
+
+    /// The index of the valid bit of the sector of `addr` in its line.
+    #[inline]
+    pub fn sector_in_line(&self, addr: u64) -> u32 {
+        self.locate(addr).2
+    }
+
+    /// `log2` of the line size.
+    pub fn line_shift(&self) -> u32 {
+        self.line_shift
+    }
+
+    /// [`Cache::access`] of `count` distinct sectors of the line of `addr`, whose valid bits
+    /// are `bits` ([`Cache::sector_in_line`]), with one tag lookup and LRU update: the stamps and
+    /// the clock come out as `count` accesses would leave them. Each sector's outcome is
+    /// [`Cache::lookup`] of the result and its index. The cache must be enabled.
+    #[inline]
+    pub fn access_line(&mut self, addr: u64, bits: u64, count: usize) -> LineAccess {
+        debug_assert!(self.enabled());
+        let (line, base, _) = self.locate(addr);
+        self.clock += count as u64;
+        let stamp = self.clock;
+        let found = if self.tags[self.last] == line {
+            Ok(self.last)
+        } else {
+            self.find_or_victim(base, line)
+        };
+        let (index, valid) = match found {
+            Ok(i) => {
+                let valid = self.valid[i];
+                self.valid[i] |= bits;
+                (i, valid)
+            }
+            Err(victim) => {
+                self.tags[victim] = line;
+                self.valid[victim] = bits;
+                (victim, 0)
+            }
+        };
+        self.last = index;
+        self.stamps[index] = stamp;
+        LineAccess {
+            first: index * self.sectors_per_line,
+            valid,
+        }
+    }
+
+    /// The outcome of sector `sector` (the index of its valid bit) of a line taken by
+    /// [`Cache::access_line`].
+    #[inline]
+    pub fn lookup(&self, line: &LineAccess, sector: u32) -> Lookup {
+        if line.valid & (1 << sector) != 0 {
+            Lookup::Hit {
+                ready_at: self.ready_at(line, sector),
+            }
+        } else {
+            Lookup::Miss(Slot(line.first + sector as usize))
+        }
+    }
+
+    /// When the data of a sector that [`Cache::access_line`] found valid is there.
+    #[inline]
+    pub fn ready_at(&self, line: &LineAccess, sector: u32) -> u64 {
+        self.ready[line.first + sector as usize]
+    }
+
+    /// [`Cache::fill`] of a sector that [`Cache::access_line`] allocated.
+    #[inline]
+    pub fn fill_sector(&mut self, line: &LineAccess, sector: u32, ready_at: u64) {
+        self.ready[line.first + sector as usize] = ready_at;
     }
 
     /// The way holding `line` in the set starting at `base`, else the way to replace: the

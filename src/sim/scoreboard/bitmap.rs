@@ -60,12 +60,12 @@ impl Bitmap {
     #[inline(never)]
     fn blocker(&self, warp: usize, ops: &DepOperands) -> Result<(), Blocked> {
         let bits = &self.bits[warp];
-        for &r in ops.srcs().iter().chain(ops.dst().iter()) {
-            let i = r.index();
+        for &(reg, i) in ops.in_order() {
+            let i = i as usize;
             if is_set(bits, i) {
                 let p = self.producers[warp][i];
                 return Err(Blocked::Register {
-                    reg: r,
+                    reg,
                     producer_pc: p.pc,
                     path: p.path,
                 });
@@ -75,8 +75,7 @@ impl Bitmap {
     }
 
     pub(super) fn issue(&mut self, warp: usize, ops: &DepOperands, producer: Producer) {
-        if let Some(d) = ops.dst() {
-            let i = d.index();
+        if let Some(i) = ops.dst_index() {
             self.bits[warp][i / 64] |= 1 << (i % 64);
             self.producers[warp][i] = producer;
         }

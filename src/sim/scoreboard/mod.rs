@@ -130,6 +130,12 @@ pub struct DepOperands {
     /// clears an instruction with one AND per word, looking at names one by one only to say
     /// which one blocks it.
     names: [u64; NAME_WORDS],
+    /// The sources then the destination with their [`RegRef::index`], `order[..order_len]`:
+    /// the order in which a blocked instruction's names are looked at, decoded once.
+    order: [(RegRef, u16); MAX_SOURCES + 1],
+    order_len: u8,
+    /// [`RegRef::index`] of the destination, or `NONE16`.
+    dst_index: u16,
 }
 
 /// Words of a set of names, one bit per [`RegRef::index`].
@@ -149,6 +155,9 @@ impl DepOperands {
             srcs: [RegRef::Nzp; MAX_SOURCES],
             len: 0,
             names: [0; NAME_WORDS],
+            order: [(RegRef::Nzp, 0); MAX_SOURCES + 1],
+            order_len: 0,
+            dst_index: dst.map_or(NONE16, |d| d.index() as u16),
         };
         for r in inst.src_regs() {
             ops.push(RegRef::Reg(r.0));
@@ -159,11 +168,27 @@ impl DepOperands {
         if matches!(inst.op, Opcode::Bra(BranchCond::Nzp(_))) {
             ops.push(RegRef::Nzp);
         }
-        for r in ops.srcs[..ops.len as usize].iter().chain(ops.dst.iter()) {
+        for (k, &r) in ops.srcs[..ops.len as usize]
+            .iter()
+            .chain(ops.dst.iter())
+            .enumerate()
+        {
             let i = r.index();
             ops.names[i / 64] |= 1 << (i % 64);
+            ops.order[k] = (r, i as u16);
+            ops.order_len = k as u8 + 1;
         }
         ops
+    }
+
+    /// The sources, then the destination, each with its [`RegRef::index`].
+    pub(super) fn in_order(&self) -> &[(RegRef, u16)] {
+        &self.order[..self.order_len as usize]
+    }
+
+    /// [`RegRef::index`] of the destination, if any.
+    pub(super) fn dst_index(&self) -> Option<usize> {
+        (self.dst_index != NONE16).then_some(self.dst_index as usize)
     }
 
     /// Every name read or written, one bit per [`RegRef::index`].
@@ -422,8 +447,9 @@ impl Scoreboard {
     }
 
     /// [`Scoreboard::check`] with the instruction's operands already decoded (the SM decodes
-    /// each PC once per program).
-    #[inline]
+    /// each PC once per program). Always inlined: the state computation calls it for nearly
+    /// every look at a warp, and the call cost about a fifth of the check.
+    #[inline(always)]
     pub fn check_decoded(
         &self,
         warp: usize,
@@ -451,15 +477,12 @@ impl Scoreboard {
         ops: &DepOperands,
         path: DepPath,
     ) -> Ticket {
-        let ops = *ops;
         let producer = Producer { pc, path };
         let mut ticket = Ticket::new(pc);
-        if let Some(d) = ops.dst() {
-            ticket.dst = d.index() as u16;
-        }
+        ticket.dst = ops.dst_index;
         match &mut self.imp {
-            Imp::Bitmap(b) => b.issue(warp, &ops, producer),
-            Imp::Ranges(r) => ticket.slot = r.issue(warp, &ops, producer),
+            Imp::Bitmap(b) => b.issue(warp, ops, producer),
+            Imp::Ranges(r) => ticket.slot = r.issue(warp, ops, producer),
             Imp::Barriers(b) => {
                 for (slot, s) in ticket.srcs.iter_mut().zip(ops.srcs()) {
                     *slot = s.index() as u16;
@@ -481,6 +504,7 @@ impl Scoreboard {
     }
 
     /// The result is written (releases register bit / range slot / write barrier).
+    #[inline]
     pub fn complete(&mut self, warp: usize, ticket: Ticket) {
         match &mut self.imp {
             Imp::Bitmap(b) => b.complete(warp, &ticket),
@@ -558,6 +582,11 @@ mod tests {
         assert_eq!(ops.dst(), Some(RegRef::Pred(1)));
         assert_eq!(ops.srcs(), &[RegRef::Reg(2)]);
         assert_eq!(DepOperands::of(&inst("MOV RZ, R1")).dst(), None);
+        let ops = DepOperands::of(&inst("@P2 FFMA R7, R1, R2, R1"));
+        let names: Vec<RegRef> = ops.srcs().iter().chain(ops.dst().iter()).copied().collect();
+        let order: Vec<(RegRef, u16)> = names.iter().map(|&r| (r, r.index() as u16)).collect();
+        assert_eq!(ops.in_order(), order.as_slice());
+        assert_eq!(ops.dst_index(), Some(7));
     }
 
     #[test]
