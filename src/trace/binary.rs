@@ -425,6 +425,8 @@ impl Completions {
     /// [`expected`](Self::expected) and [`complete`](Self::complete) of warp `w`'s
     /// completion of `pc` at `cycle` in one call, returning whether it was the expected one
     /// (the writer's two calls looked up the bucket twice).
+    // Inlined into the writer's loop: as a call its frame was a fifth of the completion.
+    #[inline(always)]
     fn retire(&mut self, w: WarpRef, pc: u32, cycle: u64) -> bool {
         self.expire(cycle);
         if self.live > 0 {
@@ -546,7 +548,8 @@ impl PipeClock {
 
 /// `WarpRec::sched` of a slot no warp_launch has named.
 const UNLAUNCHED: u32 = u32::MAX;
-/// `WarpRec::position` of a warp that exited.
+/// `WarpRec::position` of a warp among no scheduler's members: one that exited, or a slot no
+/// warp_launch named.
 const NOT_MEMBER: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
@@ -557,7 +560,8 @@ struct WarpRec {
     pc: u32,
     /// Index of its scheduler in `Groups::schedulers`, or [`UNLAUNCHED`].
     sched: u32,
-    /// Index in its scheduler's `members`.
+    /// Index in its scheduler's `members`; [`NOT_MEMBER`] for a warp that exited or a slot no
+    /// warp_launch named.
     position: u32,
     state: Option<WarpState>,
     /// The cycle of the warp's last issue (a warp that issued this cycle is `Selected`).
@@ -574,7 +578,7 @@ const UNKNOWN_WARP: WarpRec = WarpRec {
     lanes: u32::MAX,
     pc: u32::MAX,
     sched: UNLAUNCHED,
-    position: 0,
+    position: NOT_MEMBER,
     state: None,
     issued: None,
     ready_pipe: NO_PIPE,
@@ -1292,13 +1296,14 @@ impl Groups {
     /// (what [`position`](Self::position) finds); `None`, changing nothing, for any other.
     #[inline(always)]
     fn change_member(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> Option<Change> {
-        let g = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
+        let g = self.warps.get_mut(w.sm, w.slot)?;
         // A launched warp is at its position among its scheduler's members until it exits
-        // (`launch` and `exit` keep them so): the position alone says it is a member, without
-        // reading the members.
+        // (`launch` and `exit` keep them so), and a slot no warp_launch named has none: the
+        // position alone says it is a member, without reading the members.
         if g.position == NOT_MEMBER {
             return None;
         }
+        debug_assert!(g.launched());
         debug_assert_eq!(
             self.schedulers[g.sched as usize]
                 .members
