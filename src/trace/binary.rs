@@ -1493,12 +1493,13 @@ fn learn_by_pc(
 }
 
 /// Whether `state` is what was predicted for warp `g` at `cycle`, once `g` (and its
-/// scheduler) took `state` in.
+/// scheduler) took `state` in. The writer's: `by_pc` has all its [`DENSE_PCS`] rows (see
+/// [`BinaryWriter::with_raw_header`]).
 #[inline(always)]
 fn predict_and_settle(
     g: &mut WarpRec,
     schedulers: &mut [GroupScheduler],
-    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
+    by_pc: &mut [[Option<WarpState>; STATES as usize]],
     pipe_by_pc: &[u8],
     model: bool,
     cycle: u64,
@@ -1513,16 +1514,8 @@ fn predict_and_settle(
     let predicted = match old {
         Some(prev) => {
             let from = state_code(&prev) as usize;
-            // Rows exist only below `DENSE_PCS`; a row made here reads as no prediction.
-            let row = if g.pc < DENSE_PCS {
-                let pc = g.pc as usize;
-                if by_pc.len() <= pc {
-                    by_pc.resize(pc + 1, [None; STATES as usize]);
-                }
-                Some(&mut by_pc[pc])
-            } else {
-                None
-            };
+            // Rows exist only below `DENSE_PCS`.
+            let row = by_pc.get_mut(g.pc as usize);
             let guess = if issued_now {
                 Some(WarpState::Selected)
             } else {
@@ -2226,10 +2219,15 @@ impl<W: Write> BinaryWriter<W> {
         let limits = serde_json::from_str::<TraceHeader>(header_json)
             .map(|h| IssueLimits::of(&h))
             .unwrap_or_default();
+        let mut cx = Context::new(version, limits);
+        // Every row at once (480 KiB): a missing row reads as no prediction, as a row of
+        // `None`s does, and the writer's state changes then look theirs up without growing
+        // the table (a test for every change).
+        cx.groups.by_pc = vec![[None; STATES as usize]; DENSE_PCS as usize];
         Ok(BinaryWriter {
             out,
             enc: Encoder {
-                cx: Context::new(version, limits),
+                cx,
                 run: Vec::new(),
                 run_cycle: 0,
                 run_scheduler: 0,
