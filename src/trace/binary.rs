@@ -1710,23 +1710,24 @@ impl Encoder {
                 (c.scheduler, m)
             })
         };
-        if let Some((scheduler, m)) = member {
+        let Some((scheduler, m)) = member else {
+            self.lone_state(s, cycle, w, state);
+            return true;
+        };
+        // Still `true` for a run started here: a held-back issue may have been encoded just
+        // before.
+        let joins = self.extends(cycle, scheduler, m.position);
+        if !joins {
             // Most runs (two in three) start after an issue or another event encoded the
-            // last one: with nothing to encode, starting it here spares `start_run`'s call.
-            // Still `true`: a held-back issue may have been encoded just before.
-            if self.run.is_empty() {
-                self.run_cycle = cycle;
-                self.run_scheduler = scheduler;
-                self.run.push(m);
-                return true;
-            }
-            if self.extends(cycle, scheduler, m.position) {
-                self.run.push(m);
-                return false;
-            }
+            // last one: then there is nothing to encode.
+            self.flush_run(s);
+            self.run_cycle = cycle;
+            self.run_scheduler = scheduler;
         }
-        self.start_run(s, cycle, w, state, member);
-        true
+        // Pushed here whether it starts a run or not: built once, where it is kept (a call
+        // to start a run with it copied it through the stack for every event).
+        self.run.push(m);
+        !joins
     }
 
     /// Whether a member at `position` of `scheduler` at `cycle` can join the current run.
@@ -1742,26 +1743,11 @@ impl Encoder {
             && (self.version >= 5 || position - first.position <= GROUP_SPAN)
     }
 
-    /// Encodes the current run, then starts a new one with `member` (and its scheduler), or
-    /// encodes the state change alone if no run can hold it.
+    /// Encodes the current run, then the state change alone: no run can hold it.
     #[inline(never)]
-    fn start_run(
-        &mut self,
-        s: &mut Streams,
-        cycle: u64,
-        w: WarpRef,
-        state: WarpState,
-        member: Option<(u32, RunMember)>,
-    ) {
+    fn lone_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
         self.flush_run(s);
-        match member {
-            Some((scheduler, m)) => {
-                self.run_cycle = cycle;
-                self.run_scheduler = scheduler;
-                self.run.push(m);
-            }
-            None => self.single_state(s, cycle, w, state),
-        }
+        self.single_state(s, cycle, w, state);
     }
 
     /// Encodes the buffered run, if any.
