@@ -425,6 +425,8 @@ impl Completions {
     /// [`expected`](Self::expected) and [`complete`](Self::complete) of warp `w`'s
     /// completion of `pc` at `cycle` in one call, returning whether it was the expected one
     /// (the writer's two calls looked up the bucket twice).
+    // Inlined into the writer's loop: as a call its frame was a fifth of the completion.
+    #[inline(always)]
     fn retire(&mut self, w: WarpRef, pc: u32, cycle: u64) -> bool {
         self.expire(cycle);
         if self.live > 0 {
@@ -546,7 +548,8 @@ impl PipeClock {
 
 /// `WarpRec::sched` of a slot no warp_launch has named.
 const UNLAUNCHED: u32 = u32::MAX;
-/// `WarpRec::position` of a warp that exited.
+/// `WarpRec::position` of a warp among no scheduler's members: one that exited, or a slot no
+/// warp_launch named.
 const NOT_MEMBER: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
@@ -557,7 +560,8 @@ struct WarpRec {
     pc: u32,
     /// Index of its scheduler in `Groups::schedulers`, or [`UNLAUNCHED`].
     sched: u32,
-    /// Index in its scheduler's `members`.
+    /// Index in its scheduler's `members`; [`NOT_MEMBER`] for a warp that exited or a slot no
+    /// warp_launch named.
     position: u32,
     state: Option<WarpState>,
     /// The cycle of the warp's last issue (a warp that issued this cycle is `Selected`).
@@ -574,7 +578,7 @@ const UNKNOWN_WARP: WarpRec = WarpRec {
     lanes: u32::MAX,
     pc: u32::MAX,
     sched: UNLAUNCHED,
-    position: 0,
+    position: NOT_MEMBER,
     state: None,
     issued: None,
     ready_pipe: NO_PIPE,
@@ -1292,13 +1296,14 @@ impl Groups {
     /// (what [`position`](Self::position) finds); `None`, changing nothing, for any other.
     #[inline(always)]
     fn change_member(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> Option<Change> {
-        let g = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
+        let g = self.warps.get_mut(w.sm, w.slot)?;
         // A launched warp is at its position among its scheduler's members until it exits
-        // (`launch` and `exit` keep them so): the position alone says it is a member, without
-        // reading the members.
+        // (`launch` and `exit` keep them so), and a slot no warp_launch named has none: the
+        // position alone says it is a member, without reading the members.
         if g.position == NOT_MEMBER {
             return None;
         }
+        debug_assert!(g.launched());
         debug_assert_eq!(
             self.schedulers[g.sched as usize]
                 .members
@@ -1488,12 +1493,13 @@ fn learn_by_pc(
 }
 
 /// Whether `state` is what was predicted for warp `g` at `cycle`, once `g` (and its
-/// scheduler) took `state` in.
+/// scheduler) took `state` in. The writer's: `by_pc` has all its [`DENSE_PCS`] rows (see
+/// [`BinaryWriter::with_raw_header`]).
 #[inline(always)]
 fn predict_and_settle(
     g: &mut WarpRec,
     schedulers: &mut [GroupScheduler],
-    by_pc: &mut Vec<[Option<WarpState>; STATES as usize]>,
+    by_pc: &mut [[Option<WarpState>; STATES as usize]],
     pipe_by_pc: &[u8],
     model: bool,
     cycle: u64,
@@ -1508,16 +1514,8 @@ fn predict_and_settle(
     let predicted = match old {
         Some(prev) => {
             let from = state_code(&prev) as usize;
-            // Rows exist only below `DENSE_PCS`; a row made here reads as no prediction.
-            let row = if g.pc < DENSE_PCS {
-                let pc = g.pc as usize;
-                if by_pc.len() <= pc {
-                    by_pc.resize(pc + 1, [None; STATES as usize]);
-                }
-                Some(&mut by_pc[pc])
-            } else {
-                None
-            };
+            // Rows exist only below `DENSE_PCS`.
+            let row = by_pc.get_mut(g.pc as usize);
             let guess = if issued_now {
                 Some(WarpState::Selected)
             } else {
@@ -1712,23 +1710,24 @@ impl Encoder {
                 (c.scheduler, m)
             })
         };
-        if let Some((scheduler, m)) = member {
+        let Some((scheduler, m)) = member else {
+            self.lone_state(s, cycle, w, state);
+            return true;
+        };
+        // Still `true` for a run started here: a held-back issue may have been encoded just
+        // before.
+        let joins = self.extends(cycle, scheduler, m.position);
+        if !joins {
             // Most runs (two in three) start after an issue or another event encoded the
-            // last one: with nothing to encode, starting it here spares `start_run`'s call.
-            // Still `true`: a held-back issue may have been encoded just before.
-            if self.run.is_empty() {
-                self.run_cycle = cycle;
-                self.run_scheduler = scheduler;
-                self.run.push(m);
-                return true;
-            }
-            if self.extends(cycle, scheduler, m.position) {
-                self.run.push(m);
-                return false;
-            }
+            // last one: then there is nothing to encode.
+            self.flush_run(s);
+            self.run_cycle = cycle;
+            self.run_scheduler = scheduler;
         }
-        self.start_run(s, cycle, w, state, member);
-        true
+        // Pushed here whether it starts a run or not: built once, where it is kept (a call
+        // to start a run with it copied it through the stack for every event).
+        self.run.push(m);
+        !joins
     }
 
     /// Whether a member at `position` of `scheduler` at `cycle` can join the current run.
@@ -1744,26 +1743,11 @@ impl Encoder {
             && (self.version >= 5 || position - first.position <= GROUP_SPAN)
     }
 
-    /// Encodes the current run, then starts a new one with `member` (and its scheduler), or
-    /// encodes the state change alone if no run can hold it.
+    /// Encodes the current run, then the state change alone: no run can hold it.
     #[inline(never)]
-    fn start_run(
-        &mut self,
-        s: &mut Streams,
-        cycle: u64,
-        w: WarpRef,
-        state: WarpState,
-        member: Option<(u32, RunMember)>,
-    ) {
+    fn lone_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
         self.flush_run(s);
-        match member {
-            Some((scheduler, m)) => {
-                self.run_cycle = cycle;
-                self.run_scheduler = scheduler;
-                self.run.push(m);
-            }
-            None => self.single_state(s, cycle, w, state),
-        }
+        self.single_state(s, cycle, w, state);
     }
 
     /// Encodes the buffered run, if any.
@@ -1900,7 +1884,15 @@ impl Encoder {
 
     /// Encodes issue `e`; `selected_follows` (version 4) marks an issue whose
     /// `warp_state(Selected)` (same warp, same cycle) comes next and is elided.
+    #[inline(never)]
     fn issue(&mut self, s: &mut Streams, e: &Issue, selected_follows: bool) {
+        self.issue_inlined(s, e, selected_follows);
+    }
+
+    /// [`issue`](Self::issue), inlined where the writer meets the `Selected` after an issue
+    /// (nine issues in ten): as a call, its frame was a tenth of the issue's cost.
+    #[inline(always)]
+    fn issue_inlined(&mut self, s: &mut Streams, e: &Issue, selected_follows: bool) {
         let [tags, issue_warps, _, _, out, ..] = &mut s.bufs;
         self.tag(tags, issue_warps, T_ISSUE, e.cycle, Some(e.warp));
         let (lanes, last) = self
@@ -1936,8 +1928,9 @@ impl Encoder {
 
     /// Encodes warp `w`'s completion of `pc` at `cycle`.
     // Called by the writer directly: through `encode` each completion (a sixth of the events)
-    // paid for its frame and second dispatch.
-    #[inline(never)]
+    // paid for its frame and second dispatch. Inlined there: the call's frame was 1 % of the
+    // encoder thread.
+    #[inline(always)]
     fn complete(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, pc: u32) {
         let [tags, _, _, warps, _, _, _, out] = &mut s.bufs;
         if self.cx.completions.retire(w, pc, cycle) {
@@ -2212,10 +2205,15 @@ impl<W: Write> BinaryWriter<W> {
         let limits = serde_json::from_str::<TraceHeader>(header_json)
             .map(|h| IssueLimits::of(&h))
             .unwrap_or_default();
+        let mut cx = Context::new(version, limits);
+        // Every row at once (480 KiB): a missing row reads as no prediction, as a row of
+        // `None`s does, and the writer's state changes then look theirs up without growing
+        // the table (a test for every change).
+        cx.groups.by_pc = vec![[None; STATES as usize]; DENSE_PCS as usize];
         Ok(BinaryWriter {
             out,
             enc: Encoder {
-                cx: Context::new(version, limits),
+                cx,
                 run: Vec::new(),
                 run_cycle: 0,
                 run_scheduler: 0,
@@ -2246,7 +2244,7 @@ impl<W: Write> BinaryWriter<W> {
                 if let Some(p) = &self.pending {
                     let follows =
                         matches!(state, WarpState::Selected) && p.cycle == cycle && p.warp == warp;
-                    self.enc.issue(&mut self.streams, p, follows);
+                    self.enc.issue_inlined(&mut self.streams, p, follows);
                     self.pending = None;
                     if follows {
                         return self.maybe_flush();
