@@ -620,13 +620,15 @@ fn plain_addresses<const ADDRS: bool>(
             let stride = line.signed_dec()?;
             if ADDRS {
                 // `base + k·stride` for the k-th lane, as a running sum (which, unlike the
-                // products, compiles to vector adds).
-                out.addrs.resize(lanes, 0);
+                // products, compiles to vector adds), in a fixed-size array (which, unlike a
+                // vector's `resize`, needs no filling first).
+                let mut lane_addrs = [0u64; 32];
                 let mut addr = base;
-                for a in &mut out.addrs {
+                for a in &mut lane_addrs {
                     *a = addr;
                     addr = addr.wrapping_add_signed(stride);
                 }
+                out.addrs.extend_from_slice(&lane_addrs[..lanes]);
             }
         }
         2 => {
@@ -714,20 +716,23 @@ impl<'a> PlainLine<'a> {
     /// [`parse_hex`] reads without its general parser.
     fn hex(&mut self) -> Option<u64> {
         self.skip_space();
-        if let [b'0', b'x' | b'X', rest @ ..] = self.0 {
-            self.0 = rest;
-        }
+        let token = match self.0 {
+            [b'0', b'x' | b'X', rest @ ..] => rest,
+            token => token,
+        };
+        // Indexed rather than re-sliced a digit at a time: a slice moved per digit costs
+        // twice the instructions, and addresses have a dozen digits.
         let mut value = 0u64;
         let mut digits = 0;
-        while let [b, rest @ ..] = self.0 {
-            let digit = BYTE_CLASS[*b as usize];
+        while let Some(&b) = token.get(digits) {
+            let digit = BYTE_CLASS[b as usize];
             if digit > 15 {
                 break;
             }
             value = value << 4 | digit as u64;
             digits += 1;
-            self.0 = rest;
         }
+        self.0 = &token[digits..];
         ((1..=16).contains(&digits) && self.at_space()).then_some(value)
     }
 
@@ -735,16 +740,22 @@ impl<'a> PlainLine<'a> {
     /// its general parser.
     fn dec(&mut self) -> Option<u64> {
         self.skip_space();
+        self.dec_here()
+    }
+
+    /// [`PlainLine::dec`] of a token that starts here.
+    fn dec_here(&mut self) -> Option<u64> {
+        let token = self.0;
         let mut value = 0u64;
         let mut digits = 0;
-        while let [b, rest @ ..] = self.0 {
+        while let Some(&b) = token.get(digits) {
             if !b.is_ascii_digit() {
                 break;
             }
             value = value.wrapping_mul(10).wrapping_add((b - b'0') as u64);
             digits += 1;
-            self.0 = rest;
         }
+        self.0 = &token[digits..];
         ((1..=18).contains(&digits) && self.at_space()).then_some(value)
     }
 
@@ -752,15 +763,12 @@ impl<'a> PlainLine<'a> {
     fn signed_dec(&mut self) -> Option<i64> {
         self.skip_space();
         match self.0 {
+            // No digits after the sign (a space, say) is no number, as `dec` finds.
             [b'-', rest @ ..] => {
                 self.0 = rest;
-                // A space after the sign is no number.
-                if self.at_space() {
-                    return None;
-                }
-                self.dec().map(|v| -(v as i64))
+                self.dec_here().map(|v| -(v as i64))
             }
-            _ => self.dec().map(|v| v as i64),
+            _ => self.dec_here().map(|v| v as i64),
         }
     }
 }
