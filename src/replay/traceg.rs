@@ -24,7 +24,7 @@
 
 use super::opcodes::{self, Generation, OpInfo};
 use super::ReplayError;
-use crate::sim::stream::WarpStream;
+use crate::sim::stream::{StreamBuilder, WarpStream};
 use crate::sim::Dim3;
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
@@ -1922,6 +1922,8 @@ pub struct BlockReader {
     lines: LineReader<File>,
     inst: InstLine,
     memo: LineMemo,
+    /// Instructions and addresses of the last block read: room for the next block's.
+    last_len: (usize, usize),
 }
 
 impl BlockReader {
@@ -1930,6 +1932,7 @@ impl BlockReader {
             lines: open(&trace.path)?,
             inst: InstLine::default(),
             memo: LineMemo::default(),
+            last_len: (0, 0),
         })
     }
 
@@ -1955,9 +1958,10 @@ impl BlockReader {
             warps_per_block: trace.warps_per_block(),
             lineinfo: trace.header.lineinfo,
         };
+        let (insts, addrs) = self.last_len;
         let mut sink = ReadSink {
             trace,
-            streams: vec![WarpStream::new(); shape.warps_per_block as usize],
+            streams: StreamBuilder::new(shape.warps_per_block, insts, addrs),
             taken: None,
             memo: &mut self.memo,
         };
@@ -1968,21 +1972,23 @@ impl BlockReader {
             &mut self.inst,
             &mut sink,
         )?;
-        Ok(sink.streams)
+        self.last_len = sink.streams.len();
+        Ok(sink.streams.finish())
     }
 }
 
 /// The block reader's side of [`parse_block`]: the warps' streams.
 struct ReadSink<'a> {
     trace: &'a KernelTrace,
-    streams: Vec<WarpStream>,
+    streams: StreamBuilder,
     /// The program index of the last line the byte parser took, if its PC was scanned.
     taken: Option<u32>,
     memo: &'a mut LineMemo,
 }
 
-/// Instructions reserved for a warp's stream up front: what `insts =` declares, up to this
-/// (a larger stream grows as it is read, so a wrong count cannot allocate much ahead).
+/// Instructions reserved for a warp's stream up front (in its block's buffer): what `insts =`
+/// declares, up to this (a larger stream grows as it is read, so a wrong count cannot
+/// allocate much ahead).
 const RESERVE_INSTS: u64 = 4096;
 
 impl BlockSink for ReadSink<'_> {
@@ -2018,14 +2024,15 @@ impl BlockSink for ReadSink<'_> {
     }
 
     fn declare(&mut self, warp: u32, count: u64) {
+        self.streams.begin_warp(warp);
         let insts = count.min(RESERVE_INSTS);
         // Addresses as many as the kernel's instructions carry on average, rounded up (a warp
         // of the average short by one address would grow its stream to twice the size).
         let addrs = (insts * self.trace.addresses).div_ceil(self.trace.warp_instructions.max(1));
-        self.streams[warp as usize].reserve(insts as usize, addrs as usize);
+        self.streams.reserve(insts as usize, addrs as usize);
     }
 
-    fn inst(&mut self, warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
+    fn inst(&mut self, _warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
         let Some(pc) = self.taken.take().or_else(|| self.trace.index_of(i.pc)) else {
             return Err(ReplayError::parse(
                 &self.trace.path,
@@ -2035,7 +2042,7 @@ impl BlockSink for ReadSink<'_> {
         };
         self.memo.prev = Some(pc);
         let addrs = i.has_addrs.then_some(i.addrs.as_slice());
-        self.streams[warp as usize].push(pc, i.mask, addrs);
+        self.streams.push(pc, i.mask, addrs);
         Ok(())
     }
 }
@@ -2787,19 +2794,19 @@ mod tests {
             let mut want = Vec::new();
             let (mut warp_instructions, mut thread_instructions) = (0, 0);
             for warps in &good {
-                let mut streams = Vec::new();
-                for lines in warps {
-                    let mut stream = WarpStream::new();
+                let mut streams = StreamBuilder::new(warps.len() as u32, 0, 0);
+                for (w, lines) in warps.iter().enumerate() {
+                    streams.begin_warp(w as u32);
                     for l in lines.iter() {
                         let inst = line(l).unwrap();
                         let pc = trace.index_of(inst.pc).unwrap();
-                        stream.push(pc, inst.mask, inst.has_addrs.then_some(&inst.addrs[..]));
+                        let addrs = inst.has_addrs.then_some(&inst.addrs[..]);
+                        streams.push(pc, inst.mask, addrs);
                         warp_instructions += 1;
                         thread_instructions += inst.mask.count_ones() as u64;
                     }
-                    streams.push(stream);
                 }
-                want.push(streams);
+                want.push(streams.finish());
             }
             assert_eq!(
                 (trace.warp_instructions, trace.thread_instructions),
