@@ -236,6 +236,8 @@ impl StreamBuilder {
     /// Appends an instruction to the open warp's stream. `addrs`, when given, holds one
     /// address per set bit of `mask`, lowest lane first; a mismatched count is the caller's
     /// bug and is cut or padded with the last address so the stream stays well-formed.
+    // Inlined into the reader's loop: the call's own cost is most of a push.
+    #[inline]
     pub fn push(&mut self, pc: u32, mask: LaneMask, addrs: Option<&[u64]>) {
         let addr_start = match addrs {
             Some(list) => {
