@@ -1803,6 +1803,9 @@ impl BlockSink for ScanSink<'_> {
         Some(len)
     }
 
+    // Inlined into the block's loop: called for every line, and nearly every line is one
+    // spelled as its static instruction was.
+    #[inline]
     fn inst(&mut self, _warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
         let part = &mut self.part;
         part.warp_instructions += 1;
@@ -1817,6 +1820,21 @@ impl BlockSink for ScanSink<'_> {
             self.memo.prev = Some(k);
             return Ok(());
         }
+        self.static_inst(i, line, last)
+    }
+}
+
+impl ScanSink<'_> {
+    /// [`BlockSink::inst`] for a line not taken as spelled as its static instruction: its PC
+    /// is looked up (and compared) or tabled.
+    #[inline(never)]
+    fn static_inst(
+        &mut self,
+        i: &InstLine,
+        line: u64,
+        last: Option<Taken>,
+    ) -> Result<(), ReplayError> {
+        let part = &mut self.part;
         match part.pc_index.get(&i.pc) {
             Some(&k) => {
                 self.memo.prev = Some(k);
