@@ -1129,7 +1129,7 @@ trait BlockSink {
 /// Parses one block after its `#BEGIN_TB` line, handing every instruction line to `sink`.
 /// Returns the block's coordinates.
 fn parse_block<R: Read>(
-    lines: &mut LineReader<R>,
+    reader: &mut LineReader<R>,
     shape: &BlockShape,
     begin_line: u64,
     inst: &mut InstLine,
@@ -1159,20 +1159,20 @@ fn parse_block<R: Read>(
         }
     };
     loop {
-        let (line, lines, mut count) = match sink.recall(lines.pending(), inst) {
-            Some(len) => (None, lines.skip_line(len), None),
+        let (line, lines, mut count) = match sink.recall(reader.pending(), inst) {
+            Some(len) => (None, reader.skip_line(len), None),
             // The blank line between warps, and the `warp =` and `insts =` lines after it, are
             // read where they lie, without the line reader's work of cutting them out.
-            None if lines.pending().first() == Some(&b'\n') => {
-                lines.skip_line(1);
+            None if reader.pending().first() == Some(&b'\n') => {
+                reader.skip_line(1);
                 continue;
             }
-            None => match pending_count(lines.pending()) {
-                Some((count, len)) => (None, lines.skip_line(len), Some(count)),
+            None => match pending_count(reader.pending()) {
+                Some((count, len)) => (None, reader.skip_line(len), Some(count)),
                 None => {
-                    let Some((line, lines)) = lines.next_line()? else {
+                    let Some((line, lines)) = reader.next_line()? else {
                         return Err(ReplayError::parse(
-                            &lines.path,
+                            &reader.path,
                             begin_line,
                             "missing #END_TB: the thread block started here is not closed at the end of the file",
                         ));
@@ -1319,6 +1319,20 @@ fn parse_block<R: Read>(
         }
         let w = *w;
         sink.inst(w, inst, lines.line)?;
+        // The warp's next lines are nearly always lines taken before (see [`LineMemo`]): they
+        // are taken here with the checks an instruction line of this warp needs, until one is
+        // not such a line, or not a valid one, which the loop above then reads (and reports).
+        while *seen < count {
+            let Some(len) = sink.recall(reader.pending(), inst) else {
+                break;
+            };
+            if inst.mask & !valid != 0 {
+                break;
+            }
+            *seen += 1;
+            let line = reader.skip_line(len).line;
+            sink.inst(w, inst, line)?;
+        }
     }
 }
 
