@@ -24,7 +24,7 @@
 
 use super::opcodes::{self, Generation, OpInfo};
 use super::ReplayError;
-use crate::sim::stream::WarpStream;
+use crate::sim::stream::{StreamBuilder, WarpStream};
 use crate::sim::Dim3;
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
@@ -620,13 +620,15 @@ fn plain_addresses<const ADDRS: bool>(
             let stride = line.signed_dec()?;
             if ADDRS {
                 // `base + k·stride` for the k-th lane, as a running sum (which, unlike the
-                // products, compiles to vector adds).
-                out.addrs.resize(lanes, 0);
+                // products, compiles to vector adds), in a fixed-size array (which, unlike a
+                // vector's `resize`, needs no filling first).
+                let mut lane_addrs = [0u64; 32];
                 let mut addr = base;
-                for a in &mut out.addrs {
+                for a in &mut lane_addrs {
                     *a = addr;
                     addr = addr.wrapping_add_signed(stride);
                 }
+                out.addrs.extend_from_slice(&lane_addrs[..lanes]);
             }
         }
         2 => {
@@ -712,22 +714,27 @@ impl<'a> PlainLine<'a> {
 
     /// A token of 1 to 16 hexadecimal digits after an optional `0x` or `0X`: what
     /// [`parse_hex`] reads without its general parser.
+    // Inlined where it is used: a call costs a third of reading an address.
+    #[inline(always)]
     fn hex(&mut self) -> Option<u64> {
         self.skip_space();
-        if let [b'0', b'x' | b'X', rest @ ..] = self.0 {
-            self.0 = rest;
-        }
+        let token = match self.0 {
+            [b'0', b'x' | b'X', rest @ ..] => rest,
+            token => token,
+        };
+        // Indexed rather than re-sliced a digit at a time: a slice moved per digit costs
+        // twice the instructions, and addresses have a dozen digits.
         let mut value = 0u64;
         let mut digits = 0;
-        while let [b, rest @ ..] = self.0 {
-            let digit = BYTE_CLASS[*b as usize];
+        while let Some(&b) = token.get(digits) {
+            let digit = BYTE_CLASS[b as usize];
             if digit > 15 {
                 break;
             }
             value = value << 4 | digit as u64;
             digits += 1;
-            self.0 = rest;
         }
+        self.0 = &token[digits..];
         ((1..=16).contains(&digits) && self.at_space()).then_some(value)
     }
 
@@ -735,32 +742,37 @@ impl<'a> PlainLine<'a> {
     /// its general parser.
     fn dec(&mut self) -> Option<u64> {
         self.skip_space();
+        self.dec_here()
+    }
+
+    /// [`PlainLine::dec`] of a token that starts here.
+    fn dec_here(&mut self) -> Option<u64> {
+        let token = self.0;
         let mut value = 0u64;
         let mut digits = 0;
-        while let [b, rest @ ..] = self.0 {
+        while let Some(&b) = token.get(digits) {
             if !b.is_ascii_digit() {
                 break;
             }
             value = value.wrapping_mul(10).wrapping_add((b - b'0') as u64);
             digits += 1;
-            self.0 = rest;
         }
+        self.0 = &token[digits..];
         ((1..=18).contains(&digits) && self.at_space()).then_some(value)
     }
 
     /// [`PlainLine::dec`] after an optional minus sign.
+    // Inlined: a call costs more than reading the one-digit stride it nearly always is.
+    #[inline(always)]
     fn signed_dec(&mut self) -> Option<i64> {
         self.skip_space();
         match self.0 {
+            // No digits after the sign (a space, say) is no number, as `dec` finds.
             [b'-', rest @ ..] => {
                 self.0 = rest;
-                // A space after the sign is no number.
-                if self.at_space() {
-                    return None;
-                }
-                self.dec().map(|v| -(v as i64))
+                self.dec_here().map(|v| -(v as i64))
             }
-            _ => self.dec().map(|v| v as i64),
+            _ => self.dec_here().map(|v| v as i64),
         }
     }
 }
@@ -1117,7 +1129,7 @@ trait BlockSink {
 /// Parses one block after its `#BEGIN_TB` line, handing every instruction line to `sink`.
 /// Returns the block's coordinates.
 fn parse_block<R: Read>(
-    lines: &mut LineReader<R>,
+    reader: &mut LineReader<R>,
     shape: &BlockShape,
     begin_line: u64,
     inst: &mut InstLine,
@@ -1147,20 +1159,20 @@ fn parse_block<R: Read>(
         }
     };
     loop {
-        let (line, lines, mut count) = match sink.recall(lines.pending(), inst) {
-            Some(len) => (None, lines.skip_line(len), None),
+        let (line, lines, mut count) = match sink.recall(reader.pending(), inst) {
+            Some(len) => (None, reader.skip_line(len), None),
             // The blank line between warps, and the `warp =` and `insts =` lines after it, are
             // read where they lie, without the line reader's work of cutting them out.
-            None if lines.pending().first() == Some(&b'\n') => {
-                lines.skip_line(1);
+            None if reader.pending().first() == Some(&b'\n') => {
+                reader.skip_line(1);
                 continue;
             }
-            None => match pending_count(lines.pending()) {
-                Some((count, len)) => (None, lines.skip_line(len), Some(count)),
+            None => match pending_count(reader.pending()) {
+                Some((count, len)) => (None, reader.skip_line(len), Some(count)),
                 None => {
-                    let Some((line, lines)) = lines.next_line()? else {
+                    let Some((line, lines)) = reader.next_line()? else {
                         return Err(ReplayError::parse(
-                            &lines.path,
+                            &reader.path,
                             begin_line,
                             "missing #END_TB: the thread block started here is not closed at the end of the file",
                         ));
@@ -1307,6 +1319,20 @@ fn parse_block<R: Read>(
         }
         let w = *w;
         sink.inst(w, inst, lines.line)?;
+        // The warp's next lines are nearly always lines taken before (see [`LineMemo`]): they
+        // are taken here with the checks an instruction line of this warp needs, until one is
+        // not such a line, or not a valid one, which the loop above then reads (and reports).
+        while *seen < count {
+            let Some(len) = sink.recall(reader.pending(), inst) else {
+                break;
+            };
+            if inst.mask & !valid != 0 {
+                break;
+            }
+            *seen += 1;
+            let line = reader.skip_line(len).line;
+            sink.inst(w, inst, line)?;
+        }
     }
 }
 
@@ -1791,6 +1817,9 @@ impl BlockSink for ScanSink<'_> {
         Some(len)
     }
 
+    // Inlined into the block's loop: called for every line, and nearly every line is one
+    // spelled as its static instruction was.
+    #[inline]
     fn inst(&mut self, _warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
         let part = &mut self.part;
         part.warp_instructions += 1;
@@ -1805,6 +1834,21 @@ impl BlockSink for ScanSink<'_> {
             self.memo.prev = Some(k);
             return Ok(());
         }
+        self.static_inst(i, line, last)
+    }
+}
+
+impl ScanSink<'_> {
+    /// [`BlockSink::inst`] for a line not taken as spelled as its static instruction: its PC
+    /// is looked up (and compared) or tabled.
+    #[inline(never)]
+    fn static_inst(
+        &mut self,
+        i: &InstLine,
+        line: u64,
+        last: Option<Taken>,
+    ) -> Result<(), ReplayError> {
+        let part = &mut self.part;
         match part.pc_index.get(&i.pc) {
             Some(&k) => {
                 self.memo.prev = Some(k);
@@ -1914,6 +1958,8 @@ pub struct BlockReader {
     lines: LineReader<File>,
     inst: InstLine,
     memo: LineMemo,
+    /// Instructions and addresses of the last block read: room for the next block's.
+    last_len: (usize, usize),
 }
 
 impl BlockReader {
@@ -1922,6 +1968,7 @@ impl BlockReader {
             lines: open(&trace.path)?,
             inst: InstLine::default(),
             memo: LineMemo::default(),
+            last_len: (0, 0),
         })
     }
 
@@ -1947,9 +1994,10 @@ impl BlockReader {
             warps_per_block: trace.warps_per_block(),
             lineinfo: trace.header.lineinfo,
         };
+        let (insts, addrs) = self.last_len;
         let mut sink = ReadSink {
             trace,
-            streams: vec![WarpStream::new(); shape.warps_per_block as usize],
+            streams: StreamBuilder::new(shape.warps_per_block, insts, addrs),
             taken: None,
             memo: &mut self.memo,
         };
@@ -1960,21 +2008,23 @@ impl BlockReader {
             &mut self.inst,
             &mut sink,
         )?;
-        Ok(sink.streams)
+        self.last_len = sink.streams.len();
+        Ok(sink.streams.finish())
     }
 }
 
 /// The block reader's side of [`parse_block`]: the warps' streams.
 struct ReadSink<'a> {
     trace: &'a KernelTrace,
-    streams: Vec<WarpStream>,
+    streams: StreamBuilder,
     /// The program index of the last line the byte parser took, if its PC was scanned.
     taken: Option<u32>,
     memo: &'a mut LineMemo,
 }
 
-/// Instructions reserved for a warp's stream up front: what `insts =` declares, up to this
-/// (a larger stream grows as it is read, so a wrong count cannot allocate much ahead).
+/// Instructions reserved for a warp's stream up front (in its block's buffer): what `insts =`
+/// declares, up to this (a larger stream grows as it is read, so a wrong count cannot
+/// allocate much ahead).
 const RESERVE_INSTS: u64 = 4096;
 
 impl BlockSink for ReadSink<'_> {
@@ -2010,14 +2060,17 @@ impl BlockSink for ReadSink<'_> {
     }
 
     fn declare(&mut self, warp: u32, count: u64) {
+        self.streams.begin_warp(warp);
         let insts = count.min(RESERVE_INSTS);
         // Addresses as many as the kernel's instructions carry on average, rounded up (a warp
         // of the average short by one address would grow its stream to twice the size).
         let addrs = (insts * self.trace.addresses).div_ceil(self.trace.warp_instructions.max(1));
-        self.streams[warp as usize].reserve(insts as usize, addrs as usize);
+        self.streams.reserve(insts as usize, addrs as usize);
     }
 
-    fn inst(&mut self, warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
+    // Inlined into the block's loop: called for every line.
+    #[inline]
+    fn inst(&mut self, _warp: u32, i: &InstLine, line: u64) -> Result<(), ReplayError> {
         let Some(pc) = self.taken.take().or_else(|| self.trace.index_of(i.pc)) else {
             return Err(ReplayError::parse(
                 &self.trace.path,
@@ -2027,7 +2080,7 @@ impl BlockSink for ReadSink<'_> {
         };
         self.memo.prev = Some(pc);
         let addrs = i.has_addrs.then_some(i.addrs.as_slice());
-        self.streams[warp as usize].push(pc, i.mask, addrs);
+        self.streams.push(pc, i.mask, addrs);
         Ok(())
     }
 }
@@ -2779,19 +2832,19 @@ mod tests {
             let mut want = Vec::new();
             let (mut warp_instructions, mut thread_instructions) = (0, 0);
             for warps in &good {
-                let mut streams = Vec::new();
-                for lines in warps {
-                    let mut stream = WarpStream::new();
+                let mut streams = StreamBuilder::new(warps.len() as u32, 0, 0);
+                for (w, lines) in warps.iter().enumerate() {
+                    streams.begin_warp(w as u32);
                     for l in lines.iter() {
                         let inst = line(l).unwrap();
                         let pc = trace.index_of(inst.pc).unwrap();
-                        stream.push(pc, inst.mask, inst.has_addrs.then_some(&inst.addrs[..]));
+                        let addrs = inst.has_addrs.then_some(&inst.addrs[..]);
+                        streams.push(pc, inst.mask, addrs);
                         warp_instructions += 1;
                         thread_instructions += inst.mask.count_ones() as u64;
                     }
-                    streams.push(stream);
                 }
-                want.push(streams);
+                want.push(streams.finish());
             }
             assert_eq!(
                 (trace.warp_instructions, trace.thread_instructions),

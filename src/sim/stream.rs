@@ -56,17 +56,30 @@ const NO_ADDRESSES: u32 = u32::MAX;
 struct StreamInst {
     pc: u32,
     mask: LaneMask,
-    /// Index of the first address in [`WarpStream::addrs`], or [`NO_ADDRESSES`].
+    /// Index of the first address in [`StreamData::addrs`], or [`NO_ADDRESSES`].
     addr_start: u32,
 }
 
-/// The dynamic instructions of one warp, in program order, consumed as the warp issues.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WarpStream {
+/// The dynamic instructions of a block's warps, each warp's in one run, in program order.
+#[derive(Debug, Default)]
+struct StreamData {
     insts: Vec<StreamInst>,
     /// One byte address per executing lane of each memory instruction, lanes in order.
     addrs: Vec<u64>,
-    next: usize,
+}
+
+/// The dynamic instructions of one warp, in program order, consumed as the warp issues.
+///
+/// The warps of a block share one buffer (see [`StreamBuilder`]): a block costs a few
+/// allocations rather than two per warp, and the buffer goes when the block's last warp does.
+#[derive(Clone, Default)]
+pub struct WarpStream {
+    /// `None` for a stream without instructions.
+    data: Option<Arc<StreamData>>,
+    /// The warp's instructions are `data.insts[start..end]`; `next` is the next to consume.
+    start: u32,
+    end: u32,
+    next: u32,
 }
 
 /// One dynamic instruction as the SM consumes it.
@@ -79,87 +92,186 @@ pub struct StreamStep<'a> {
     pub addrs: Option<&'a [u64]>,
 }
 
+impl StreamData {
+    fn step(&self, inst: StreamInst) -> StreamStep<'_> {
+        let addrs = (inst.addr_start != NO_ADDRESSES).then(|| {
+            let start = inst.addr_start as usize;
+            let end = (start + inst.mask.count_ones() as usize).min(self.addrs.len());
+            &self.addrs[start.min(end)..end]
+        });
+        StreamStep {
+            pc: inst.pc,
+            mask: inst.mask,
+            addrs,
+        }
+    }
+}
+
 impl WarpStream {
     pub fn new() -> WarpStream {
         WarpStream::default()
     }
 
-    /// Room for at least `insts` more instructions and `addrs` more addresses.
-    pub fn reserve(&mut self, insts: usize, addrs: usize) {
-        self.insts.reserve(insts);
-        self.addrs.reserve(addrs);
+    /// Instructions in the stream (consumed or not).
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
     }
 
-    /// Appends an instruction. `addrs`, when given, holds one address per set bit of `mask`,
-    /// lowest lane first; a mismatched count is the caller's bug and is cut or padded with the
-    /// last address so the stream stays well-formed.
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    /// Whether every instruction has been consumed.
+    pub fn is_done(&self) -> bool {
+        self.next >= self.end
+    }
+
+    /// The PC of the next instruction, if any.
+    pub fn peek_pc(&self) -> Option<u32> {
+        if self.is_done() {
+            return None;
+        }
+        self.data
+            .as_ref()?
+            .insts
+            .get(self.next as usize)
+            .map(|i| i.pc)
+    }
+
+    /// Consumes the next instruction.
+    pub fn advance(&mut self) -> Option<StreamStep<'_>> {
+        if self.is_done() {
+            return None;
+        }
+        let data = self.data.as_deref()?;
+        let inst = *data.insts.get(self.next as usize)?;
+        self.next += 1;
+        Some(data.step(inst))
+    }
+
+    /// The instructions as (pc, mask, addresses) triples, from the start, for tests and tools.
+    pub fn steps(&self) -> impl Iterator<Item = StreamStep<'_>> + '_ {
+        let insts = match &self.data {
+            Some(data) => &data.insts[self.start as usize..self.end as usize],
+            None => &[],
+        };
+        insts
+            .iter()
+            .map(move |&inst| self.data.as_deref().expect("instructions").step(inst))
+    }
+}
+
+/// Streams are alike when they hold the same instructions and have consumed as many.
+impl PartialEq for WarpStream {
+    fn eq(&self, other: &WarpStream) -> bool {
+        self.next - self.start == other.next - other.start && self.steps().eq(other.steps())
+    }
+}
+
+impl Eq for WarpStream {}
+
+impl std::fmt::Debug for WarpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarpStream")
+            .field("steps", &self.steps().collect::<Vec<_>>())
+            .field("consumed", &(self.next - self.start))
+            .finish()
+    }
+}
+
+/// Builds the streams of a block's warps in one shared buffer. Each warp's instructions are
+/// pushed together, after [`StreamBuilder::begin_warp`] (the warps may come in any order).
+#[derive(Debug, Default)]
+pub struct StreamBuilder {
+    data: StreamData,
+    /// Per warp: where its instructions start and end in `data.insts`.
+    ranges: Vec<(u32, u32)>,
+    /// The warp instructions are pushed for, if any.
+    open: Option<u32>,
+}
+
+impl StreamBuilder {
+    /// A builder for `warps` warps, with room for `insts` instructions and `addrs` addresses.
+    pub fn new(warps: u32, insts: usize, addrs: usize) -> StreamBuilder {
+        StreamBuilder {
+            data: StreamData {
+                insts: Vec::with_capacity(insts),
+                addrs: Vec::with_capacity(addrs),
+            },
+            ranges: vec![(0, 0); warps as usize],
+            open: None,
+        }
+    }
+
+    /// Room for at least `insts` more instructions and `addrs` more addresses.
+    pub fn reserve(&mut self, insts: usize, addrs: usize) {
+        self.data.insts.reserve(insts);
+        self.data.addrs.reserve(addrs);
+    }
+
+    /// Instructions pushed so far, and addresses.
+    pub fn len(&self) -> (usize, usize) {
+        (self.data.insts.len(), self.data.addrs.len())
+    }
+
+    /// The instructions pushed from now on are warp `warp`'s (a warp out of range is the
+    /// caller's bug and gets none of them); a warp begun again starts over.
+    pub fn begin_warp(&mut self, warp: u32) {
+        self.close();
+        self.open = Some(warp);
+        let len = self.data.insts.len() as u32;
+        if let Some(range) = self.ranges.get_mut(warp as usize) {
+            *range = (len, len);
+        }
+    }
+
+    /// Ends the open warp's instructions where they are.
+    fn close(&mut self) {
+        let len = self.data.insts.len() as u32;
+        if let Some(range) = self.open.and_then(|w| self.ranges.get_mut(w as usize)) {
+            range.1 = len;
+        }
+    }
+
+    /// Appends an instruction to the open warp's stream. `addrs`, when given, holds one
+    /// address per set bit of `mask`, lowest lane first; a mismatched count is the caller's
+    /// bug and is cut or padded with the last address so the stream stays well-formed.
+    // Inlined into the reader's loop: the call's own cost is most of a push.
+    #[inline]
     pub fn push(&mut self, pc: u32, mask: LaneMask, addrs: Option<&[u64]>) {
         let addr_start = match addrs {
             Some(list) => {
-                let start = self.addrs.len() as u32;
+                let addrs = &mut self.data.addrs;
+                let start = addrs.len() as u32;
                 let lanes = mask.count_ones() as usize;
-                self.addrs.extend(list.iter().take(lanes));
-                let last = list.last().copied().unwrap_or(0);
-                for _ in list.len()..lanes {
-                    self.addrs.push(last);
+                addrs.extend_from_slice(&list[..lanes.min(list.len())]);
+                if list.len() < lanes {
+                    addrs.resize(start as usize + lanes, list.last().copied().unwrap_or(0));
                 }
                 start
             }
             None => NO_ADDRESSES,
         };
-        self.insts.push(StreamInst {
+        self.data.insts.push(StreamInst {
             pc,
             mask,
             addr_start,
         });
     }
 
-    /// Instructions in the stream (consumed or not).
-    pub fn len(&self) -> usize {
-        self.insts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.insts.is_empty()
-    }
-
-    /// Whether every instruction has been consumed.
-    pub fn is_done(&self) -> bool {
-        self.next >= self.insts.len()
-    }
-
-    /// The PC of the next instruction, if any.
-    pub fn peek_pc(&self) -> Option<u32> {
-        self.insts.get(self.next).map(|i| i.pc)
-    }
-
-    /// Consumes the next instruction.
-    pub fn advance(&mut self) -> Option<StreamStep<'_>> {
-        let inst = *self.insts.get(self.next)?;
-        self.next += 1;
-        let addrs = (inst.addr_start != NO_ADDRESSES).then(|| {
-            let start = inst.addr_start as usize;
-            let end = (start + inst.mask.count_ones() as usize).min(self.addrs.len());
-            &self.addrs[start.min(end)..end]
-        });
-        Some(StreamStep {
-            pc: inst.pc,
-            mask: inst.mask,
-            addrs,
-        })
-    }
-
-    /// The instructions as (pc, mask, addresses) triples, from the start, for tests and tools.
-    pub fn steps(&self) -> impl Iterator<Item = StreamStep<'_>> + '_ {
-        self.insts.iter().map(move |inst| StreamStep {
-            pc: inst.pc,
-            mask: inst.mask,
-            addrs: (inst.addr_start != NO_ADDRESSES).then(|| {
-                let start = inst.addr_start as usize;
-                let end = (start + inst.mask.count_ones() as usize).min(self.addrs.len());
-                &self.addrs[start.min(end)..end]
-            }),
-        })
+    /// The warps' streams, in warp order (a warp without instructions gets an empty one).
+    pub fn finish(mut self) -> Vec<WarpStream> {
+        self.close();
+        let data = (!self.data.insts.is_empty()).then(|| Arc::new(self.data));
+        self.ranges
+            .iter()
+            .map(|&(start, end)| WarpStream {
+                data: data.as_ref().filter(|_| start < end).cloned(),
+                start,
+                end,
+                next: start,
+            })
+            .collect()
     }
 }
 
@@ -199,10 +311,12 @@ mod tests {
 
     #[test]
     fn stream_hands_out_instructions_with_their_addresses_in_order() {
-        let mut s = WarpStream::new();
-        s.push(0, 0xffff_ffff, None);
-        s.push(1, 0b101, Some(&[0x100, 0x108]));
-        s.push(2, 0b11, Some(&[0x200]));
+        let mut b = StreamBuilder::new(1, 0, 0);
+        b.begin_warp(0);
+        b.push(0, 0xffff_ffff, None);
+        b.push(1, 0b101, Some(&[0x100, 0x108]));
+        b.push(2, 0b11, Some(&[0x200]));
+        let [mut s] = <[WarpStream; 1]>::try_from(b.finish()).unwrap();
         assert_eq!(s.len(), 3);
         assert_eq!(s.peek_pc(), Some(0));
         let a = s.advance().unwrap();
@@ -214,6 +328,41 @@ mod tests {
         assert_eq!(c.addrs, Some(&[0x200u64, 0x200][..]));
         assert!(s.is_done());
         assert!(s.advance().is_none());
+        assert_eq!(s.peek_pc(), None);
         assert_eq!(s.steps().count(), 3);
+    }
+
+    #[test]
+    fn the_warps_of_a_block_share_a_buffer_but_not_their_instructions() {
+        let mut b = StreamBuilder::new(3, 4, 4);
+        // Warps in any order; warp 1 has no instructions.
+        b.begin_warp(2);
+        b.push(7, 0b1, Some(&[0x70]));
+        b.push(8, 0b1, None);
+        b.begin_warp(0);
+        b.push(5, 0b11, Some(&[0x50, 0x58]));
+        // Out of range: nobody's.
+        b.begin_warp(3);
+        b.push(9, 0b1, None);
+        assert_eq!(b.len(), (4, 3));
+        let streams = b.finish();
+        fn steps(s: &WarpStream) -> Vec<(u32, Option<Vec<u64>>)> {
+            s.steps()
+                .map(|s| (s.pc, s.addrs.map(<[u64]>::to_vec)))
+                .collect()
+        }
+        assert_eq!(steps(&streams[0]), [(5, Some(vec![0x50, 0x58]))]);
+        assert!(streams[1].is_empty() && streams[1].is_done());
+        assert_eq!(streams[1], WarpStream::new());
+        assert_eq!(steps(&streams[2]), [(7, Some(vec![0x70])), (8, None)]);
+        // Consuming one warp's stream leaves the others (and equal copies) as they were.
+        let mut first = streams[2].clone();
+        assert_eq!(first.advance().map(|s| s.pc), Some(7));
+        assert_ne!(first, streams[2]);
+        assert_eq!(streams[2].peek_pc(), Some(7));
+        assert_eq!(
+            StreamBuilder::new(2, 0, 0).finish(),
+            vec![WarpStream::new(); 2]
+        );
     }
 }
