@@ -2164,9 +2164,16 @@ pub struct BinaryWriter<W: Write> {
 }
 
 /// Bytes one event other than a fault (whose JSON has no bound) can add to the streams at
-/// most, with room to spare: a held-back issue (37), a version-4 state group or version-5 run
-/// of 64 members (618), then the event itself (a warp_launch: 61).
-const MAX_EVENT_BYTES: usize = 1024;
+/// most, with room to spare, when the members of a run count as written by the events that
+/// joined them: a held-back issue (37), a run's record less its members (42), then the event
+/// itself (a warp_launch: 61, a member: [`MAX_MEMBER_BYTES`]). Counted whole, a run of 64
+/// members (618 bytes) made the bound four times larger and the writer looked at the streams'
+/// length three times as often.
+const MAX_EVENT_BYTES: usize = 256;
+
+/// Bytes one member of a run adds to its record at most, with room to spare (its state's code
+/// and details: 9).
+const MAX_MEMBER_BYTES: usize = 16;
 
 impl<W: Write> BinaryWriter<W> {
     pub fn new(out: W, header: &TraceHeader) -> Result<Self, TraceError> {
@@ -2336,7 +2343,7 @@ impl<W: Write> BinaryWriter<W> {
 
     /// Closes the block once the streams reach [`BLOCK_TARGET`] bytes. Their length (a sum
     /// over eight streams) is looked at only once enough events have passed since the last
-    /// look for them to have reached it, at [`MAX_EVENT_BYTES`] each.
+    /// look for them to have reached it, at [`MAX_EVENT_BYTES`] each beyond the run kept back.
     #[inline(always)]
     fn maybe_flush(&mut self) -> Result<(), TraceError> {
         if self.events < self.check_from {
@@ -2352,7 +2359,9 @@ impl<W: Write> BinaryWriter<W> {
         if self.streams.len() >= BLOCK_TARGET {
             self.flush_block()?;
         }
-        let room = BLOCK_TARGET.saturating_sub(self.streams.len() + 1);
+        // The members already in the run are written by a later event, beyond its own bound.
+        let pending = self.enc.run.len() * MAX_MEMBER_BYTES;
+        let room = BLOCK_TARGET.saturating_sub(self.streams.len() + pending + 1);
         self.check_from = self.events + (room / MAX_EVENT_BYTES) as u64 + 1;
         Ok(())
     }
