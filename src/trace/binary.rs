@@ -709,8 +709,11 @@ const DENSE_STRIDE: u32 = 256;
 #[derive(Debug)]
 struct Table<T> {
     dense: Vec<Option<T>>,
-    sparse: HashMap<(u32, u32), T>,
+    sparse: Sparse<T>,
 }
+
+/// The part of a [`Table`] for ids too large for its dense part.
+type Sparse<T> = HashMap<(u32, u32), T>;
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
@@ -748,8 +751,20 @@ impl<T> Table<T> {
     fn get_mut(&mut self, a: u32, b: u32) -> Option<&mut T> {
         match Self::row_index(a, b) {
             Some(i) if i < self.dense.len() => self.dense[i].as_mut(),
-            _ => self.get_mut_outside(a, b),
+            _ => Self::get_mut_outside(&mut self.sparse, a, b),
         }
+    }
+
+    /// The dense row of `a` (empty if not allocated), and the sparse part, for
+    /// [`get_mut_outside`](Self::get_mut_outside) with the pairs the row does not hold.
+    #[inline(always)]
+    fn row_mut(&mut self, a: u32) -> (&mut [Option<T>], &mut Sparse<T>) {
+        let start = a as usize * DENSE_STRIDE as usize;
+        let row = match self.dense.get_mut(start..start + DENSE_STRIDE as usize) {
+            Some(row) => row,
+            None => &mut [],
+        };
+        (row, &mut self.sparse)
     }
 
     /// [`get`](Self::get) of a pair past the dense part's end: in the sparse part unless it
@@ -763,10 +778,10 @@ impl<T> Table<T> {
     }
 
     #[inline(never)]
-    fn get_mut_outside(&mut self, a: u32, b: u32) -> Option<&mut T> {
+    fn get_mut_outside(sparse: &mut Sparse<T>, a: u32, b: u32) -> Option<&mut T> {
         match Self::dense_index(a, b) {
             Some(_) => None,
-            None => self.sparse.get_mut(&(a, b)),
+            None => sparse.get_mut(&(a, b)),
         }
     }
 
@@ -869,8 +884,14 @@ impl Groups {
         if self.model {
             s.remove_position(at);
         }
+        // The members share the exiting warp's SM: its row is found once, not per member.
+        let (row, sparse) = self.warps.row_mut(w.sm);
         for &slot in &s.members[at..] {
-            if let Some(m) = self.warps.get_mut(w.sm, slot) {
+            let m = match row.get_mut(slot as usize) {
+                Some(m) => m.as_mut(),
+                None => Table::get_mut_outside(sparse, w.sm, slot),
+            };
+            if let Some(m) = m {
                 m.position = m.position.saturating_sub(1);
             }
         }
