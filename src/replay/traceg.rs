@@ -137,6 +137,8 @@ pub struct InstLine {
     pub has_addrs: bool,
     /// One address per set bit of `mask`, lowest lane first.
     pub addrs: Vec<u64>,
+    /// For addresses given as a base and a stride (address mode 1): the stride (wrapping).
+    pub stride: Option<u64>,
 }
 
 fn parse_hex(token: &str, what: &str) -> Result<u64, String> {
@@ -246,6 +248,7 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
     out.mem_width = parse_dec(next("memory width")?, "the memory width")?;
     out.has_addrs = false;
     out.addrs.clear();
+    out.stride = None;
     if out.opcode.starts_with('U') && TMA_OPCODES.iter().any(|t| out.opcode.starts_with(t)) {
         // TMA transfers are not per-lane accesses; their fields are not modelled.
         return Ok(());
@@ -266,6 +269,7 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
             1 => {
                 let base = parse_hex(next("base address")?, "the base address")?;
                 let stride: i64 = parse_dec(next("address stride")?, "the address stride")?;
+                out.stride = Some(stride as u64);
                 for k in 0..lanes as i64 {
                     out.addrs
                         .push(base.wrapping_add_signed(k.wrapping_mul(stride)));
@@ -383,6 +387,7 @@ impl SeenLine {
         out.mask = self.mask;
         out.mem_width = self.mem_width;
         out.has_addrs = has_addrs;
+        out.stride = None;
         if ADDRS {
             out.addrs.clear();
         }
@@ -568,6 +573,7 @@ fn plain_tail<const ADDRS: bool>(
     }
     out.mem_width = u32::try_from(line.dec()?).ok()?;
     out.has_addrs = false;
+    out.stride = None;
     if ADDRS {
         out.addrs.clear();
     }
@@ -618,6 +624,7 @@ fn plain_addresses<const ADDRS: bool>(
         1 => {
             let base = line.hex()?;
             let stride = line.signed_dec()?;
+            out.stride = Some(stride as u64);
             if ADDRS {
                 // `base + k·stride` for the k-th lane, as a running sum (which, unlike the
                 // products, compiles to vector adds), in a fixed-size array (which, unlike a
@@ -2079,8 +2086,14 @@ impl BlockSink for ReadSink<'_> {
             ));
         };
         self.memo.prev = Some(pc);
-        let addrs = i.has_addrs.then_some(i.addrs.as_slice());
-        self.streams.push(pc, i.mask, addrs);
+        match (i.has_addrs, i.stride, i.addrs.first()) {
+            // Kept as the base and the stride: a sixteenth of a full warp's addresses to write
+            // here and for the SM to read back, long after, from memory rather than cache.
+            (true, Some(stride), Some(&first)) => {
+                self.streams.push_strided(pc, i.mask, first, stride)
+            }
+            (has_addrs, ..) => self.streams.push(pc, i.mask, has_addrs.then_some(&i.addrs)),
+        }
         Ok(())
     }
 }
@@ -2759,7 +2772,7 @@ mod tests {
             for spelling in [None, own.as_ref(), Some(&other)] {
                 let mut out = line_with_addresses();
                 let read = parse_plain_addresses(&line, lineinfo, &mut out, |_| spelling).is_some();
-                let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone());
+                let addresses = |l: &InstLine| (l.pc, l.mask, l.mem_width, l.has_addrs, l.addrs.clone(), l.stride);
                 proptest::prop_assert_eq!(
                     read.then(|| addresses(&out)),
                     full.as_ref().map(addresses),

@@ -20,7 +20,7 @@ use super::fault::Fault;
 use super::memory::{GlobalMemory, MemoryTiming};
 use super::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use super::scoreboard::{Blocked, DepOperands, DepPath, Hazard, Scoreboard, Ticket};
-use super::stream::{ReplayFlow, ReplayOp, WarpStream};
+use super::stream::{LaneAddrs, ReplayFlow, ReplayOp, WarpStream};
 use super::warp::WarpContext;
 use super::{Dim3, KernelLaunch};
 use crate::isa::{Pipe, Program};
@@ -2141,30 +2141,37 @@ fn replay_step(
     out.executed = mask;
     out.writeback = None;
     match (op.mem, step.addrs) {
-        (Some((space, kind)), Some(list)) if mask != 0 => {
-            // The list holds one address per lane of the step's mask, lowest lane first: for
-            // a full warp (nearly every access), the lanes' addresses as they are.
-            if let (u32::MAX, Ok(all)) = (step.mask, <&[_; super::MAX_WARP_SIZE]>::try_from(list)) {
-                out.mem = Some(exec::MemAccess {
-                    space,
-                    kind,
-                    mask,
-                    addrs: *all,
-                });
-            } else {
-                let access = out.mem.insert(exec::MemAccess {
-                    space,
-                    kind,
-                    mask,
-                    addrs: [0; super::MAX_WARP_SIZE],
-                });
-                let mut lanes = step.mask;
-                for &addr in list {
-                    if lanes == 0 {
-                        break;
+        (Some((space, kind)), Some(lane_addrs)) if mask != 0 => {
+            let access = out.mem.insert(exec::MemAccess {
+                space,
+                kind,
+                mask,
+                addrs: [0; super::MAX_WARP_SIZE],
+            });
+            match lane_addrs {
+                // A full warp's evenly spaced addresses (nearly every access) are computed
+                // for all lanes at once.
+                LaneAddrs::Strided { first, stride, .. } if step.mask == u32::MAX => {
+                    // As a running sum, which unlike the products compiles to vector adds.
+                    let mut addr = first;
+                    for a in &mut access.addrs {
+                        *a = addr;
+                        addr = addr.wrapping_add(stride);
                     }
-                    access.addrs[lanes.trailing_zeros() as usize] = addr;
-                    lanes &= lanes - 1;
+                }
+                LaneAddrs::List(list) if step.mask == u32::MAX && list.len() == 32 => {
+                    access.addrs.copy_from_slice(list);
+                }
+                // One address per lane of the step's mask, lowest lane first.
+                _ => {
+                    let mut lanes = step.mask;
+                    for addr in lane_addrs.iter() {
+                        if lanes == 0 {
+                            break;
+                        }
+                        access.addrs[lanes.trailing_zeros() as usize] = addr;
+                        lanes &= lanes - 1;
+                    }
                 }
             }
         }

@@ -51,12 +51,17 @@ impl ReplayOp {
 
 const NO_ADDRESSES: u32 = u32::MAX;
 
+/// Set in [`StreamInst::addr_start`] when the instruction's addresses are kept as the first
+/// lane's and a stride (two entries) instead of one per lane.
+const STRIDED: u32 = 1 << 31;
+
 /// One dynamic instruction of a warp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct StreamInst {
     pc: u32,
     mask: LaneMask,
-    /// Index of the first address in [`StreamData::addrs`], or [`NO_ADDRESSES`].
+    /// Index of the first address in [`StreamData::addrs`] (with [`STRIDED`] set: of the first
+    /// lane's address and the stride), or [`NO_ADDRESSES`].
     addr_start: u32,
 }
 
@@ -64,7 +69,10 @@ struct StreamInst {
 #[derive(Debug, Default)]
 struct StreamData {
     insts: Vec<StreamInst>,
-    /// One byte address per executing lane of each memory instruction, lanes in order.
+    /// Per memory instruction, one byte address per executing lane, lanes in order; or, for
+    /// addresses evenly spaced (nearly every access of real kernels), the first and the
+    /// stride: a sixteenth of the bytes for the reader to write and the SM to read back, long
+    /// after, from memory rather than cache.
     addrs: Vec<u64>,
 }
 
@@ -89,15 +97,74 @@ pub struct StreamStep<'a> {
     /// The lanes that execute (active and predicate true).
     pub mask: LaneMask,
     /// One address per set bit of `mask`, lowest lane first (memory instructions only).
-    pub addrs: Option<&'a [u64]>,
+    pub addrs: Option<LaneAddrs<'a>>,
+}
+
+/// The addresses of a memory instruction's executing lanes, lowest lane first. Two compare
+/// equal when they hold the same addresses, whatever their form.
+#[derive(Debug, Clone, Copy)]
+pub enum LaneAddrs<'a> {
+    List(&'a [u64]),
+    /// `count` addresses: the k-th is `first + k·stride` (wrapping).
+    Strided {
+        first: u64,
+        stride: u64,
+        count: u32,
+    },
+}
+
+impl PartialEq for LaneAddrs<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for LaneAddrs<'_> {}
+
+impl LaneAddrs<'_> {
+    /// How many addresses.
+    pub fn len(&self) -> usize {
+        match *self {
+            LaneAddrs::List(list) => list.len(),
+            LaneAddrs::Strided { count, .. } => count as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The addresses in order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.len()).map(move |k| match *self {
+            LaneAddrs::List(list) => list[k],
+            LaneAddrs::Strided { first, stride, .. } => {
+                first.wrapping_add(stride.wrapping_mul(k as u64))
+            }
+        })
+    }
+
+    pub fn to_vec(&self) -> Vec<u64> {
+        self.iter().collect()
+    }
 }
 
 impl StreamData {
     fn step(&self, inst: StreamInst) -> StreamStep<'_> {
         let addrs = (inst.addr_start != NO_ADDRESSES).then(|| {
-            let start = inst.addr_start as usize;
+            let start = (inst.addr_start & !STRIDED) as usize;
+            if inst.addr_start & STRIDED != 0 {
+                return match self.addrs.get(start..start + 2) {
+                    Some(&[first, stride]) => LaneAddrs::Strided {
+                        first,
+                        stride,
+                        count: inst.mask.count_ones(),
+                    },
+                    _ => LaneAddrs::List(&[]),
+                };
+            }
             let end = (start + inst.mask.count_ones() as usize).min(self.addrs.len());
-            &self.addrs[start.min(end)..end]
+            LaneAddrs::List(&self.addrs[start.min(end)..end])
         });
         StreamStep {
             pc: inst.pc,
@@ -259,6 +326,20 @@ impl StreamBuilder {
         });
     }
 
+    /// Appends a memory instruction whose k-th executing lane (lowest first) addresses
+    /// `first + k·stride` (wrapping), kept as those two numbers.
+    #[inline]
+    pub fn push_strided(&mut self, pc: u32, mask: LaneMask, first: u64, stride: u64) {
+        let addrs = &mut self.data.addrs;
+        let start = addrs.len() as u32;
+        addrs.extend_from_slice(&[first, stride]);
+        self.data.insts.push(StreamInst {
+            pc,
+            mask,
+            addr_start: start | STRIDED,
+        });
+    }
+
     /// The warps' streams, in warp order (a warp without instructions gets an empty one).
     pub fn finish(mut self) -> Vec<WarpStream> {
         self.close();
@@ -322,14 +403,37 @@ mod tests {
         let a = s.advance().unwrap();
         assert_eq!((a.pc, a.mask, a.addrs), (0, 0xffff_ffff, None));
         let b = s.advance().unwrap();
-        assert_eq!(b.addrs, Some(&[0x100u64, 0x108][..]));
+        assert_eq!(b.addrs.map(|a| a.to_vec()), Some(vec![0x100, 0x108]));
         // A short list is padded with its last address: one address per executing lane.
         let c = s.advance().unwrap();
-        assert_eq!(c.addrs, Some(&[0x200u64, 0x200][..]));
+        assert_eq!(c.addrs.map(|a| a.to_vec()), Some(vec![0x200, 0x200]));
         assert!(s.is_done());
         assert!(s.advance().is_none());
         assert_eq!(s.peek_pc(), None);
         assert_eq!(s.steps().count(), 3);
+    }
+
+    #[test]
+    fn strided_addresses_are_the_list_they_stand_for() {
+        let mut b = StreamBuilder::new(1, 0, 0);
+        b.begin_warp(0);
+        // A full warp, a partial mask, a negative stride (wrapping) and one lane.
+        b.push_strided(0, u32::MAX, 0x1000, 4);
+        b.push_strided(1, 0b1011, 0x2000, 8);
+        b.push_strided(2, 0b110, 0x40, (-16i64) as u64);
+        b.push_strided(3, 0b1000, 0x80, 4);
+        b.push(4, 0b1011, Some(&[0x2000, 0x2008, 0x2010]));
+        assert_eq!(b.len(), (5, 11));
+        let [s] = <[WarpStream; 1]>::try_from(b.finish()).unwrap();
+        let steps: Vec<_> = s.steps().collect();
+        let full: Vec<u64> = (0..32).map(|k| 0x1000 + 4 * k).collect();
+        assert_eq!(steps[0].addrs.map(|a| a.to_vec()), Some(full));
+        assert_eq!(steps[1].addrs.map(|a| a.len()), Some(3));
+        assert_eq!(steps[2].addrs.map(|a| a.to_vec()), Some(vec![0x40, 0x30]));
+        assert_eq!(steps[3].addrs.map(|a| a.to_vec()), Some(vec![0x80]));
+        // The same addresses compare equal in either form.
+        assert_eq!(steps[1].addrs, steps[4].addrs);
+        assert_ne!(steps[1].addrs, steps[2].addrs);
     }
 
     #[test]
@@ -348,7 +452,7 @@ mod tests {
         let streams = b.finish();
         fn steps(s: &WarpStream) -> Vec<(u32, Option<Vec<u64>>)> {
             s.steps()
-                .map(|s| (s.pc, s.addrs.map(<[u64]>::to_vec)))
+                .map(|s| (s.pc, s.addrs.map(|a| a.to_vec())))
                 .collect()
         }
         assert_eq!(steps(&streams[0]), [(5, Some(vec![0x50, 0x58]))]);
