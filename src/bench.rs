@@ -4,11 +4,15 @@
 //!
 //! [`run_trace`] measures tracing on the memory-bound kernel: the cost of recording a binary
 //! trace (against the null observer), the trace's size, and how fast it decodes back.
-//! [`run_charts`] times every chart of every sample trace against the chart bounds.
+//! [`run_replay`] measures replay of an Accel-Sim trace: the whole `warpscope replay` (scan,
+//! simulation, recording), and the same simulation with the null observer, which says how much
+//! of the time the trace takes. [`run_charts`] times every chart of every sample trace against
+//! the chart bounds.
 
 use crate::asm::{self, Dialect};
+use crate::replay::{self, ReplayError};
 use crate::sim::config::GpuConfig;
-use crate::sim::gpu::{prepare, simulate, SimError, SimOptions, SimReport};
+use crate::sim::gpu::{prepare, simulate, simulate_with_source, SimError, SimOptions, SimReport};
 use crate::sim::memory::GlobalMemory;
 use crate::sim::observer::NullObserver;
 use crate::sim::{Dim3, KernelLaunch};
@@ -336,6 +340,117 @@ pub fn run_trace(
         read_passes,
         read_elapsed,
         analyze_elapsed,
+    })
+}
+
+/// Why [`run_replay`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayBenchError {
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("the run without a trace differs from the recorded one: {0}")]
+    Mismatch(String),
+}
+
+/// Figures of [`run_replay`].
+#[derive(Debug, Clone)]
+pub struct ReplayBench {
+    pub gpu: String,
+    pub warp_instructions: u64,
+    pub cycles: u64,
+    /// Opening the trace: every line validated, the thread blocks indexed.
+    pub scan_elapsed: Duration,
+    /// The replay recording the default binary trace to a file, as `warpscope replay` does.
+    pub record_elapsed: Duration,
+    pub events: u64,
+    pub bytes: u64,
+    /// The same replay with the null observer: the front end and the timing model alone.
+    pub null_elapsed: Duration,
+}
+
+impl ReplayBench {
+    /// Warp instructions per second of the whole replay, scan included, as `replay` counts.
+    pub fn replay_rate(&self) -> f64 {
+        self.warp_instructions as f64 / (self.scan_elapsed + self.record_elapsed).as_secs_f64()
+    }
+
+    /// The same without the trace: scan and simulation with the null observer.
+    pub fn null_rate(&self) -> f64 {
+        self.warp_instructions as f64 / (self.scan_elapsed + self.null_elapsed).as_secs_f64()
+    }
+
+    /// Recording replay time over null-observer replay time (scan excluded).
+    pub fn overhead(&self) -> f64 {
+        self.record_elapsed.as_secs_f64() / self.null_elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Replay cost on the Accel-Sim trace at `trace` (a directory, kernel list or `.traceg`):
+/// opens (scans) it, replays it recording the binary trace at the default verbosity to `out`
+/// (removed afterwards), then replays it again with the null observer. Both runs must agree.
+pub fn run_replay(
+    config: &GpuConfig,
+    trace: &std::path::Path,
+    out: &std::path::Path,
+) -> Result<ReplayBench, ReplayBenchError> {
+    let options = SimOptions::default();
+    let start = Instant::now();
+    let input = replay::open(trace)?;
+    let scan_elapsed = start.elapsed();
+
+    let start = Instant::now();
+    let recorded = replay::replay(
+        config,
+        &input,
+        options,
+        out,
+        TraceFormat::Binary,
+        crate::trace::DEFAULT_VERBOSITY,
+    );
+    let record_elapsed = start.elapsed();
+    let _ = std::fs::remove_file(out);
+    let recorded = recorded?.record;
+    if let Some(fault) = recorded.fault {
+        return Err(ReplayBenchError::Sim(SimError::Fault {
+            fault,
+            partial: Box::new(recorded.report),
+        }));
+    }
+
+    let launches = input.launches();
+    let mut source = input.source()?;
+    let mut memory = GlobalMemory::default();
+    let start = Instant::now();
+    let report = simulate_with_source(
+        config,
+        &launches,
+        &mut memory,
+        options,
+        &mut source,
+        &mut NullObserver,
+    )?;
+    let null_elapsed = start.elapsed();
+    if let Some(e) = source.take_error() {
+        return Err(e.into());
+    }
+    let traced = &recorded.report;
+    if traced.cycles != report.cycles || traced.warp_instructions != report.warp_instructions {
+        return Err(ReplayBenchError::Mismatch(format!(
+            "{} cycles / {} warp instructions recorded, {} / {} without a trace",
+            traced.cycles, traced.warp_instructions, report.cycles, report.warp_instructions
+        )));
+    }
+    Ok(ReplayBench {
+        gpu: config.name.clone(),
+        warp_instructions: report.warp_instructions,
+        cycles: report.cycles,
+        scan_elapsed,
+        record_elapsed,
+        events: recorded.events,
+        bytes: recorded.bytes,
+        null_elapsed,
     })
 }
 

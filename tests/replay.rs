@@ -780,3 +780,43 @@ proptest::proptest! {
         }
     }
 }
+
+/// `bench --replay`: the recorded and the untraced replay of the shared trace agree with
+/// `replay` itself, the temporary trace is removed, and a bad trace is a clean error.
+#[test]
+fn bench_replay_measures_both_runs_of_the_same_replay() {
+    let out = tmp("bench.wstrace");
+    let r = warpscope::bench::run_replay(&volta(), &shared_vectoradd(), &out).unwrap();
+    assert!(!out.exists());
+    let replayed = replay_to(&shared_vectoradd(), &volta(), "bench-ref.wstrace", 1);
+    assert_eq!(r.warp_instructions, 344);
+    assert_eq!(r.warp_instructions, replayed.report.warp_instructions);
+    assert_eq!(r.cycles, replayed.report.cycles);
+    assert_eq!(r.events, replayed.events.len() as u64);
+    assert_eq!(r.bytes, std::fs::metadata(&replayed.path).unwrap().len());
+    assert!(r.replay_rate() > 0.0 && r.null_rate() > 0.0 && r.overhead() > 0.0);
+
+    let o = Command::new(BIN)
+        .args(["bench", "--replay"])
+        .arg(shared_vectoradd())
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["warp_instructions"], 344);
+    assert_eq!(v["cycles"].as_u64(), Some(r.cycles));
+    assert!(v["targets"]["replay_at_least_5m_per_second"].is_boolean());
+
+    let o = Command::new(BIN)
+        .args(["bench", "--replay", "tests/data/accelsim/no-such-trace"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("bench --replay") && e.contains("no-such-trace"),
+        "{e}"
+    );
+}

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::process::ExitCode;
-use warpscope::bench::{self, TraceBenchError};
+use warpscope::bench::{self, ReplayBenchError, TraceBenchError};
 use warpscope::sim::config::GpuConfig;
 use warpscope::sim::gpu::SimError;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
@@ -19,6 +19,7 @@ Examples:
   cargo run --release -- bench --gpu small --scale 4 --json
   cargo run --release -- bench --trace          # tracing and analysis cost on vecadd_1m
   cargo run --release -- bench --charts         # every chart of every trace in traces/
+  taskset -c 0 cargo run --release -- bench --replay /tmp/vecadd-22m   # replay on one core
 
 Runs ffma_loop (64·scale blocks of 256 threads, 1000 FFMA-loop trips: compute-bound) and
 vecadd_1m (vector add over 2^20·min(scale, 8) floats: memory-bound) with the null observer,
@@ -32,6 +33,14 @@ the binary trace (default verbosity; --compact: the compact format) into memory,
 bytes and bytes per warp instruction (target <= 4), decode speed in MB/s of trace (target >=
 200) and events/s, analysis speed in events/s (target >= 50 M) and one analysis's time over
 the recording time (target <= 0.25). --scale does not apply.
+
+With --replay TRACE, opens (scans) the Accel-Sim trace TRACE (a directory, kernelslist.g or
+kernel-N.traceg; scripts/gen-accelsim-trace.py writes large ones), replays it on --gpu as
+`warpscope replay` does, recording the default binary trace to a temporary file that is then
+removed, and replays it again with the null observer, and prints: scan time, the replay's time
+and warp instructions per second with the scan (target >= 5 M/s on one core: run under
+`taskset -c 0`), the same without a trace, and recording time over null time. Peak memory is
+the command's own: measure `warpscope replay` with `/usr/bin/time -v`.
 
 With --charts, renders every chart of every .wstrace file in --traces DIR (default traces/)
 and prints per chart: trace, chart, host seconds (reading the trace and drawing) and SVG size;
@@ -62,6 +71,9 @@ pub struct BenchArgs {
     /// Time every chart of every sample trace instead (see --traces).
     #[arg(long, conflicts_with = "trace")]
     pub charts: bool,
+    /// Measure replay of this Accel-Sim trace instead: with and without recording.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["trace", "charts"])]
+    pub replay: Option<std::path::PathBuf>,
     /// With --charts: the directory of traces to render.
     #[arg(
         long,
@@ -212,6 +224,77 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn run_replay(trace: &std::path::Path, json: bool, config: &GpuConfig) -> Result<ExitCode> {
+    let out = std::env::temp_dir().join(format!("warpscope-bench-{}.wstrace", std::process::id()));
+    let what = format!("bench --replay {} on {}", trace.display(), config.name);
+    let r = match bench::run_replay(config, trace, &out) {
+        Ok(r) => r,
+        Err(ReplayBenchError::Sim(SimError::Fault { fault, .. })) => {
+            bail!("{what}: fault: {fault}")
+        }
+        Err(e) => bail!("{what}: {e}"),
+    };
+    let rate_ok = r.replay_rate() >= 5e6;
+    let text = if json {
+        serde_json::to_string_pretty(&json!({
+            "trace": trace.display().to_string(),
+            "gpu": r.gpu,
+            "warp_instructions": r.warp_instructions,
+            "cycles": r.cycles,
+            "events": r.events,
+            "bytes": r.bytes,
+            "scan_seconds": r.scan_elapsed.as_secs_f64(),
+            "record_seconds": r.record_elapsed.as_secs_f64(),
+            "null_seconds": r.null_elapsed.as_secs_f64(),
+            "replay_warp_instructions_per_second": r.replay_rate(),
+            "null_warp_instructions_per_second": r.null_rate(),
+            "overhead": r.overhead(),
+            "targets": { "replay_at_least_5m_per_second": rate_ok },
+        }))? + "\n"
+    } else {
+        let mut out = format!(
+            "replay of {} on {}: {} warp instructions, {} cycles, {} events, {} trace bytes\n",
+            trace.display(),
+            r.gpu,
+            r.warp_instructions,
+            r.cycles,
+            r.events,
+            r.bytes
+        );
+        let _ = writeln!(
+            out,
+            "{:<36} {:>10} {:>12} {:>10}",
+            "measure", "s", "M inst/s", "target"
+        );
+        let mut row = |name: &str, seconds: f64, rate: Option<f64>, goal: &str| {
+            let rate = rate.map_or(String::new(), |r| format!("{:.2}", r / 1e6));
+            let _ = writeln!(out, "{name:<36} {seconds:>10.3} {rate:>12} {goal:>10}");
+        };
+        row("scan", r.scan_elapsed.as_secs_f64(), None, "");
+        row(
+            "replay recording the trace (+ scan)",
+            (r.scan_elapsed + r.record_elapsed).as_secs_f64(),
+            Some(r.replay_rate()),
+            ">= 5",
+        );
+        row(
+            "replay without a trace (+ scan)",
+            (r.scan_elapsed + r.null_elapsed).as_secs_f64(),
+            Some(r.null_rate()),
+            "",
+        );
+        let _ = writeln!(
+            out,
+            "recording / null: {:.2}x; target (>= 5 M warp instructions/s): {}",
+            r.overhead(),
+            target(rate_ok)
+        );
+        out
+    };
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_charts(args: &BenchArgs) -> Result<ExitCode> {
     let results = bench::run_charts(&args.traces)?;
     if results.is_empty() {
@@ -288,6 +371,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let config = validated(load_gpu(&args.gpu)?)?;
     if args.trace {
         return run_trace(&args, &config);
+    }
+    if let Some(trace) = &args.replay {
+        return run_replay(trace, args.json, &config);
     }
     let results = match bench::run_all(&config, args.scale) {
         Ok(r) => r,
