@@ -70,9 +70,9 @@ struct StreamInst {
 struct StreamData {
     insts: Vec<StreamInst>,
     /// Per memory instruction, one byte address per executing lane, lanes in order; or, for
-    /// addresses evenly spaced (nearly every access of real kernels), the first and the
-    /// stride: a sixteenth of the bytes for the reader to write and the SM to read back, long
-    /// after, from memory rather than cache.
+    /// addresses given as a base and a stride (the tracer's usual form), those two: a
+    /// sixteenth of the bytes for the reader to write and the SM to read back, long after,
+    /// from memory rather than cache.
     addrs: Vec<u64>,
 }
 
