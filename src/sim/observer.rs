@@ -144,6 +144,25 @@ pub trait Observer {
     fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {}
     /// The warp's state changed this cycle (it holds until the next change or exit).
     fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {}
+    /// Whether this observer takes the warps ready but for one pipe as a group: then the
+    /// simulator reports their common changes once, by [`Observer::pipe_state`], instead of
+    /// one `warp_state` per warp, and says by [`Observer::ready_state`] which warps are in
+    /// such a group. Asked once per scheduler pass.
+    fn pipe_groups(&self) -> bool {
+        false
+    }
+    /// [`Observer::warp_state`] of a warp whose next instruction is ready but for `pipe` (or
+    /// that pipe's queue): until it issues or is reported again, the warp is in the group of
+    /// that pipe of its scheduler, and follows the group's [`Observer::pipe_state`] changes.
+    fn ready_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState, pipe: Pipe) {
+        self.warp_state(cycle, warp, state);
+    }
+    /// Only if [`Observer::pipe_groups`]: every warp in the group of `pipe` of scheduler
+    /// `scheduler` of SM `sm` that is not in `state` changes to it, as if each were reported by
+    /// `warp_state` — in launch order, among the pass's other state changes, which come after
+    /// this call: a warp of the group reported there changes as reported instead. A
+    /// scheduler's pass reports its issues first, then these, then its other state changes.
+    fn pipe_state(&mut self, cycle: u64, sm: u32, scheduler: u32, pipe: Pipe, state: WarpState) {}
     /// An instruction issued in issue slot `slot` of the warp's scheduler.
     fn issue(
         &mut self,

@@ -1342,14 +1342,18 @@ impl Sm {
         out.issued += issued_here;
 
         // Report state changes.
+        let groups = O::WARP_STATES && cx.observer.pipe_groups();
         for (i, &slot) in pool.iter().enumerate() {
             let state = states[i];
             let w = &mut self.hot[slot as usize];
-            {
-                if w.reported != Some(state) {
-                    w.reported = Some(state);
-                    cx.observer
-                        .warp_state(cycle, WarpRef { sm: self.id, slot }, state);
+            if w.reported != Some(state) {
+                w.reported = Some(state);
+                let warp = WarpRef { sm: self.id, slot };
+                match w.ready_pipe {
+                    Some(pipe) if groups && state != WarpState::Selected => {
+                        cx.observer.ready_state(cycle, warp, state, pipe)
+                    }
+                    _ => cx.observer.warp_state(cycle, warp, state),
                 }
             }
         }
@@ -1600,6 +1604,11 @@ impl Sm {
         // Report state changes, in list order as the full pass does: the warps looked at, the
         // one that issued, and the ready warps of each pipe whose entry changed.
         let mut report = visit & present;
+        let looked_at = report;
+        // An observer that takes pipe groups is told of a pipe's change once, here: the ready
+        // warps not looked at change with it unnamed.
+        let groups = O::WARP_STATES && cx.observer.pipe_groups();
+        let sm = self.id;
         // Borrowed once for the rest of the pass: re-indexing them per warp cost more than
         // the reporting itself.
         let sched = &mut self.schedulers[s];
@@ -1613,7 +1622,21 @@ impl Sm {
             let state = by_pipe[p].0;
             if ready != 0 && sched.ready_reported[p] != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
-                if O::WARP_STATES {
+                if groups {
+                    let mut changed = false;
+                    let mut unnamed = ready & !looked_at;
+                    while unnamed != 0 {
+                        let i = unnamed.trailing_zeros() as usize;
+                        unnamed &= unnamed - 1;
+                        let w = &mut hot[sched.warps[i] as usize];
+                        changed |= w.reported != Some(state);
+                        w.reported = Some(state);
+                    }
+                    if changed {
+                        cx.observer
+                            .pipe_state(cycle, sm, s as u32, Pipe::ALL[p], state);
+                    }
+                } else if O::WARP_STATES {
                     report |= ready;
                 }
                 sched.ready_reported[p] = state;
@@ -1623,7 +1646,6 @@ impl Sm {
             report |= 1 << i;
         }
         let warps = &sched.warps[..];
-        let sm = self.id;
         let mut bits = report;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
@@ -1640,7 +1662,13 @@ impl Sm {
             };
             if w.reported != Some(state) {
                 w.reported = Some(state);
-                cx.observer.warp_state(cycle, WarpRef { sm, slot }, state);
+                let warp = WarpRef { sm, slot };
+                match w.ready_pipe {
+                    Some(pipe) if groups && issued_at != Some(i) => {
+                        cx.observer.ready_state(cycle, warp, state, pipe)
+                    }
+                    _ => cx.observer.warp_state(cycle, warp, state),
+                }
             }
         }
         self.close_cycle(

@@ -13,6 +13,7 @@
 
 pub mod binary;
 pub mod event;
+pub mod groups;
 pub mod jsonl;
 pub mod recorder;
 

@@ -1,0 +1,429 @@
+//! The simulator's pipe-group reports, expanded by `trace::groups`, are exactly the per-warp
+//! state changes it reports otherwise: same events, same order, for every bundled kernel under
+//! every policy and scoreboard, and for replayed Accel-Sim traces.
+
+use std::path::{Path, PathBuf};
+use warpscope::isa::Pipe;
+use warpscope::launchfile::LaunchFile;
+use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
+use warpscope::sim::gpu::{simulate_with_source, SimOptions};
+use warpscope::sim::memory::GlobalMemory;
+use warpscope::sim::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
+use warpscope::sim::scoreboard::Hazard;
+use warpscope::sim::stream::{InstructionSource, NoReplay};
+use warpscope::sim::{Fault, KernelLaunch, LaneMask};
+use warpscope::trace::event::Event;
+use warpscope::trace::groups::{GroupExpander, PipeGroups};
+
+/// Every event, as the trace would hold it.
+#[derive(Default)]
+struct EventLog {
+    events: Vec<Event>,
+    /// `pipe_state` calls seen (only by an observer that asked for them).
+    group_changes: u64,
+}
+
+impl Observer for EventLog {
+    fn kernel_launch(&mut self, cycle: u64, launch: u32) {
+        self.events.push(Event::KernelLaunch { cycle, launch });
+    }
+    fn kernel_complete(&mut self, cycle: u64, launch: u32) {
+        self.events.push(Event::KernelComplete { cycle, launch });
+    }
+    fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        let e = Event::BlockAssign {
+            cycle,
+            launch,
+            block,
+            sm,
+        };
+        self.events.push(e);
+    }
+    fn block_complete(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        let e = Event::BlockComplete {
+            cycle,
+            launch,
+            block,
+            sm,
+        };
+        self.events.push(e);
+    }
+    fn warp_launch(&mut self, cycle: u64, warp: WarpRef, info: &WarpInfo) {
+        let info = *info;
+        self.events.push(Event::WarpLaunch { cycle, warp, info });
+    }
+    fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {
+        self.events.push(Event::WarpExit { cycle, warp });
+    }
+    fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {
+        self.events.push(Event::WarpState { cycle, warp, state });
+    }
+    fn issue(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        active: LaneMask,
+        pipe: Pipe,
+        slot: u32,
+    ) {
+        let e = Event::Issue {
+            cycle,
+            warp,
+            pc,
+            active,
+            pipe,
+            slot,
+        };
+        self.events.push(e);
+    }
+    fn complete(&mut self, cycle: u64, warp: WarpRef, pc: u32) {
+        self.events.push(Event::Complete { cycle, warp, pc });
+    }
+    fn refill(&mut self, cycle: u64, sm: u32, scheduler: u32, slots: u32) {
+        let e = Event::Refill {
+            cycle,
+            sm,
+            scheduler,
+            slots,
+        };
+        self.events.push(e);
+    }
+    fn barrier_arrive(&mut self, cycle: u64, warp: WarpRef) {
+        self.events.push(Event::BarrierArrive { cycle, warp });
+    }
+    fn barrier_release(&mut self, cycle: u64, sm: u32, launch: u32, block: u32) {
+        let e = Event::BarrierRelease {
+            cycle,
+            sm,
+            launch,
+            block,
+        };
+        self.events.push(e);
+    }
+    fn memory(&mut self, cycle: u64, warp: WarpRef, pc: u32, mem: &MemEvent) {
+        let mem = *mem;
+        self.events.push(Event::Memory {
+            cycle,
+            warp,
+            pc,
+            mem,
+        });
+    }
+    fn hazard(&mut self, cycle: u64, warp: WarpRef, hazard: &Hazard) {
+        let hazard = *hazard;
+        self.events.push(Event::Hazard {
+            cycle,
+            warp,
+            hazard,
+        });
+    }
+    fn fault(&mut self, cycle: u64, fault: &Fault) {
+        let fault = Box::new(fault.clone());
+        self.events.push(Event::Fault { cycle, fault });
+    }
+}
+
+/// Counts the groups' changes on their way to the expander.
+struct Counting(PipeGroups<EventLog>, u64);
+
+impl Observer for Counting {
+    fn warp_launch(&mut self, cycle: u64, warp: WarpRef, info: &WarpInfo) {
+        self.0.warp_launch(cycle, warp, info)
+    }
+    fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {
+        self.0.warp_exit(cycle, warp)
+    }
+    fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {
+        self.0.warp_state(cycle, warp, state)
+    }
+    fn pipe_groups(&self) -> bool {
+        true
+    }
+    fn ready_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState, pipe: Pipe) {
+        self.0.ready_state(cycle, warp, state, pipe)
+    }
+    fn pipe_state(&mut self, cycle: u64, sm: u32, scheduler: u32, pipe: Pipe, state: WarpState) {
+        self.1 += 1;
+        self.0.pipe_state(cycle, sm, scheduler, pipe, state)
+    }
+    fn issue(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        active: LaneMask,
+        pipe: Pipe,
+        slot: u32,
+    ) {
+        self.0.issue(cycle, warp, pc, active, pipe, slot)
+    }
+    fn complete(&mut self, cycle: u64, warp: WarpRef, pc: u32) {
+        self.0.complete(cycle, warp, pc)
+    }
+    fn kernel_launch(&mut self, cycle: u64, launch: u32) {
+        self.0.kernel_launch(cycle, launch)
+    }
+    fn kernel_complete(&mut self, cycle: u64, launch: u32) {
+        self.0.kernel_complete(cycle, launch)
+    }
+    fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        self.0.block_assign(cycle, launch, block, sm)
+    }
+    fn block_complete(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        self.0.block_complete(cycle, launch, block, sm)
+    }
+    fn refill(&mut self, cycle: u64, sm: u32, scheduler: u32, slots: u32) {
+        self.0.refill(cycle, sm, scheduler, slots)
+    }
+    fn barrier_arrive(&mut self, cycle: u64, warp: WarpRef) {
+        self.0.barrier_arrive(cycle, warp)
+    }
+    fn barrier_release(&mut self, cycle: u64, sm: u32, launch: u32, block: u32) {
+        self.0.barrier_release(cycle, sm, launch, block)
+    }
+    fn memory(&mut self, cycle: u64, warp: WarpRef, pc: u32, event: &MemEvent) {
+        self.0.memory(cycle, warp, pc, event)
+    }
+    fn hazard(&mut self, cycle: u64, warp: WarpRef, hazard: &Hazard) {
+        self.0.hazard(cycle, warp, hazard)
+    }
+    fn fault(&mut self, cycle: u64, fault: &Fault) {
+        self.0.fault(cycle, fault)
+    }
+}
+
+/// Runs the same simulation with per-warp reports and with pipe groups; asserts the expanded
+/// stream is the per-warp one. Returns (state changes, group changes) of the run.
+fn same_events<'s>(
+    what: &str,
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    memory: &GlobalMemory,
+    source: &mut dyn FnMut() -> Box<dyn InstructionSource + 's>,
+) -> (usize, u64) {
+    let options = SimOptions::default();
+    let mut plain = EventLog::default();
+    let mut mem = memory.clone();
+    let plain_report = simulate_with_source(
+        config,
+        launches,
+        &mut mem,
+        options,
+        &mut *source(),
+        &mut plain,
+    );
+    let mut grouped = Counting(PipeGroups::new(EventLog::default()), 0);
+    let mut mem = memory.clone();
+    let grouped_report = simulate_with_source(
+        config,
+        launches,
+        &mut mem,
+        options,
+        &mut *source(),
+        &mut grouped,
+    );
+    assert_eq!(
+        format!("{plain_report:?}"),
+        format!("{grouped_report:?}"),
+        "{what}: the run itself differs"
+    );
+    let changes = grouped.1;
+    let expanded = grouped.0.finish();
+    assert_eq!(expanded.group_changes, 0);
+    let states = plain
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::WarpState { .. }))
+        .count();
+    if let Some(at) = plain
+        .events
+        .iter()
+        .zip(&expanded.events)
+        .position(|(a, b)| a != b)
+    {
+        let from = at.saturating_sub(4);
+        panic!(
+            "{what}: event {at} differs\nper warp: {:#?}\ngrouped: {:#?}",
+            &plain.events[from..(at + 4).min(plain.events.len())],
+            &expanded.events[from..(at + 4).min(expanded.events.len())]
+        );
+    }
+    assert_eq!(
+        plain.events.len(),
+        expanded.events.len(),
+        "{what}: event counts differ"
+    );
+    (states, changes)
+}
+
+fn kernels_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels")
+}
+
+fn launch_file(name: &str) -> LaunchFile {
+    LaunchFile::load(&kernels_dir().join(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn kernel_matrix(kernels: &[&str], gpus: &[&str], policies: &[Policy], boards: &[ScoreboardKind]) {
+    let mut grouped_runs = 0;
+    for &kernel in kernels {
+        let lf = launch_file(kernel);
+        let launches = lf.kernel_launches();
+        let memory = lf.initial_memory();
+        for &gpu in gpus {
+            for &policy in policies {
+                for &board in boards {
+                    let mut config = GpuConfig::preset(gpu).unwrap();
+                    config.scheduler.policy = policy;
+                    config.scheduler.scoreboard = board;
+                    let what = format!("{kernel} on {gpu}, {} / {}", policy.name(), board.name());
+                    let (_, changes) = same_events(&what, &config, &launches, &memory, &mut || {
+                        Box::new(NoReplay)
+                    });
+                    grouped_runs += (changes > 0) as u32;
+                }
+            }
+        }
+    }
+    // The check means something only if groups were used.
+    assert!(grouped_runs > 0, "no run reported a pipe group");
+}
+
+#[test]
+fn grouped_reports_expand_to_the_per_warp_ones_for_the_bundled_kernels() {
+    let kernels = [
+        "vecadd_tiny.json",
+        "divergent.json",
+        "loop.json",
+        "matmul.json",
+        "mufu.json",
+        "reduce.json",
+        "vecadd.json",
+    ];
+    kernel_matrix(
+        &kernels,
+        &["tiny", "small", "volta"],
+        &Policy::ALL,
+        &ScoreboardKind::ALL,
+    );
+}
+
+#[test]
+fn grouped_reports_expand_to_the_per_warp_ones_for_replayed_traces() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim");
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    traces.sort();
+    assert!(
+        traces.len() >= 3,
+        "expected the test traces, found {traces:?}"
+    );
+    for trace in &traces {
+        let input = warpscope::replay::open(trace).unwrap();
+        let launches = input.launches();
+        for gpu in ["volta", "hopper"] {
+            let config = GpuConfig::preset(gpu).unwrap();
+            let what = format!("{} on {gpu}", trace.display());
+            same_events(
+                &what,
+                &config,
+                &launches,
+                &GlobalMemory::default(),
+                &mut || Box::new(input.source().unwrap()),
+            );
+        }
+    }
+}
+
+/// Runs `scripts/gen-accelsim-trace.py` with `args` into a fresh directory.
+fn generated(name: &str, args: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpscope-groups-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
+    let o = std::process::Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .expect("python3 runs scripts/gen-accelsim-trace.py");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir
+}
+
+fn replay_matrix(traces: &[PathBuf], gpus: &[&str]) -> (usize, u64) {
+    let (mut states, mut changes) = (0, 0);
+    for trace in traces {
+        let input = warpscope::replay::open(trace).unwrap();
+        let launches = input.launches();
+        for &gpu in gpus {
+            let config = GpuConfig::preset(gpu).unwrap();
+            let what = format!("{} on {gpu}", trace.display());
+            let (s, c) = same_events(
+                &what,
+                &config,
+                &launches,
+                &GlobalMemory::default(),
+                &mut || Box::new(input.source().unwrap()),
+            );
+            states += s;
+            changes += c;
+        }
+    }
+    (states, changes)
+}
+
+#[test]
+fn grouped_reports_expand_to_the_per_warp_ones_for_generated_traces() {
+    let fma = generated("fma", &["--elements", "20000", "--fma-trips", "6"]);
+    let vecadd = generated("vecadd", &["--elements", "60000", "--block", "128"]);
+    let (states, changes) = replay_matrix(&[fma.clone(), vecadd.clone()], &["small", "volta"]);
+    // The compute-bound loop is where groups matter: most changes go in them.
+    assert!(
+        changes > 1000 && (changes as usize) < states / 4,
+        "{changes} group changes, {states} state changes"
+    );
+    for dir in [fma, vecadd] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn a_group_change_is_merged_into_its_pass_in_launch_order() {
+    let mut x = GroupExpander::new();
+    let w = |slot| WarpRef { sm: 0, slot };
+    let mut out = Vec::new();
+    for slot in 0..4 {
+        x.launch(w(slot), 0);
+    }
+    // Warps 0, 2 and 3 join the FMA group at cycle 1.
+    let busy = WarpState::PipeBusy { pipe: Pipe::Fma };
+    for slot in [0, 2, 3] {
+        x.state(1, w(slot), busy, Some(Pipe::Fma), &mut |c, w, s| {
+            out.push((c, w.slot, s))
+        });
+    }
+    x.state(1, w(1), WarpState::StallCount, None, &mut |c, w, s| {
+        out.push((c, w.slot, s))
+    });
+    out.clear();
+    // At cycle 2 the pipe frees; warp 2 is reported by name in the same pass, warp 1 too.
+    let mut emit = |c, w: WarpRef, s| out.push((c, w.slot, s));
+    x.pipe_state(2, 0, 0, Pipe::Fma, WarpState::NotSelected, &mut emit);
+    x.state(2, w(1), WarpState::NotSelected, None, &mut emit);
+    x.state(2, w(2), WarpState::Selected, None, &mut emit);
+    x.flush(&mut emit);
+    assert_eq!(
+        out,
+        vec![
+            (2, 0, WarpState::NotSelected),
+            (2, 1, WarpState::NotSelected),
+            (2, 2, WarpState::Selected),
+            (2, 3, WarpState::NotSelected),
+        ]
+    );
+}
