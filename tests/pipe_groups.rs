@@ -8,190 +8,11 @@ use warpscope::launchfile::LaunchFile;
 use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use warpscope::sim::gpu::{simulate_with_source, SimOptions};
 use warpscope::sim::memory::GlobalMemory;
-use warpscope::sim::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
-use warpscope::sim::scoreboard::Hazard;
+use warpscope::sim::observer::{WarpRef, WarpState};
 use warpscope::sim::stream::{InstructionSource, NoReplay};
-use warpscope::sim::{Fault, KernelLaunch, LaneMask};
+use warpscope::sim::KernelLaunch;
 use warpscope::trace::event::Event;
 use warpscope::trace::groups::{GroupExpander, PipeGroups};
-
-/// Every event, as the trace would hold it.
-#[derive(Default)]
-struct EventLog {
-    events: Vec<Event>,
-    /// `pipe_state` calls seen (only by an observer that asked for them).
-    group_changes: u64,
-}
-
-impl Observer for EventLog {
-    fn kernel_launch(&mut self, cycle: u64, launch: u32) {
-        self.events.push(Event::KernelLaunch { cycle, launch });
-    }
-    fn kernel_complete(&mut self, cycle: u64, launch: u32) {
-        self.events.push(Event::KernelComplete { cycle, launch });
-    }
-    fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
-        let e = Event::BlockAssign {
-            cycle,
-            launch,
-            block,
-            sm,
-        };
-        self.events.push(e);
-    }
-    fn block_complete(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
-        let e = Event::BlockComplete {
-            cycle,
-            launch,
-            block,
-            sm,
-        };
-        self.events.push(e);
-    }
-    fn warp_launch(&mut self, cycle: u64, warp: WarpRef, info: &WarpInfo) {
-        let info = *info;
-        self.events.push(Event::WarpLaunch { cycle, warp, info });
-    }
-    fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {
-        self.events.push(Event::WarpExit { cycle, warp });
-    }
-    fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {
-        self.events.push(Event::WarpState { cycle, warp, state });
-    }
-    fn issue(
-        &mut self,
-        cycle: u64,
-        warp: WarpRef,
-        pc: u32,
-        active: LaneMask,
-        pipe: Pipe,
-        slot: u32,
-    ) {
-        let e = Event::Issue {
-            cycle,
-            warp,
-            pc,
-            active,
-            pipe,
-            slot,
-        };
-        self.events.push(e);
-    }
-    fn complete(&mut self, cycle: u64, warp: WarpRef, pc: u32) {
-        self.events.push(Event::Complete { cycle, warp, pc });
-    }
-    fn refill(&mut self, cycle: u64, sm: u32, scheduler: u32, slots: u32) {
-        let e = Event::Refill {
-            cycle,
-            sm,
-            scheduler,
-            slots,
-        };
-        self.events.push(e);
-    }
-    fn barrier_arrive(&mut self, cycle: u64, warp: WarpRef) {
-        self.events.push(Event::BarrierArrive { cycle, warp });
-    }
-    fn barrier_release(&mut self, cycle: u64, sm: u32, launch: u32, block: u32) {
-        let e = Event::BarrierRelease {
-            cycle,
-            sm,
-            launch,
-            block,
-        };
-        self.events.push(e);
-    }
-    fn memory(&mut self, cycle: u64, warp: WarpRef, pc: u32, mem: &MemEvent) {
-        let mem = *mem;
-        self.events.push(Event::Memory {
-            cycle,
-            warp,
-            pc,
-            mem,
-        });
-    }
-    fn hazard(&mut self, cycle: u64, warp: WarpRef, hazard: &Hazard) {
-        let hazard = *hazard;
-        self.events.push(Event::Hazard {
-            cycle,
-            warp,
-            hazard,
-        });
-    }
-    fn fault(&mut self, cycle: u64, fault: &Fault) {
-        let fault = Box::new(fault.clone());
-        self.events.push(Event::Fault { cycle, fault });
-    }
-}
-
-/// Counts the groups' changes on their way to the expander.
-struct Counting(PipeGroups<EventLog>, u64);
-
-impl Observer for Counting {
-    fn warp_launch(&mut self, cycle: u64, warp: WarpRef, info: &WarpInfo) {
-        self.0.warp_launch(cycle, warp, info)
-    }
-    fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {
-        self.0.warp_exit(cycle, warp)
-    }
-    fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {
-        self.0.warp_state(cycle, warp, state)
-    }
-    fn pipe_groups(&self) -> bool {
-        true
-    }
-    fn ready_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState, pipe: Pipe) {
-        self.0.ready_state(cycle, warp, state, pipe)
-    }
-    fn pipe_state(&mut self, cycle: u64, sm: u32, scheduler: u32, pipe: Pipe, state: WarpState) {
-        self.1 += 1;
-        self.0.pipe_state(cycle, sm, scheduler, pipe, state)
-    }
-    fn issue(
-        &mut self,
-        cycle: u64,
-        warp: WarpRef,
-        pc: u32,
-        active: LaneMask,
-        pipe: Pipe,
-        slot: u32,
-    ) {
-        self.0.issue(cycle, warp, pc, active, pipe, slot)
-    }
-    fn complete(&mut self, cycle: u64, warp: WarpRef, pc: u32) {
-        self.0.complete(cycle, warp, pc)
-    }
-    fn kernel_launch(&mut self, cycle: u64, launch: u32) {
-        self.0.kernel_launch(cycle, launch)
-    }
-    fn kernel_complete(&mut self, cycle: u64, launch: u32) {
-        self.0.kernel_complete(cycle, launch)
-    }
-    fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
-        self.0.block_assign(cycle, launch, block, sm)
-    }
-    fn block_complete(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
-        self.0.block_complete(cycle, launch, block, sm)
-    }
-    fn refill(&mut self, cycle: u64, sm: u32, scheduler: u32, slots: u32) {
-        self.0.refill(cycle, sm, scheduler, slots)
-    }
-    fn barrier_arrive(&mut self, cycle: u64, warp: WarpRef) {
-        self.0.barrier_arrive(cycle, warp)
-    }
-    fn barrier_release(&mut self, cycle: u64, sm: u32, launch: u32, block: u32) {
-        self.0.barrier_release(cycle, sm, launch, block)
-    }
-    fn memory(&mut self, cycle: u64, warp: WarpRef, pc: u32, event: &MemEvent) {
-        self.0.memory(cycle, warp, pc, event)
-    }
-    fn hazard(&mut self, cycle: u64, warp: WarpRef, hazard: &Hazard) {
-        self.0.hazard(cycle, warp, hazard)
-    }
-    fn fault(&mut self, cycle: u64, fault: &Fault) {
-        self.0.fault(cycle, fault)
-    }
-}
 
 /// Runs the same simulation with per-warp reports and with pipe groups; asserts the expanded
 /// stream is the per-warp one. Returns (state changes, group changes) of the run.
@@ -203,7 +24,7 @@ fn same_events<'s>(
     source: &mut dyn FnMut() -> Box<dyn InstructionSource + 's>,
 ) -> (usize, u64) {
     let options = SimOptions::default();
-    let mut plain = EventLog::default();
+    let mut plain: Vec<Event> = Vec::new();
     let mut mem = memory.clone();
     let plain_report = simulate_with_source(
         config,
@@ -213,7 +34,7 @@ fn same_events<'s>(
         &mut *source(),
         &mut plain,
     );
-    let mut grouped = Counting(PipeGroups::new(EventLog::default()), 0);
+    let mut grouped = PipeGroups::new(Vec::new());
     let mut mem = memory.clone();
     let grouped_report = simulate_with_source(
         config,
@@ -228,32 +49,21 @@ fn same_events<'s>(
         format!("{grouped_report:?}"),
         "{what}: the run itself differs"
     );
-    let changes = grouped.1;
-    let expanded = grouped.0.finish();
-    assert_eq!(expanded.group_changes, 0);
+    let changes = grouped.group_changes();
+    let expanded = grouped.finish();
     let states = plain
-        .events
         .iter()
         .filter(|e| matches!(e, Event::WarpState { .. }))
         .count();
-    if let Some(at) = plain
-        .events
-        .iter()
-        .zip(&expanded.events)
-        .position(|(a, b)| a != b)
-    {
+    if let Some(at) = plain.iter().zip(&expanded).position(|(a, b)| a != b) {
         let from = at.saturating_sub(4);
         panic!(
             "{what}: event {at} differs\nper warp: {:#?}\ngrouped: {:#?}",
-            &plain.events[from..(at + 4).min(plain.events.len())],
-            &expanded.events[from..(at + 4).min(expanded.events.len())]
+            &plain[from..(at + 4).min(plain.len())],
+            &expanded[from..(at + 4).min(expanded.len())]
         );
     }
-    assert_eq!(
-        plain.events.len(),
-        expanded.events.len(),
-        "{what}: event counts differ"
-    );
+    assert_eq!(plain.len(), expanded.len(), "{what}: event counts differ");
     (states, changes)
 }
 

@@ -3,7 +3,7 @@
 //! JSON form (JSON Lines traces): `{"event":"issue","cycle":12,"warp":{"sm":0,"slot":3},...}`.
 
 use crate::isa::Pipe;
-use crate::sim::observer::{MemEvent, WarpInfo, WarpRef, WarpState};
+use crate::sim::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use crate::sim::scoreboard::Hazard;
 use crate::sim::{Fault, LaneMask};
 use serde::{Deserialize, Serialize};
@@ -221,5 +221,102 @@ impl Event {
             | Event::Hazard { warp, .. } => Some(warp),
             _ => None,
         }
+    }
+}
+
+/// Keeps every event in memory, in order: the whole trace of a small run, for tests.
+impl Observer for Vec<Event> {
+    fn kernel_launch(&mut self, cycle: u64, launch: u32) {
+        self.push(Event::KernelLaunch { cycle, launch });
+    }
+    fn kernel_complete(&mut self, cycle: u64, launch: u32) {
+        self.push(Event::KernelComplete { cycle, launch });
+    }
+    fn block_assign(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        self.push(Event::BlockAssign {
+            cycle,
+            launch,
+            block,
+            sm,
+        });
+    }
+    fn block_complete(&mut self, cycle: u64, launch: u32, block: u32, sm: u32) {
+        self.push(Event::BlockComplete {
+            cycle,
+            launch,
+            block,
+            sm,
+        });
+    }
+    fn warp_launch(&mut self, cycle: u64, warp: WarpRef, info: &WarpInfo) {
+        let info = *info;
+        self.push(Event::WarpLaunch { cycle, warp, info });
+    }
+    fn warp_exit(&mut self, cycle: u64, warp: WarpRef) {
+        self.push(Event::WarpExit { cycle, warp });
+    }
+    fn warp_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState) {
+        self.push(Event::WarpState { cycle, warp, state });
+    }
+    fn issue(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        pc: u32,
+        active: LaneMask,
+        pipe: Pipe,
+        slot: u32,
+    ) {
+        self.push(Event::Issue {
+            cycle,
+            warp,
+            pc,
+            active,
+            pipe,
+            slot,
+        });
+    }
+    fn complete(&mut self, cycle: u64, warp: WarpRef, pc: u32) {
+        self.push(Event::Complete { cycle, warp, pc });
+    }
+    fn refill(&mut self, cycle: u64, sm: u32, scheduler: u32, slots: u32) {
+        self.push(Event::Refill {
+            cycle,
+            sm,
+            scheduler,
+            slots,
+        });
+    }
+    fn barrier_arrive(&mut self, cycle: u64, warp: WarpRef) {
+        self.push(Event::BarrierArrive { cycle, warp });
+    }
+    fn barrier_release(&mut self, cycle: u64, sm: u32, launch: u32, block: u32) {
+        self.push(Event::BarrierRelease {
+            cycle,
+            sm,
+            launch,
+            block,
+        });
+    }
+    fn memory(&mut self, cycle: u64, warp: WarpRef, pc: u32, event: &MemEvent) {
+        let mem = *event;
+        self.push(Event::Memory {
+            cycle,
+            warp,
+            pc,
+            mem,
+        });
+    }
+    fn hazard(&mut self, cycle: u64, warp: WarpRef, hazard: &Hazard) {
+        let hazard = *hazard;
+        self.push(Event::Hazard {
+            cycle,
+            warp,
+            hazard,
+        });
+    }
+    fn fault(&mut self, cycle: u64, fault: &Fault) {
+        let fault = Box::new(fault.clone());
+        self.push(Event::Fault { cycle, fault });
     }
 }

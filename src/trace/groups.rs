@@ -171,6 +171,7 @@ impl GroupExpander {
 pub struct PipeGroups<O: Observer> {
     inner: O,
     expander: GroupExpander,
+    group_changes: u64,
 }
 
 impl<O: Observer> PipeGroups<O> {
@@ -178,7 +179,13 @@ impl<O: Observer> PipeGroups<O> {
         PipeGroups {
             inner,
             expander: GroupExpander::new(),
+            group_changes: 0,
         }
+    }
+
+    /// The group changes reported so far (`pipe_state` calls).
+    pub fn group_changes(&self) -> u64 {
+        self.group_changes
     }
 
     /// The inner observer, once every held change has reached it.
@@ -241,6 +248,7 @@ impl<O: Observer> Observer for PipeGroups<O> {
             });
     }
     fn pipe_state(&mut self, cycle: u64, sm: u32, scheduler: u32, pipe: Pipe, state: WarpState) {
+        self.group_changes += 1;
         let inner = &mut self.inner;
         self.expander
             .pipe_state(cycle, sm, scheduler, pipe, state, &mut |c, w, s| {
