@@ -39,6 +39,9 @@ pub enum FormatArg {
     Bin,
     /// The binary format's version 5: about 40 % smaller, about half as fast to analyse.
     Compact,
+    /// The binary format's version 6: version 4 storing a change shared by the warps ready
+    /// but for one pipe once; faster to record, about as fast to analyse.
+    Grouped,
     /// JSON Lines: a header line, one event per line, a trailer line.
     Jsonl,
 }
@@ -48,6 +51,7 @@ impl From<FormatArg> for TraceFormat {
         match f {
             FormatArg::Bin => TraceFormat::Binary,
             FormatArg::Compact => TraceFormat::Compact,
+            FormatArg::Grouped => TraceFormat::Grouped,
             FormatArg::Jsonl => TraceFormat::Jsonl,
         }
     }
@@ -143,6 +147,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         match format {
             TraceFormat::Binary => "bin",
             TraceFormat::Compact => "compact",
+            TraceFormat::Grouped => "grouped",
             TraceFormat::Jsonl => "jsonl",
         },
         if outcome.fault.is_some() { ", incomplete" } else { "" },

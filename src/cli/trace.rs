@@ -195,7 +195,7 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
             "trace {} ({}, format version {}, written by warpscope {})",
             path.display(),
             match info.format {
-                TraceFormat::Binary | TraceFormat::Compact => "binary",
+                TraceFormat::Binary | TraceFormat::Compact | TraceFormat::Grouped => "binary",
                 TraceFormat::Jsonl => "JSON Lines",
             },
             info.version,

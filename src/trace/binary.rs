@@ -2,6 +2,7 @@
 //! CRC-framed blocks of compactly encoded events, then a trailer block.
 
 use super::event::Event;
+use super::groups::GroupExpander;
 use super::{TraceError, TraceHeader, MAX_LEN};
 use crate::isa::Pipe;
 use crate::sim::memory::HitLevel;
@@ -19,14 +20,24 @@ pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
 /// added state groups and predicted states, version 3 predicted completions — older files
 /// never contain them —, version 4 split the streams by kind of event and deflates each alone,
 /// version 5 writes a scheduler's state changes of a cycle as runs checked against a replayed
-/// issue stage) and writes [`DEFAULT_VERSION`] or, on request, [`COMPACT_VERSION`].
-pub const FORMAT_VERSION: u16 = 5;
+/// issue stage, version 6 writes the change of a pipe's ready warps once, with the warps that
+/// join the group) and writes [`DEFAULT_VERSION`] or, on request, [`COMPACT_VERSION`] or
+/// [`GROUPED_VERSION`].
+pub const FORMAT_VERSION: u16 = 6;
 
 /// The version the writer uses by default: version 5 ([`COMPACT_VERSION`]) is 40 % smaller
 /// but takes about twice as long to decode, so it is a choice (`--format compact`).
 pub const DEFAULT_VERSION: u16 = 4;
 /// The version of the compact binary format.
 pub const COMPACT_VERSION: u16 = 5;
+/// The version that stores pipe groups (see [`crate::trace::groups`]): version 4 plus a
+/// record for a group's change and a byte naming the group of a warp that joins one.
+pub const GROUPED_VERSION: u16 = 6;
+
+/// Whether format `version` writes runs (version 5; version 6 is version 4 with groups).
+fn writes_runs(version: u16) -> bool {
+    version == COMPACT_VERSION
+}
 /// A block is closed once its encoded events reach this many bytes. Larger blocks deflate a
 /// little better (256 KiB: 3 % fewer bytes) but the analyzer's three-thread pipeline then
 /// takes longer to fill: on the benchmark trace analysis took twice as long.
@@ -38,7 +49,7 @@ pub const BLOCK_TARGET: usize = 64 * 1024;
 /// small one and keeps level 6, which saves it 5.6 % over level 1; level 9 would save another
 /// 0.7 % at twice the time (BENCHMARKS.md).
 fn deflate_level(version: u16) -> i32 {
-    match version >= COMPACT_VERSION {
+    match writes_runs(version) {
         true => 6,
         false => 1,
     }
@@ -130,6 +141,9 @@ const T_STATE_PREDICTED: u8 = 31;
 const T_RUN: u8 = 14;
 /// Version 5: a run exactly as predicted (code 31 of versions 2–4).
 const T_RUN_EXACT: u8 = 31;
+/// Version 6: a pipe group's change — the refill code with the same-warp bit, which no event
+/// without a warp has.
+const T_PIPE_STATE: u8 = T_REFILL | SAME_WARP;
 /// `T_STATE + n` is a warp_state event with state number n (0..=14).
 const T_STATE: u8 = 16;
 const STATES: u8 = 15;
@@ -572,6 +586,12 @@ struct WarpRec {
     ready_pipe: u8,
     producer: u32,
     released: u64,
+    /// Version 6: the pipe group (of its scheduler) it is in, by [`pipe_code`]; [`NO_PIPE`]
+    /// for none. Joined by a state change that names the group, left by any other and by an
+    /// issue; a group's change sets the state of every member (see [`settle`]).
+    group: u8,
+    /// Version 6: how many changes its group had when it joined.
+    joined: u32,
 }
 
 const UNKNOWN_WARP: WarpRec = WarpRec {
@@ -584,6 +604,8 @@ const UNKNOWN_WARP: WarpRec = WarpRec {
     ready_pipe: NO_PIPE,
     producer: u32::MAX,
     released: u64::MAX,
+    group: NO_PIPE,
+    joined: 0,
 };
 
 impl WarpRec {
@@ -617,6 +639,31 @@ struct GroupScheduler {
     in_state: [u64; 5],
     issued: u64,
     released: u64,
+    /// Version 6, by pipe: how many changes its group has had, and the last one.
+    groups: [(u32, Option<WarpState>); 6],
+}
+
+/// Version 6: warp `g` takes its group's last change if the group changed since it joined.
+/// Each side settles a warp before reading its state, so a group's change is one write
+/// however many warps it holds.
+#[inline(always)]
+fn settle(g: &mut WarpRec, groups: &[(u32, Option<WarpState>); 6]) {
+    if let Some(&(changes, state)) = groups.get(g.group as usize) {
+        if changes != g.joined {
+            g.state = state;
+            g.joined = changes;
+        }
+    }
+}
+
+/// Version 6: warp `g`, whose state just changed, is now in the group of pipe `group`
+/// ([`NO_PIPE`]: in none).
+#[inline(always)]
+fn join(g: &mut WarpRec, groups: &[(u32, Option<WarpState>); 6], group: u8) {
+    g.group = group;
+    if let Some(&(changes, _)) = groups.get(group as usize) {
+        g.joined = changes;
+    }
 }
 
 /// Index in `GroupScheduler::in_state` of a state a ready warp can be in, or `Selected`.
@@ -650,6 +697,7 @@ impl GroupScheduler {
             in_state: [0; 5],
             issued: 0,
             released: 0,
+            groups: [(0, None); 6],
         }
     }
 
@@ -862,6 +910,7 @@ impl Groups {
             return;
         };
         g.state = None;
+        g.group = NO_PIPE;
         // A warp that exited is among no scheduler's members (what the warp_launch of a used
         // slot finds: looking for it there was most of a launch).
         if g.position == NOT_MEMBER {
@@ -907,6 +956,10 @@ impl Groups {
         let before = (g.lanes, g.pc);
         g.issued = Some(cycle);
         g.pc = pc;
+        if g.launched() {
+            settle(g, &self.schedulers[g.sched as usize].groups);
+        }
+        g.group = NO_PIPE;
         if !self.model {
             if selected && g.launched() {
                 let next = &mut self.schedulers[g.sched as usize].next;
@@ -1291,6 +1344,29 @@ impl Groups {
         self.change(w, 0, Some(state));
     }
 
+    /// Version 6: warp `w`, whose state just changed, is in the group of pipe `group` (by
+    /// [`pipe_code`]; [`NO_PIPE`] for none).
+    fn set_group(&mut self, w: WarpRef, group: u8) {
+        if let Some(g) = self.warps.get_mut(w.sm, w.slot).filter(|g| g.launched()) {
+            join(g, &self.schedulers[g.sched as usize].groups, group);
+        }
+    }
+
+    /// Version 6: the group of pipe `pipe` (by [`pipe_code`]) of scheduler `scheduler` of SM
+    /// `sm` changed to `state`: so did each of its members, in the model's eyes (the tables
+    /// of what follows a state learn nothing from it; both sides skip it alike).
+    fn pipe_state(&mut self, sm: u32, scheduler: u32, pipe: u8, state: WarpState) {
+        let Some(&sched) = self.scheduler_index.get(sm, scheduler) else {
+            return;
+        };
+        if let Some(group) = self.schedulers[sched as usize]
+            .groups
+            .get_mut(pipe as usize)
+        {
+            *group = (group.0.wrapping_add(1), Some(state));
+        }
+    }
+
     /// [`set_state`](Self::set_state) of warp `w` at `cycle`, returning whether `state` was
     /// its [`prediction`] and its last pc: one look-up for the three.
     #[inline(always)]
@@ -1316,7 +1392,13 @@ impl Groups {
     /// [`change_to`](Self::change_to) of a warp that is a member of its scheduler's warps
     /// (what [`position`](Self::position) finds); `None`, changing nothing, for any other.
     #[inline(always)]
-    fn change_member(&mut self, w: WarpRef, cycle: u64, state: WarpState) -> Option<Change> {
+    fn change_member(
+        &mut self,
+        w: WarpRef,
+        cycle: u64,
+        state: WarpState,
+        group: u8,
+    ) -> Option<Change> {
         let g = self.warps.get_mut(w.sm, w.slot)?;
         // A launched warp is at its position among its scheduler's members until it exits
         // (`launch` and `exit` keep them so), and a slot no warp_launch named has none: the
@@ -1341,6 +1423,7 @@ impl Groups {
             cycle,
             state,
         );
+        join(g, &self.schedulers[scheduler as usize].groups, group);
         Some(Change {
             scheduler,
             position,
@@ -1363,6 +1446,7 @@ impl Groups {
             ..
         } = self;
         let g = warps.get_mut(w.sm, w.slot).filter(|g| g.launched())?;
+        settle(g, &schedulers[g.sched as usize].groups);
         let state = match state {
             Some(s) => s,
             None => prediction(by_pc, schedulers, g, cycle)?,
@@ -1529,6 +1613,7 @@ fn predict_and_settle(
     // `prediction`, then what `Groups::change` does, in one: the old state's code and the
     // pc's row of `by_pc` are found once for reading the prediction and learning the change.
     let sched = &mut schedulers[g.sched as usize];
+    settle(g, &sched.groups);
     let old = g.state;
     let old_pipe = g.ready_pipe;
     let issued_now = g.issued == Some(cycle);
@@ -1585,7 +1670,7 @@ impl Context {
             prev_warp: WarpRef { sm: 0, slot: 0 },
             groups: Groups {
                 limits,
-                model: version >= 5,
+                model: writes_runs(version),
                 last_run: (u64::MAX, 0),
                 ..Groups::default()
             },
@@ -1627,6 +1712,28 @@ struct RunMember {
     /// predicted one, and the warp's last pc.
     predicted: bool,
     last_pc: u32,
+    /// Version 6: the pipe group it joins ([`NO_PIPE`]: none).
+    group: u8,
+}
+
+/// Whether a warp in `state` can be in a pipe group: the states of a warp ready but for its
+/// pipe or that pipe's queue. Version 6 writes a group byte after each such state.
+fn groupable(state: &WarpState) -> bool {
+    matches!(
+        state,
+        WarpState::NotSelected
+            | WarpState::PipeBusy { .. }
+            | WarpState::MioThrottle
+            | WarpState::LgThrottle
+    )
+}
+
+/// Version 6's byte after a [`groupable`] state: 0 for no group, else 1 + the pipe's code.
+fn group_byte(group: u8) -> u8 {
+    match group {
+        NO_PIPE => 0,
+        p => p + 1,
+    }
 }
 
 /// The fields of a warp state after its code (register, producer, barrier, pipe).
@@ -1701,8 +1808,15 @@ impl Encoder {
     // Inlined into the writer's loop: most events only extend the run, and as calls the
     // writer, this and `flush_run` spent more on their frames than on the extending.
     #[inline(always)]
-    fn push_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) -> bool {
-        let member = if self.version >= 5 {
+    fn push_state(
+        &mut self,
+        s: &mut Streams,
+        cycle: u64,
+        w: WarpRef,
+        state: WarpState,
+        group: u8,
+    ) -> bool {
+        let member = if writes_runs(self.version) {
             // Version 5 names members by position in a u64 mask, and predicts a run from the
             // states before it: the changes are taken in when the run is encoded.
             self.cx
@@ -1716,23 +1830,28 @@ impl Encoder {
                         position,
                         predicted: false,
                         last_pc: 0,
+                        group,
                     };
                     (scheduler, m)
                 })
         } else {
-            self.cx.groups.change_member(w, cycle, state).map(|c| {
-                let m = RunMember {
-                    warp: w,
-                    state,
-                    position: c.position,
-                    predicted: c.predicted,
-                    last_pc: c.last_pc,
-                };
-                (c.scheduler, m)
-            })
+            self.cx
+                .groups
+                .change_member(w, cycle, state, group)
+                .map(|c| {
+                    let m = RunMember {
+                        warp: w,
+                        state,
+                        position: c.position,
+                        predicted: c.predicted,
+                        last_pc: c.last_pc,
+                        group,
+                    };
+                    (c.scheduler, m)
+                })
         };
         let Some((scheduler, m)) = member else {
-            self.lone_state(s, cycle, w, state);
+            self.lone_state(s, cycle, w, state, group);
             return true;
         };
         // Still `true` for a run started here: a held-back issue may have been encoded just
@@ -1761,14 +1880,14 @@ impl Encoder {
             && scheduler == self.run_scheduler
             && position > last.position
             // Version 4 names members by position after the first, in a u64 mask.
-            && (self.version >= 5 || position - first.position <= GROUP_SPAN)
+            && (writes_runs(self.version) || position - first.position <= GROUP_SPAN)
     }
 
     /// Encodes the current run, then the state change alone: no run can hold it.
     #[inline(never)]
-    fn lone_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
+    fn lone_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState, group: u8) {
         self.flush_run(s);
-        self.single_state(s, cycle, w, state);
+        self.single_state(s, cycle, w, state, group);
     }
 
     /// Encodes the buffered run, if any.
@@ -1784,10 +1903,11 @@ impl Encoder {
     #[inline(never)]
     fn encode_run(&mut self, s: &mut Streams) {
         match self.run.len() {
-            _ if self.version >= 5 => self.run_record(s),
+            _ if writes_runs(self.version) => self.run_record(s),
             1 => {
                 let m = self.run[0];
-                self.state_record(s, self.run_cycle, m.warp, m.state, m.predicted, m.last_pc);
+                let cycle = self.run_cycle;
+                self.state_record(s, cycle, m.warp, m.state, m.predicted, m.last_pc, m.group);
             }
             _ => self.state_group(s),
         }
@@ -1796,14 +1916,23 @@ impl Encoder {
 
     /// One state change no run holds (of a warp no warp_launch named, or, in version 5, past
     /// a run's reach).
-    fn single_state(&mut self, s: &mut Streams, cycle: u64, w: WarpRef, state: WarpState) {
+    fn single_state(
+        &mut self,
+        s: &mut Streams,
+        cycle: u64,
+        w: WarpRef,
+        state: WarpState,
+        group: u8,
+    ) {
         let (predicted, last_pc) = self.cx.groups.change_to(w, cycle, state);
-        let predicted = predicted && self.version < 5;
-        self.state_record(s, cycle, w, state, predicted, last_pc);
+        self.cx.groups.set_group(w, group);
+        let predicted = predicted && !writes_runs(self.version);
+        self.state_record(s, cycle, w, state, predicted, last_pc, group);
     }
 
     /// A warp_state event as itself: the predicted tag, or the state's code and details.
     // Inlined: most runs are one event long, and this call was half of encoding one.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn state_record(
         &mut self,
@@ -1813,6 +1942,7 @@ impl Encoder {
         state: WarpState,
         predicted: bool,
         last_pc: u32,
+        group: u8,
     ) {
         let [tags, _, warps, ..] = &mut s.bufs;
         if predicted {
@@ -1821,6 +1951,9 @@ impl Encoder {
             let code = T_STATE + state_code(&state);
             self.tag(tags, warps, code, cycle, Some(w));
             put_state_details(&mut s.bufs[S_STATE_ARGS], &state, last_pc);
+        }
+        if self.version == GROUPED_VERSION && groupable(&state) {
+            s.bufs[S_STATE_ARGS].push(group_byte(group));
         }
     }
 
@@ -1846,6 +1979,12 @@ impl Encoder {
             }
         }
         put_varint(&mut s.bufs[S_GROUPS], misses);
+        if self.version == GROUPED_VERSION {
+            let states = &mut s.bufs[S_STATE_ARGS];
+            for m in self.run.iter().filter(|m| groupable(&m.state)) {
+                states.push(group_byte(m.group));
+            }
+        }
     }
 
     /// Version 5: the buffered run as one record — which scheduler (see [`Groups::pick`])
@@ -1961,6 +2100,29 @@ impl Encoder {
             put_varint(out, pc_delta(pc, self.cx.last_pc(w)));
         }
         self.cx.groups.complete(w, pc, cycle);
+    }
+
+    /// Version 6: a pipe group's change (code [`T_REFILL`] with the same-warp bit, which
+    /// an event without a warp cannot otherwise have): sm, scheduler, the pipe, the state.
+    fn pipe_state(
+        &mut self,
+        s: &mut Streams,
+        cycle: u64,
+        sm: u32,
+        scheduler: u32,
+        pipe: Pipe,
+        state: WarpState,
+    ) {
+        let [tags, _, _, warps, _, _, _, out] = &mut s.bufs;
+        self.tag(tags, warps, T_PIPE_STATE, cycle, None);
+        put_varint(out, sm as u64);
+        put_varint(out, scheduler as u64);
+        out.push(pipe_code(pipe));
+        out.push(state_code(&state));
+        put_state_details(out, &state, 0);
+        self.cx
+            .groups
+            .pipe_state(sm, scheduler, pipe_code(pipe), state);
     }
 
     /// Encodes `e`, an event other than a warp_state or an issue.
@@ -2210,8 +2372,8 @@ impl<W: Write> BinaryWriter<W> {
         version: u16,
     ) -> Result<Self, TraceError> {
         assert!(
-            version == DEFAULT_VERSION || version == COMPACT_VERSION,
-            "the writer writes versions 4 and 5"
+            [DEFAULT_VERSION, COMPACT_VERSION, GROUPED_VERSION].contains(&version),
+            "the writer writes versions 4, 5 and 6"
         );
         if header_json.len() as u64 > MAX_LEN {
             return Err(TraceError::Oversized {
@@ -2266,22 +2428,7 @@ impl<W: Write> BinaryWriter<W> {
         // of the encoder thread.
         match *event {
             Event::WarpState { cycle, warp, state } => {
-                self.advance(cycle)?;
-                // The held-back issue is encoded where it is and then dropped: taking it out
-                // first copied it, for every issue.
-                if let Some(p) = &self.pending {
-                    let follows =
-                        matches!(state, WarpState::Selected) && p.cycle == cycle && p.warp == warp;
-                    self.enc.issue_inlined(&mut self.streams, p, follows);
-                    self.pending = None;
-                    if follows {
-                        return self.maybe_flush();
-                    }
-                }
-                if !self.enc.push_state(&mut self.streams, cycle, warp, state) {
-                    // Only buffered: no stream grew.
-                    return Ok(());
-                }
+                return self.state_event(cycle, warp, state, NO_PIPE)
             }
             Event::Issue {
                 cycle,
@@ -2306,7 +2453,7 @@ impl<W: Write> BinaryWriter<W> {
                 }
                 self.enc.flush_run(&mut self.streams);
                 // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
-                if self.enc.version < 5 {
+                if !writes_runs(self.enc.version) {
                     self.pending = Some(issue);
                 } else {
                     self.enc.issue(&mut self.streams, &issue, false);
@@ -2338,6 +2485,83 @@ impl<W: Write> BinaryWriter<W> {
         self.maybe_flush()
     }
 
+    /// A warp_state event, of a warp that joins the group of pipe `group` (by [`pipe_code`];
+    /// [`NO_PIPE`] for none: always so before version 6).
+    #[inline(always)]
+    fn state_event(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        state: WarpState,
+        group: u8,
+    ) -> Result<(), TraceError> {
+        self.advance(cycle)?;
+        // The held-back issue is encoded where it is and then dropped: taking it out first
+        // copied it, for every issue.
+        if let Some(p) = &self.pending {
+            let follows =
+                matches!(state, WarpState::Selected) && p.cycle == cycle && p.warp == warp;
+            self.enc.issue_inlined(&mut self.streams, p, follows);
+            self.pending = None;
+            if follows {
+                return self.maybe_flush();
+            }
+        }
+        if !self
+            .enc
+            .push_state(&mut self.streams, cycle, warp, state, group)
+        {
+            // Only buffered: no stream grew.
+            return Ok(());
+        }
+        self.maybe_flush()
+    }
+
+    /// [`Observer::ready_state`](crate::sim::observer::Observer::ready_state): a warp_state
+    /// event whose warp joins the group of `pipe`. Only version 6 stores the group; the
+    /// others write the warp_state event.
+    pub fn write_ready_state(
+        &mut self,
+        cycle: u64,
+        warp: WarpRef,
+        state: WarpState,
+        pipe: Pipe,
+    ) -> Result<(), TraceError> {
+        let group = match self.enc.version == GROUPED_VERSION && groupable(&state) {
+            true => pipe_code(pipe),
+            false => NO_PIPE,
+        };
+        self.state_event(cycle, warp, state, group)
+    }
+
+    /// [`Observer::pipe_state`](crate::sim::observer::Observer::pipe_state): the group of
+    /// `pipe` of scheduler `scheduler` of SM `sm` changed to `state`. Version 6 only: no
+    /// other version can store it.
+    pub fn write_pipe_state(
+        &mut self,
+        cycle: u64,
+        sm: u32,
+        scheduler: u32,
+        pipe: Pipe,
+        state: WarpState,
+    ) -> Result<(), TraceError> {
+        if self.enc.version != GROUPED_VERSION || !groupable(&state) {
+            return Err(TraceError::Unsupported(format!(
+                "a pipe group's change to {state:?} in format version {}",
+                self.enc.version
+            )));
+        }
+        self.advance(cycle)?;
+        if let Some(p) = &self.pending {
+            self.enc.issue(&mut self.streams, p, false);
+            self.pending = None;
+        }
+        self.enc.flush_run(&mut self.streams);
+        self.enc
+            .pipe_state(&mut self.streams, cycle, sm, scheduler, pipe, state);
+        self.maybe_flush()
+    }
+
     /// Counts an event at `cycle`, rejecting it if earlier than the previous one.
     #[inline(always)]
     fn advance(&mut self, cycle: u64) -> Result<(), TraceError> {
@@ -2360,6 +2584,11 @@ impl<W: Write> BinaryWriter<W> {
 
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// The format version written.
+    pub fn version(&self) -> u16 {
+        self.enc.version
     }
 
     /// Closes the block once the streams reach [`BLOCK_TARGET`] bytes. Their length (a sum
@@ -2631,6 +2860,17 @@ struct Decoder {
     version: u16,
     /// A predicted run (see [`Groups::predicted_run`]).
     predicted: Vec<(u32, WarpState)>,
+    /// Version 6: one tag's events before their groups are read and expanded, and the
+    /// groups read.
+    tag_events: Vec<Event>,
+    tag_groups: Vec<Option<Pipe>>,
+    /// Version 6: the pipe group's change the last tag held, (cycle, sm, scheduler, pipe,
+    /// state).
+    group_change: Option<(u64, u32, u32, Pipe, WarpState)>,
+    /// Version 6: turns group changes back into per-warp state changes.
+    expander: GroupExpander,
+    /// Events as stored (a group change is one), what the trailer counts.
+    stored: u64,
 }
 
 fn pipe_of(cur: &Cursor, offset: u64, c: u8) -> Result<Pipe, TraceError> {
@@ -2810,7 +3050,12 @@ impl Decoder {
             by_pc,
             ..
         } = &mut self.cx.groups;
-        let GroupScheduler { members, next, .. } = &mut schedulers[sched as usize];
+        let GroupScheduler {
+            members,
+            next,
+            groups,
+            ..
+        } = &mut schedulers[sched as usize];
         // Members follow the first one: bits from `room` up name positions past the last.
         let room = members.len() - first_i - 1;
         let beyond = if room >= 64 { 0 } else { mask >> room << room };
@@ -2844,6 +3089,7 @@ impl Decoder {
             let g = warps
                 .get_mut(first.sm, slot)
                 .expect("a scheduler's members are launched warps");
+            settle(g, groups);
             let from = g.state.map(|s| state_code(&s) as usize);
             // Whether the state is the one the pc table has (then it need not be learnt).
             let mut at_pc = false;
@@ -3002,10 +3248,127 @@ impl Decoder {
     }
 
     /// Decodes one tag's events (one, an issue and its elided `Selected`, or a state group's)
-    /// and appends them to `out`.
-    // Inlined into the block loop (one call per tag was ~10 % of its instructions).
+    /// and appends them to `out`; version 6 through [`Decoder::decode_grouped`].
     #[inline(always)]
     fn decode<const V4: bool, S: EventSink>(
+        &mut self,
+        ins: &mut Inputs<V4>,
+        out: &mut S,
+    ) -> Result<(), Failure> {
+        if self.version == GROUPED_VERSION {
+            return self.decode_grouped(ins, out);
+        }
+        self.decode_tag(ins, out)
+    }
+
+    /// Version 6: decodes one tag's events, reads the group byte of each groupable state
+    /// change, and hands them on through the group expander, which adds the changes of a
+    /// group's members where they belong.
+    #[inline(never)]
+    fn decode_grouped<const V4: bool, S: EventSink>(
+        &mut self,
+        ins: &mut Inputs<V4>,
+        out: &mut S,
+    ) -> Result<(), Failure> {
+        let mut events = std::mem::take(&mut self.tag_events);
+        events.clear();
+        let result = self.decode_tag(ins, &mut events);
+        let result = result.and_then(|()| self.read_groups(ins, &events));
+        if result.is_ok() {
+            self.expand(&mut events, out);
+        }
+        self.tag_events = events;
+        result
+    }
+
+    /// Reads the group byte after each groupable state change of `events` (one tag's) into
+    /// `tag_groups`, and tells the model which group each warp joined.
+    fn read_groups<const V4: bool>(
+        &mut self,
+        ins: &mut Inputs<V4>,
+        events: &[Event],
+    ) -> Result<(), Failure> {
+        self.tag_groups.clear();
+        for e in events {
+            if let Event::WarpState { warp, state, .. } = e {
+                let group = match groupable(state) {
+                    true => {
+                        let cur = ins.at(S_STATE_ARGS);
+                        let off = cur.offset();
+                        match cur.byte("pipe group")? {
+                            0 => None,
+                            b => Some(pipe_of(cur, off, b - 1)?),
+                        }
+                    }
+                    false => None,
+                };
+                self.cx
+                    .groups
+                    .set_group(*warp, group.map_or(NO_PIPE, pipe_code));
+                self.tag_groups.push(group);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands one tag's `events` (and a group change) on to `out` through the expander.
+    fn expand<S: EventSink>(&mut self, events: &mut Vec<Event>, out: &mut S) {
+        let expander = &mut self.expander;
+        fn emit<S: EventSink>(out: &mut S) -> impl FnMut(u64, WarpRef, WarpState) + '_ {
+            move |cycle, warp, state| out.push(Event::WarpState { cycle, warp, state })
+        }
+        if let Some((cycle, sm, scheduler, pipe, state)) = self.group_change.take() {
+            self.stored += 1;
+            expander.pipe_state(cycle, sm, scheduler, pipe, state, &mut emit(out));
+        }
+        self.stored += events.len() as u64;
+        let mut groups = self.tag_groups.iter();
+        for e in events.drain(..) {
+            match e {
+                Event::WarpState { cycle, warp, state } => {
+                    let group = groups.next().copied().flatten();
+                    expander.state(cycle, warp, state, group, &mut emit(out));
+                }
+                e => {
+                    expander.flush(&mut emit(out));
+                    match &e {
+                        Event::WarpLaunch { warp, info, .. } => {
+                            expander.launch(*warp, info.scheduler)
+                        }
+                        Event::Issue { warp, .. } => expander.issue(*warp),
+                        _ => {}
+                    }
+                    out.push(e);
+                }
+            }
+        }
+    }
+
+    /// Version 6: a pipe group's change; held in `group_change` for [`Decoder::expand`].
+    fn pipe_state(&mut self, cur: &mut Cursor, cycle: u64) -> Result<(), Failure> {
+        let sm = cur.u32("sm")?;
+        let scheduler = cur.u32("scheduler")?;
+        let off = cur.offset();
+        let code = cur.byte("pipe")?;
+        let pipe = pipe_of(cur, off, code)?;
+        let off = cur.offset();
+        let n = cur.byte("state number")?;
+        let state = state_of(cur, n, 0)?;
+        if !groupable(&state) {
+            return Err(Box::new(TraceError::Malformed {
+                offset: off,
+                message: format!("pipe group changes to {state:?}, which no ready warp is in"),
+            }));
+        }
+        self.cx.groups.pipe_state(sm, scheduler, code, state);
+        self.group_change = Some((cycle, sm, scheduler, pipe, state));
+        Ok(())
+    }
+
+    /// One tag's events, appended to `out`.
+    // Inlined into the block loop (one call per tag was ~10 % of its instructions).
+    #[inline(always)]
+    fn decode_tag<const V4: bool, S: EventSink>(
         &mut self,
         ins: &mut Inputs<V4>,
         out: &mut S,
@@ -3034,7 +3397,7 @@ impl Decoder {
                 message: "cycle overflows 64 bits".into(),
             })?;
         self.cx.last_cycle = cycle;
-        if self.version >= 5 && (code == T_RUN || code == T_RUN_EXACT) {
+        if writes_runs(self.version) && (code == T_RUN || code == T_RUN_EXACT) {
             if same {
                 return Err(Box::new(TraceError::BadTag {
                     offset: tag_off,
@@ -3045,6 +3408,9 @@ impl Decoder {
             return all_or_nothing(out, |out| {
                 self.run(ins, cycle, code == T_RUN_EXACT, tag_off, out)
             });
+        }
+        if self.version == GROUPED_VERSION && tag & !(3 << DELTA_SHIFT) == T_PIPE_STATE {
+            return self.pipe_state(ins.at(S_ARGS), cycle);
         }
         let (has_warp, warp_stream, field_stream) = CODES[code as usize];
         if same && !has_warp {
@@ -3138,7 +3504,7 @@ impl Decoder {
                 };
                 let selected = flags & F_SELECTED != 0;
                 self.cx.groups.issue(w, cycle, pc, pipe, selected);
-                if S::COMPLETION_NAMES || self.version >= 5 {
+                if S::COMPLETION_NAMES || writes_runs(self.version) {
                     self.cx.completions.issue(w, cycle, pc);
                 }
                 out.push(Event::Issue {
@@ -3160,7 +3526,7 @@ impl Decoder {
             }
             T_COMPLETE => {
                 let pc = pc_of(cur, self.cx.last_pc(w))?;
-                if S::COMPLETION_NAMES || self.version >= 5 {
+                if S::COMPLETION_NAMES || writes_runs(self.version) {
                     // Expectations are dropped alike on both sides.
                     self.cx.completions.expected(cycle);
                     self.cx.completions.complete(w, pc, cycle, false);
@@ -3556,6 +3922,11 @@ impl<R: Read> BinaryReader<R> {
                 cx: Context::new(version, limits),
                 version,
                 predicted: Vec::new(),
+                tag_events: Vec::new(),
+                tag_groups: Vec::new(),
+                group_change: None,
+                expander: GroupExpander::new(),
+                stored: 0,
             },
             batch: Vec::new(),
             batch_pos: 0,
@@ -3671,6 +4042,14 @@ impl<R: Read> BinaryReader<R> {
                     return Err(TraceError::Malformed {
                         offset: cur.offset(),
                         message: "trailer longer than its fields".into(),
+                    });
+                }
+                if self.dec.expander.holds() {
+                    return Err(TraceError::Malformed {
+                        offset: self.block_base,
+                        message: "the events end with a pipe group's change that no other \
+                                  event closes"
+                            .into(),
                     });
                 }
                 if events != self.events {
@@ -3878,12 +4257,17 @@ impl<R: Read> BinaryReader<R> {
         limit: usize,
     ) -> Result<(), TraceError> {
         let before = out.count();
+        let stored = self.dec.stored;
         let result = if self.dec.version >= 4 {
             self.decode_batch::<true, S>(out, limit)
         } else {
             self.decode_batch::<false, S>(out, limit)
         };
-        self.events += (out.count() - before) as u64;
+        // The trailer counts events as stored: in version 6 a group's change is one.
+        self.events += match self.dec.version == GROUPED_VERSION {
+            true => self.dec.stored - stored,
+            false => (out.count() - before) as u64,
+        };
         self.in_block = matches!(result, Ok(false));
         result.map(|_| ())
     }

@@ -69,6 +69,11 @@ impl GroupExpander {
         &mut row[slot]
     }
 
+    /// Whether a group member's change is held back (a pass is still open).
+    pub fn holds(&self) -> bool {
+        !self.held.is_empty()
+    }
+
     /// Emits every held change: the pass they belong to is over.
     pub fn flush(&mut self, emit: &mut impl FnMut(u64, WarpRef, WarpState)) {
         let (cycle, sm, _) = self.held_at;

@@ -31,13 +31,32 @@ pub struct Recorder<W: Write + Send + 'static> {
     verbosity: u8,
     /// Events in the batches handed on so far.
     handed: u64,
+    /// The writer stores pipe groups: the simulator is asked for them.
+    groups: bool,
 }
 
 /// An event as batched: without drop glue, so that a batch is emptied without looking at
 /// each event (dropping 4096 events one by one was 1 % of the simulation thread). Only a
 /// fault owns memory, and a fault never goes into a batch (see [`Recorder::fault`]), so
-/// nothing leaks.
-type Batched = ManuallyDrop<Event>;
+/// nothing leaks. Pipe groups' reports travel as themselves.
+enum Batched {
+    Event(ManuallyDrop<Event>),
+    /// [`Observer::ready_state`].
+    Ready {
+        cycle: u64,
+        warp: WarpRef,
+        state: WarpState,
+        pipe: Pipe,
+    },
+    /// [`Observer::pipe_state`].
+    Group {
+        cycle: u64,
+        sm: u32,
+        scheduler: u32,
+        pipe: Pipe,
+        state: WarpState,
+    },
+}
 
 /// What goes to the encoder thread, in event order.
 enum Parcel {
@@ -68,12 +87,56 @@ const AHEAD: usize = 4;
 // Inlined, as `write_events` is, so that the encoder thread's loop holds the writer.
 #[inline(always)]
 fn write_batch<W: Write>(writer: &mut TraceWriter<W>, batch: &[Batched]) -> Result<(), TraceError> {
-    writer.write_events(batch.iter().map(|e| &**e))
+    // The writer's kind is matched once per batch, not per event.
+    match writer {
+        TraceWriter::Binary(w) => {
+            for b in batch {
+                match *b {
+                    Batched::Event(ref e) => w.write(e)?,
+                    Batched::Ready {
+                        cycle,
+                        warp,
+                        state,
+                        pipe,
+                    } => w.write_ready_state(cycle, warp, state, pipe)?,
+                    Batched::Group {
+                        cycle,
+                        sm,
+                        scheduler,
+                        pipe,
+                        state,
+                    } => w.write_pipe_state(cycle, sm, scheduler, pipe, state)?,
+                }
+            }
+        }
+        TraceWriter::Jsonl(_) => {
+            for b in batch {
+                match *b {
+                    Batched::Event(ref e) => writer.write(e)?,
+                    Batched::Ready {
+                        cycle,
+                        warp,
+                        state,
+                        pipe,
+                    } => writer.write_ready_state(cycle, warp, state, pipe)?,
+                    Batched::Group {
+                        cycle,
+                        sm,
+                        scheduler,
+                        pipe,
+                        state,
+                    } => writer.write_pipe_state(cycle, sm, scheduler, pipe, state)?,
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 impl<W: Write + Send + 'static> Recorder<W> {
     pub fn new(out: W, format: TraceFormat, header: &TraceHeader) -> Result<Self, TraceError> {
         let writer = TraceWriter::new(out, format, header)?;
+        let groups = writer.stores_groups();
         let (parcels, inbox) = mpsc::sync_channel::<Parcel>(AHEAD);
         let (outbox, empties) = mpsc::channel();
         // The writer moves to the thread once it runs; if it cannot start, it stays here.
@@ -119,6 +182,7 @@ impl<W: Write + Send + 'static> Recorder<W> {
             sink,
             verbosity: header.verbosity,
             handed: 0,
+            groups,
         })
     }
 
@@ -134,7 +198,12 @@ impl<W: Write + Send + 'static> Recorder<W> {
         if kind.min_verbosity() > self.verbosity {
             return;
         }
-        self.batch.push(ManuallyDrop::new(make()));
+        self.push(Batched::Event(ManuallyDrop::new(make())));
+    }
+
+    #[inline(always)]
+    fn push(&mut self, b: Batched) {
+        self.batch.push(b);
         if self.batch.len() >= BATCH {
             self.hand_on();
         }
@@ -239,6 +308,26 @@ impl<W: Write + Send + 'static> Observer for Recorder<W> {
         self.emit(EventKind::WarpState, || Event::WarpState {
             cycle,
             warp,
+            state,
+        });
+    }
+    fn pipe_groups(&self) -> bool {
+        self.groups && EventKind::WarpState.min_verbosity() <= self.verbosity
+    }
+    fn ready_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState, pipe: Pipe) {
+        self.push(Batched::Ready {
+            cycle,
+            warp,
+            state,
+            pipe,
+        });
+    }
+    fn pipe_state(&mut self, cycle: u64, sm: u32, scheduler: u32, pipe: Pipe, state: WarpState) {
+        self.push(Batched::Group {
+            cycle,
+            sm,
+            scheduler,
+            pipe,
             state,
         });
     }
