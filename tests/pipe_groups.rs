@@ -13,6 +13,7 @@ use warpscope::sim::stream::{InstructionSource, NoReplay};
 use warpscope::sim::KernelLaunch;
 use warpscope::trace::event::Event;
 use warpscope::trace::groups::{GroupExpander, PipeGroups};
+use warpscope::trace::{TraceFormat, TraceReader};
 
 /// Runs the same simulation with per-warp reports and with pipe groups; asserts the expanded
 /// stream is the per-warp one. Returns (state changes, group changes) of the run.
@@ -197,6 +198,51 @@ fn grouped_reports_expand_to_the_per_warp_ones_for_generated_traces() {
         changes > 1000 && (changes as usize) < states / 4,
         "{changes} group changes, {states} state changes"
     );
+    for dir in [fma, vecadd] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn version_6_replays_read_back_as_the_per_warp_events() {
+    let fma = generated("fma6", &["--elements", "20000", "--fma-trips", "6"]);
+    let vecadd = generated("vecadd6", &["--elements", "60000", "--block", "128"]);
+    for trace in [&fma, &vecadd] {
+        let input = warpscope::replay::open(trace).unwrap();
+        let launches = input.launches();
+        let config = GpuConfig::preset("volta").unwrap();
+        let mut per_warp: Vec<Event> = Vec::new();
+        let mut source = input.source().unwrap();
+        let mut memory = GlobalMemory::default();
+        let options = SimOptions::default();
+        simulate_with_source(
+            &config,
+            &launches,
+            &mut memory,
+            options,
+            &mut source,
+            &mut per_warp,
+        )
+        .unwrap();
+        // Verbosity 1: no memory events, as `per_warp` would have at verbosity 1.
+        per_warp.retain(|e| e.kind().min_verbosity() <= 1);
+        let path = trace.join("out.wstrace");
+        let out =
+            warpscope::replay::replay(&config, &input, options, &path, TraceFormat::Grouped, 1)
+                .unwrap();
+        let mut reader = TraceReader::open(&path).unwrap();
+        let events: Vec<Event> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+        assert_eq!(reader.complete(), Some(true));
+        assert_eq!(events.len(), per_warp.len(), "{}", trace.display());
+        assert!(events == per_warp, "{}: the events differ", trace.display());
+        assert!(
+            out.record.events < per_warp.len() as u64,
+            "{}: {} events stored for {}",
+            trace.display(),
+            out.record.events,
+            per_warp.len()
+        );
+    }
     for dir in [fma, vecadd] {
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -893,8 +893,14 @@ fn older_format_versions_still_read() {
         }
         let reader = TraceReader::new(Cursor::new(old)).unwrap();
         let (compact, _) = convert(reader, Vec::new(), TraceFormat::Compact).unwrap();
-        assert_eq!(&compact[8..10], &FORMAT_VERSION.to_le_bytes());
+        assert_eq!(&compact[8..10], &5u16.to_le_bytes());
         assert_eq!(read_all(&compact).unwrap().0, v1);
+        // Converted events carry no pipe groups: version 6 then stores them as version 4
+        // does, with a group byte after each ready state.
+        let reader = TraceReader::new(Cursor::new(old)).unwrap();
+        let (grouped, _) = convert(reader, Vec::new(), TraceFormat::Grouped).unwrap();
+        assert_eq!(&grouped[8..10], &FORMAT_VERSION.to_le_bytes());
+        assert_eq!(read_all(&grouped).unwrap().0, v1);
         assert!(
             compact.len() < V4.len(),
             "{} bytes, version 4 {}",

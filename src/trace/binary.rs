@@ -4640,6 +4640,68 @@ mod tests {
         BinaryReader::new(std::io::Cursor::new(bytes))?.collect()
     }
 
+    /// The run of [`simulated`] recorded as version 6, with the simulator's pipe groups, and
+    /// the events it stores.
+    fn simulated_grouped(preset: &str, n: u32) -> (Vec<u8>, u64) {
+        let cfg = GpuConfig::preset(preset).unwrap();
+        let launch = crate::bench::vecadd_launch(n);
+        let prepared = crate::sim::gpu::prepare(&cfg, std::slice::from_ref(&launch)).unwrap();
+        let header = TraceHeader::new(&cfg, &prepared, 0, 1);
+        let mut rec =
+            crate::trace::Recorder::new(Vec::new(), crate::trace::TraceFormat::Grouped, &header)
+                .unwrap();
+        let mut memory = crate::sim::memory::GlobalMemory::new(16 << 20);
+        let options = crate::sim::gpu::SimOptions::default();
+        crate::sim::gpu::simulate(&cfg, &[launch], &mut memory, options, &mut rec).unwrap();
+        let stored = rec.events();
+        (rec.finish(true).unwrap(), stored)
+    }
+
+    #[test]
+    fn version_6_stores_pipe_groups_and_reads_back_the_per_warp_events() {
+        for (preset, n) in [("small", 256), ("volta", 20_000)] {
+            let (per_warp, _) = simulated(preset, n);
+            let (bytes, stored) = simulated_grouped(preset, n);
+            assert_eq!(&bytes[8..10], &GROUPED_VERSION.to_le_bytes());
+            let reader = BinaryReader::new(std::io::Cursor::new(bytes.clone())).unwrap();
+            let events: Vec<Event> = reader.collect::<Result<_, _>>().unwrap();
+            assert_eq!(events, per_warp, "{preset}");
+            if preset == "volta" {
+                // The groups were used: fewer events stored than the reader hands out.
+                assert!(
+                    stored * 10 < per_warp.len() as u64 * 9,
+                    "{stored} of {}",
+                    per_warp.len()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_version_6_groups_give_errors_not_panics() {
+        let (bytes, _) = simulated_grouped("volta", 4096);
+        let (header_end, streams) = raw_block(&bytes);
+        let mut errors = 0;
+        let mut tried = 0;
+        // The tags (where a group's change is marked), the state fields with their group
+        // bytes, and the other fields, which hold a group change's fields.
+        for s in [S_TAGS, S_STATE_ARGS, S_ARGS] {
+            let step = (streams[s].len() / 300).max(1);
+            for i in (0..streams[s].len()).step_by(step) {
+                for flip in [0x01u8, 0x02, 0x80] {
+                    let mut bad = streams.clone();
+                    bad[s][i] ^= flip;
+                    tried += 1;
+                    errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
+                }
+            }
+        }
+        assert!(
+            errors * 2 > tried,
+            "only {errors} of {tried} corruptions were noticed"
+        );
+    }
+
     #[test]
     fn a_stream_inflates_only_to_exactly_its_length() {
         let data: Vec<u8> = (0..20_000u32)
