@@ -303,7 +303,9 @@ pub fn run_trace(
     let start = Instant::now();
     for _ in 0..read_passes {
         let decoded = decode_trace(&trace)?;
-        if decoded != events {
+        // Version 6 stores a pipe group's change as one event and reads back one per warp.
+        let grouped = format == TraceFormat::Grouped;
+        if decoded != events && !(grouped && decoded > events) {
             return Err(TraceBenchError::Mismatch(format!(
                 "{decoded} events decoded, {events} recorded"
             )));
@@ -394,6 +396,7 @@ pub fn run_replay(
     config: &GpuConfig,
     trace: &std::path::Path,
     out: &std::path::Path,
+    format: TraceFormat,
 ) -> Result<ReplayBench, ReplayBenchError> {
     let options = SimOptions::default();
     let start = Instant::now();
@@ -406,7 +409,7 @@ pub fn run_replay(
         &input,
         options,
         out,
-        TraceFormat::Binary,
+        format,
         crate::trace::DEFAULT_VERBOSITY,
     );
     let record_elapsed = start.elapsed();

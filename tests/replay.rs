@@ -786,7 +786,8 @@ proptest::proptest! {
 #[test]
 fn bench_replay_measures_both_runs_of_the_same_replay() {
     let out = tmp("bench.wstrace");
-    let r = warpscope::bench::run_replay(&volta(), &shared_vectoradd(), &out).unwrap();
+    let r = warpscope::bench::run_replay(&volta(), &shared_vectoradd(), &out, TraceFormat::Binary)
+        .unwrap();
     assert!(!out.exists());
     let replayed = replay_to(&shared_vectoradd(), &volta(), "bench-ref.wstrace", 1);
     assert_eq!(r.warp_instructions, 344);

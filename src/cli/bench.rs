@@ -28,7 +28,7 @@ warp instructions per host second (M/s). Build with --release; the numbers go in
 BENCHMARKS.md.
 
 With --trace, runs vecadd_1m instead with the null observer and then with a recorder writing
-the binary trace (default verbosity; --compact: the compact format) into memory, decodes and then analyzes that trace
+the binary trace (default verbosity; --compact: the compact format, --grouped: the grouped one) into memory, decodes and then analyzes that trace
 --read-passes times each, and prints: recording time over null time (target <= 1.5x), trace
 bytes and bytes per warp instruction (target <= 4), decode speed in MB/s of trace (target >=
 200) and events/s, analysis speed in events/s (target >= 50 M) and one analysis's time over
@@ -36,8 +36,8 @@ the recording time (target <= 0.25). --scale does not apply.
 
 With --replay TRACE, opens (scans) the Accel-Sim trace TRACE (a directory, kernelslist.g or
 kernel-N.traceg; scripts/gen-accelsim-trace.py writes large ones), replays it on --gpu as
-`warpscope replay` does, recording the default binary trace to a temporary file that is then
-removed, and replays it again with the null observer, and prints: scan time, the replay's time
+`warpscope replay` does, recording the default binary trace (--grouped: the grouped format) to
+a temporary file that is then removed, and replays it again with the null observer, and prints: scan time, the replay's time
 and warp instructions per second with the scan (target >= 5 M/s on one core: run under
 `taskset -c 0`), the same without a trace, and recording time over null time. Peak memory is
 the command's own: measure `warpscope replay` with `/usr/bin/time -v`.
@@ -64,6 +64,10 @@ pub struct BenchArgs {
     /// With --trace: record the compact binary format (version 5) instead of the default.
     #[arg(long, requires = "trace")]
     pub compact: bool,
+    /// With --trace or --replay: record the grouped binary format (version 6) instead of the
+    /// default.
+    #[arg(long, conflicts_with = "compact")]
+    pub grouped: bool,
     /// With --trace: how many times to decode the recorded trace.
     #[arg(long, value_name = "N", default_value_t = 5, requires = "trace",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -95,6 +99,8 @@ fn target(met: bool) -> &'static str {
 fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
     let format = if args.compact {
         TraceFormat::Compact
+    } else if args.grouped {
+        TraceFormat::Grouped
     } else {
         TraceFormat::Binary
     };
@@ -224,10 +230,15 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_replay(trace: &std::path::Path, json: bool, config: &GpuConfig) -> Result<ExitCode> {
+fn run_replay(
+    trace: &std::path::Path,
+    json: bool,
+    format: TraceFormat,
+    config: &GpuConfig,
+) -> Result<ExitCode> {
     let out = std::env::temp_dir().join(format!("warpscope-bench-{}.wstrace", std::process::id()));
     let what = format!("bench --replay {} on {}", trace.display(), config.name);
-    let r = match bench::run_replay(config, trace, &out) {
+    let r = match bench::run_replay(config, trace, &out, format) {
         Ok(r) => r,
         Err(ReplayBenchError::Sim(SimError::Fault { fault, .. })) => {
             bail!("{what}: fault: {fault}")
@@ -235,10 +246,15 @@ fn run_replay(trace: &std::path::Path, json: bool, config: &GpuConfig) -> Result
         Err(e) => bail!("{what}: {e}"),
     };
     let rate_ok = r.replay_rate() >= 5e6;
+    let format_name = match format {
+        TraceFormat::Grouped => "grouped",
+        _ => "binary",
+    };
     let text = if json {
         serde_json::to_string_pretty(&json!({
             "trace": trace.display().to_string(),
             "gpu": r.gpu,
+            "format": format_name,
             "warp_instructions": r.warp_instructions,
             "cycles": r.cycles,
             "events": r.events,
@@ -253,7 +269,7 @@ fn run_replay(trace: &std::path::Path, json: bool, config: &GpuConfig) -> Result
         }))? + "\n"
     } else {
         let mut out = format!(
-            "replay of {} on {}: {} warp instructions, {} cycles, {} events, {} trace bytes\n",
+            "replay of {} on {} ({format_name} trace): {} warp instructions, {} cycles, {} events, {} trace bytes\n",
             trace.display(),
             r.gpu,
             r.warp_instructions,
@@ -372,8 +388,15 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     if args.trace {
         return run_trace(&args, &config);
     }
+    if args.grouped && !args.trace && args.replay.is_none() {
+        bail!("--grouped applies to --trace and --replay");
+    }
     if let Some(trace) = &args.replay {
-        return run_replay(trace, args.json, &config);
+        let format = match args.grouped {
+            true => TraceFormat::Grouped,
+            false => TraceFormat::Binary,
+        };
+        return run_replay(trace, args.json, format, &config);
     }
     let results = match bench::run_all(&config, args.scale) {
         Ok(r) => r,

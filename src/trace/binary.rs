@@ -2854,6 +2854,35 @@ impl EventSink for Vec<Event> {
     }
 }
 
+/// Version 6: one tag's events, decoded as for sink `S` (which reads completions' names or
+/// not, and the decoder's model must be the same throughout a trace).
+struct TagEvents<S>(Vec<Event>, std::marker::PhantomData<S>);
+
+impl<S> TagEvents<S> {
+    fn new(mut v: Vec<Event>) -> Self {
+        v.clear();
+        TagEvents(v, std::marker::PhantomData)
+    }
+}
+
+impl<S: EventSink> EventSink for TagEvents<S> {
+    const COMPLETION_NAMES: bool = S::COMPLETION_NAMES;
+    type Mark = usize;
+    #[inline(always)]
+    fn push(&mut self, event: Event) {
+        self.0.push(event);
+    }
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn mark(&self) -> usize {
+        self.0.len()
+    }
+    fn rewind(&mut self, mark: usize) {
+        self.0.truncate(mark);
+    }
+}
+
 struct Decoder {
     cx: Context,
     /// The file's format version (codes of later versions are bad tags).
@@ -3270,13 +3299,35 @@ impl Decoder {
         ins: &mut Inputs<V4>,
         out: &mut S,
     ) -> Result<(), Failure> {
-        let mut events = std::mem::take(&mut self.tag_events);
-        events.clear();
+        // A tag of one event that is no state change, launch or issue goes straight to `out`
+        // while no group member's change is held (most completions).
+        if !self.expander.holds() {
+            let tags = ins.at(S_TAGS);
+            let plain = match tags.data.get(tags.pos) {
+                Some(&tag) => {
+                    let code = tag & 0x1F;
+                    tag & !(3 << DELTA_SHIFT) != T_PIPE_STATE
+                        && code < T_STATE_GROUP
+                        && !matches!(code, T_ISSUE | T_WARP_LAUNCH)
+                        || code == T_COMPLETE_PREDICTED
+                }
+                None => false,
+            };
+            if plain {
+                let before = out.count();
+                let result = self.decode_tag(ins, out);
+                self.stored += (out.count() - before) as u64;
+                return result;
+            }
+        }
+        let mut events = TagEvents::<S>::new(std::mem::take(&mut self.tag_events));
         let result = self.decode_tag(ins, &mut events);
+        let mut events = events.0;
         let result = result.and_then(|()| self.read_groups(ins, &events));
         if result.is_ok() {
             self.expand(&mut events, out);
         }
+        events.clear();
         self.tag_events = events;
         result
     }
@@ -3535,7 +3586,9 @@ impl Decoder {
                 Event::Complete { cycle, warp: w, pc }
             }
             // Version 5's runs need to know which warp completed what.
-            T_COMPLETE_PREDICTED if (3..5).contains(&self.version) && !S::COMPLETION_NAMES => {
+            T_COMPLETE_PREDICTED
+                if self.version >= 3 && !writes_runs(self.version) && !S::COMPLETION_NAMES =>
+            {
                 Event::Complete {
                     cycle,
                     warp: self.cx.prev_warp,

@@ -18,6 +18,11 @@ use crate::isa::Pipe;
 use crate::sim::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use crate::sim::scoreboard::Hazard;
 use crate::sim::{Fault, LaneMask};
+use rustc_hash::FxHashMap as HashMap;
+
+/// SMs and slots per SM kept in the expander's dense table.
+const DENSE_SMS: u32 = 1024;
+const DENSE_SLOTS: u32 = 256;
 
 /// What the expander knows of one warp slot.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,8 +47,12 @@ struct Held {
 /// Every state change comes out through the `emit` callback of the call that releases it.
 #[derive(Debug, Default)]
 pub struct GroupExpander {
-    /// By SM, by slot.
-    slots: Vec<Vec<Slot>>,
+    /// By `sm * DENSE_SLOTS + slot` for small ids; larger ones (only a corrupt trace has
+    /// them) in `sparse`, so that a huge id costs no huge table.
+    slots: Vec<Slot>,
+    sparse: HashMap<(u32, u32), Slot>,
+    /// Per (SM, scheduler): its warp slots in launch order (a slot moves at its next launch).
+    members: HashMap<(u32, u32), Vec<u32>>,
     launches: u64,
     /// Changes of group members not yet emitted, in launch order, all of the pass `held_at`.
     held: Vec<Held>,
@@ -57,16 +66,14 @@ impl GroupExpander {
     }
 
     fn slot_mut(&mut self, w: WarpRef) -> &mut Slot {
-        let sm = w.sm as usize;
-        if self.slots.len() <= sm {
-            self.slots.resize_with(sm + 1, Vec::new);
+        if w.sm >= DENSE_SMS || w.slot >= DENSE_SLOTS {
+            return self.sparse.entry((w.sm, w.slot)).or_default();
         }
-        let row = &mut self.slots[sm];
-        let slot = w.slot as usize;
-        if row.len() <= slot {
-            row.resize(slot + 1, Slot::default());
+        let i = (w.sm * DENSE_SLOTS + w.slot) as usize;
+        if self.slots.len() <= i {
+            self.slots.resize(i + 1, Slot::default());
         }
-        &mut row[slot]
+        &mut self.slots[i]
     }
 
     /// Whether a group member's change is held back (a pass is still open).
@@ -86,12 +93,24 @@ impl GroupExpander {
     pub fn launch(&mut self, w: WarpRef, scheduler: u32) {
         self.launches += 1;
         let launched = self.launches;
-        *self.slot_mut(w) = Slot {
-            launched,
-            scheduler,
-            state: None,
-            group: None,
-        };
+        let old = std::mem::replace(
+            self.slot_mut(w),
+            Slot {
+                launched,
+                scheduler,
+                state: None,
+                group: None,
+            },
+        );
+        if old.launched != 0 {
+            if let Some(list) = self.members.get_mut(&(w.sm, old.scheduler)) {
+                list.retain(|&s| s != w.slot);
+            }
+        }
+        self.members
+            .entry((w.sm, scheduler))
+            .or_default()
+            .push(w.slot);
     }
 
     /// Warp `w` issued: it leaves its group (its next state is reported by name).
@@ -153,20 +172,31 @@ impl GroupExpander {
             self.flush(emit);
         }
         self.held_at = (cycle, sm, scheduler);
-        let Some(row) = self.slots.get_mut(sm as usize) else {
+        let Some(list) = self.members.get(&(sm, scheduler)) else {
             return;
         };
-        for (slot, s) in row.iter_mut().enumerate() {
-            if s.scheduler == scheduler && s.group == Some(pipe) && s.state != Some(state) {
+        let already = self.held.len();
+        for &slot in list {
+            let s = match (sm < DENSE_SMS && slot < DENSE_SLOTS)
+                .then(|| self.slots.get_mut((sm * DENSE_SLOTS + slot) as usize))
+            {
+                Some(s) => s,
+                None => self.sparse.get_mut(&(sm, slot)),
+            };
+            let Some(s) = s else { continue };
+            if s.group == Some(pipe) && s.state != Some(state) {
                 s.state = Some(state);
                 self.held.push(Held {
                     launched: s.launched,
-                    slot: slot as u32,
+                    slot,
                     state,
                 });
             }
         }
-        self.held.sort_by_key(|h| h.launched);
+        // Each list is in launch order; a pass's second group merges into the first's.
+        if already > 0 {
+            self.held.sort_by_key(|h| h.launched);
+        }
     }
 }
 
