@@ -4733,26 +4733,9 @@ mod tests {
     #[test]
     fn corrupt_version_6_groups_give_errors_not_panics() {
         let (bytes, _) = simulated_grouped("volta", 4096);
-        let (header_end, streams) = raw_block(&bytes);
-        let mut errors = 0;
-        let mut tried = 0;
         // The tags (where a group's change is marked), the state fields with their group
         // bytes, and the other fields, which hold a group change's fields.
-        for s in [S_TAGS, S_STATE_ARGS, S_ARGS] {
-            let step = (streams[s].len() / 300).max(1);
-            for i in (0..streams[s].len()).step_by(step) {
-                for flip in [0x01u8, 0x02, 0x80] {
-                    let mut bad = streams.clone();
-                    bad[s][i] ^= flip;
-                    tried += 1;
-                    errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
-                }
-            }
-        }
-        assert!(
-            errors * 2 > tried,
-            "only {errors} of {tried} corruptions were noticed"
-        );
+        most_corruptions_noticed(&bytes, &[S_TAGS, S_STATE_ARGS, S_ARGS]);
     }
 
     #[test]
@@ -4908,7 +4891,7 @@ mod tests {
     /// Random multi-byte corruptions (a fixed generator: the same every run) of every stream
     /// of simulated compact traces: an error or other events, never a panic.
     #[test]
-    fn random_corruptions_of_version_5_never_panic() {
+    fn random_corruptions_of_versions_5_and_6_never_panic() {
         let rounds: usize = std::env::var("WARPSCOPE_CORRUPTION_ROUNDS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -4920,9 +4903,17 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for (preset, n) in [("small", 256), ("volta", 1024), ("hopper", 512)] {
-            let (evs, header) = simulated(preset, n);
-            let bytes = encoded_with(&evs, &header, COMPACT_VERSION);
+        // Version 5's runs, and version 6's pipe groups as the simulator reports them.
+        let traces = [("small", 256), ("volta", 1024), ("hopper", 512)]
+            .into_iter()
+            .flat_map(|(preset, n)| {
+                let (evs, header) = simulated(preset, n);
+                [
+                    encoded_with(&evs, &header, COMPACT_VERSION),
+                    simulated_grouped(preset, n).0,
+                ]
+            });
+        for bytes in traces {
             let (header_end, streams) = raw_block(&bytes);
             let at = positions(&streams);
             for _ in 0..rounds {
@@ -4940,19 +4931,25 @@ mod tests {
     fn corrupt_version_5_runs_give_errors_not_panics() {
         let (evs, header) = simulated("small", 256);
         let bytes = encoded_with(&evs, &header, COMPACT_VERSION);
-        let (header_end, streams) = raw_block(&bytes);
-        let mut errors = 0;
-        let mut tried = 0;
         // The run streams: schedulers, masks, written states, and the tags that say which
         // records are runs.
-        for s in [S_TAGS, S_STATE_WARPS, S_GROUPS, S_STATE_ARGS] {
+        most_corruptions_noticed(&bytes, &[S_TAGS, S_STATE_WARPS, S_GROUPS, S_STATE_ARGS]);
+    }
+
+    /// Flips bits across `streams_to_flip` of the first block of `bytes` (re-framed with a
+    /// good CRC) and asserts that most damaged traces fail to read — and that none panics.
+    fn most_corruptions_noticed(bytes: &[u8], streams_to_flip: &[usize]) {
+        let (header_end, streams) = raw_block(bytes);
+        let mut errors = 0;
+        let mut tried = 0;
+        for &s in streams_to_flip {
             let step = (streams[s].len() / 300).max(1);
             for i in (0..streams[s].len()).step_by(step) {
                 for flip in [0x01u8, 0x02, 0x80] {
                     let mut bad = streams.clone();
                     bad[s][i] ^= flip;
                     tried += 1;
-                    errors += read(reframe(&bytes, header_end, &bad)).is_err() as u32;
+                    errors += read(reframe(bytes, header_end, &bad)).is_err() as u32;
                 }
             }
         }
