@@ -2,7 +2,6 @@
 //! CRC-framed blocks of compactly encoded events, then a trailer block.
 
 use super::event::Event;
-use super::groups::GroupExpander;
 use super::{TraceError, TraceHeader, MAX_LEN};
 use crate::isa::Pipe;
 use crate::sim::memory::HitLevel;
@@ -1736,6 +1735,15 @@ fn group_byte(group: u8) -> u8 {
     }
 }
 
+/// Version 6: a group byte (see [`group_byte`]) as the pipe code, [`NO_PIPE`] for none.
+fn group_of(cur: &mut Cursor) -> Result<u8, TraceError> {
+    let off = cur.offset();
+    match cur.byte("pipe group")? {
+        0 => Ok(NO_PIPE),
+        b => pipe_of(cur, off, b - 1).map(pipe_code),
+    }
+}
+
 /// The fields of a warp state after its code (register, producer, barrier, pipe).
 #[inline(always)]
 fn put_state_details(out: &mut Vec<u8>, state: &WarpState, last_pc: u32) {
@@ -1971,20 +1979,18 @@ impl Encoder {
         put_varint(&mut s.bufs[S_GROUPS], members);
         let mut misses = 0u64;
         let states = &mut s.bufs[S_STATE_ARGS];
+        let grouped = self.version == GROUPED_VERSION;
         for (k, m) in self.run.iter().enumerate() {
             if !m.predicted {
                 misses |= 1 << k;
                 states.push(state_code(&m.state));
                 put_state_details(states, &m.state, m.last_pc);
             }
-        }
-        put_varint(&mut s.bufs[S_GROUPS], misses);
-        if self.version == GROUPED_VERSION {
-            let states = &mut s.bufs[S_STATE_ARGS];
-            for m in self.run.iter().filter(|m| groupable(&m.state)) {
+            if grouped && groupable(&m.state) {
                 states.push(group_byte(m.group));
             }
         }
+        put_varint(&mut s.bufs[S_GROUPS], misses);
     }
 
     /// Version 5: the buffered run as one record — which scheduler (see [`Groups::pick`])
@@ -2889,15 +2895,17 @@ struct Decoder {
     version: u16,
     /// A predicted run (see [`Groups::predicted_run`]).
     predicted: Vec<(u32, WarpState)>,
-    /// Version 6: one tag's events before their groups are read and expanded, and the
-    /// groups read.
+    /// Version 6: one tag's events while group members' changes are held.
     tag_events: Vec<Event>,
-    tag_groups: Vec<Option<Pipe>>,
-    /// Version 6: the pipe group's change the last tag held, (cycle, sm, scheduler, pipe,
+    /// Version 6: the pipe group's change the last tag held, (sm, scheduler, pipe code,
     /// state).
-    group_change: Option<(u64, u32, u32, Pipe, WarpState)>,
-    /// Version 6: turns group changes back into per-warp state changes.
-    expander: GroupExpander,
+    group_change: Option<(u32, u32, u8, WarpState)>,
+    /// Version 6: the changes a group's change made to its members, not yet handed on:
+    /// (position among the scheduler's warps, slot, state), in position order. They are
+    /// placed among the state changes the same pass reports after the group's change.
+    held: Vec<(u32, u32, WarpState)>,
+    /// The pass they belong to: cycle, SM, scheduler (index in `Groups::schedulers`).
+    held_at: (u64, u32, u32),
     /// Events as stored (a group change is one), what the trailer counts.
     stored: u64,
 }
@@ -3073,6 +3081,7 @@ impl Decoder {
                 "state group member mask {mask:#x} too wide"
             )));
         }
+        let grouped = self.version == GROUPED_VERSION;
         let Groups {
             warps,
             schedulers,
@@ -3144,6 +3153,9 @@ impl Decoder {
                 }
             }
             g.state = Some(state);
+            if grouped && groupable(&state) {
+                join(g, groups, group_of(ins.at(S_STATE_ARGS))?);
+            }
             out.push(Event::WarpState {
                 cycle,
                 warp: w,
@@ -3290,118 +3302,126 @@ impl Decoder {
         self.decode_tag(ins, out)
     }
 
-    /// Version 6: decodes one tag's events, reads the group byte of each groupable state
-    /// change, and hands them on through the group expander, which adds the changes of a
-    /// group's members where they belong.
+    /// Version 6: decodes one tag's events into `out` — through a buffer only while a group's
+    /// change holds member changes back, which are placed among them — and takes in a group's
+    /// change.
     #[inline(never)]
     fn decode_grouped<const V4: bool, S: EventSink>(
         &mut self,
         ins: &mut Inputs<V4>,
         out: &mut S,
     ) -> Result<(), Failure> {
-        // A tag of one event that is no state change, launch or issue goes straight to `out`
-        // while no group member's change is held (most completions).
-        if !self.expander.holds() {
-            let tags = ins.at(S_TAGS);
-            let plain = match tags.data.get(tags.pos) {
-                Some(&tag) => {
-                    let code = tag & 0x1F;
-                    tag & !(3 << DELTA_SHIFT) != T_PIPE_STATE
-                        && code < T_STATE_GROUP
-                        && !matches!(code, T_ISSUE | T_WARP_LAUNCH)
-                        || code == T_COMPLETE_PREDICTED
+        let tag_cycle = |d: &Decoder| d.cx.last_cycle;
+        if self.held.is_empty() {
+            let before = out.count();
+            self.decode_tag(ins, out)?;
+            self.stored += (out.count() - before) as u64;
+        } else {
+            let mut events = TagEvents::<S>::new(std::mem::take(&mut self.tag_events));
+            let result = self.decode_tag(ins, &mut events);
+            let mut events = events.0;
+            if result.is_ok() {
+                self.stored += events.len() as u64;
+                for e in events.drain(..) {
+                    self.place(e, out);
                 }
-                None => false,
-            };
-            if plain {
-                let before = out.count();
-                let result = self.decode_tag(ins, out);
-                self.stored += (out.count() - before) as u64;
-                return result;
             }
+            self.tag_events = events;
+            result?;
         }
-        let mut events = TagEvents::<S>::new(std::mem::take(&mut self.tag_events));
-        let result = self.decode_tag(ins, &mut events);
-        let mut events = events.0;
-        let result = result.and_then(|()| self.read_groups(ins, &events));
-        if result.is_ok() {
-            self.expand(&mut events, out);
-        }
-        events.clear();
-        self.tag_events = events;
-        result
-    }
-
-    /// Reads the group byte after each groupable state change of `events` (one tag's) into
-    /// `tag_groups`, and tells the model which group each warp joined.
-    fn read_groups<const V4: bool>(
-        &mut self,
-        ins: &mut Inputs<V4>,
-        events: &[Event],
-    ) -> Result<(), Failure> {
-        self.tag_groups.clear();
-        for e in events {
-            if let Event::WarpState { warp, state, .. } = e {
-                let group = match groupable(state) {
-                    true => {
-                        let cur = ins.at(S_STATE_ARGS);
-                        let off = cur.offset();
-                        match cur.byte("pipe group")? {
-                            0 => None,
-                            b => Some(pipe_of(cur, off, b - 1)?),
-                        }
-                    }
-                    false => None,
-                };
-                self.cx
-                    .groups
-                    .set_group(*warp, group.map_or(NO_PIPE, pipe_code));
-                self.tag_groups.push(group);
-            }
+        if let Some((sm, scheduler, pipe, state)) = self.group_change.take() {
+            self.stored += 1;
+            let cycle = tag_cycle(self);
+            self.hold(cycle, sm, scheduler, pipe, state, out);
         }
         Ok(())
     }
 
-    /// Hands one tag's `events` (and a group change) on to `out` through the expander.
-    fn expand<S: EventSink>(&mut self, events: &mut Vec<Event>, out: &mut S) {
-        let expander = &mut self.expander;
-        fn emit<S: EventSink>(out: &mut S) -> impl FnMut(u64, WarpRef, WarpState) + '_ {
-            move |cycle, warp, state| out.push(Event::WarpState { cycle, warp, state })
-        }
-        if let Some((cycle, sm, scheduler, pipe, state)) = self.group_change.take() {
-            self.stored += 1;
-            expander.pipe_state(cycle, sm, scheduler, pipe, state, &mut emit(out));
-        }
-        self.stored += events.len() as u64;
-        let mut groups = self.tag_groups.iter();
-        for e in events.drain(..) {
-            match e {
-                Event::WarpState { cycle, warp, state } => {
-                    let group = groups.next().copied().flatten();
-                    expander.state(cycle, warp, state, group, &mut emit(out));
+    /// Hands `e` on, after the held changes it follows: those of warps before it in the
+    /// same pass, or all of them if it is not a state change of that pass.
+    fn place<S: EventSink>(&mut self, e: Event, out: &mut S) {
+        let (cycle, sm, sched) = self.held_at;
+        let position = match e {
+            Event::WarpState { cycle: c, warp, .. } if c == cycle && warp.sm == sm => self
+                .cx
+                .groups
+                .launched(warp)
+                .filter(|g| g.sched == sched)
+                .map(|g| (g.position, warp.slot)),
+            _ => None,
+        };
+        match position {
+            Some((position, slot)) => {
+                let before = self.held.partition_point(|h| h.0 < position);
+                for (_, s, state) in self.held.drain(..before) {
+                    let warp = WarpRef { sm, slot: s };
+                    out.push(Event::WarpState { cycle, warp, state });
                 }
-                e => {
-                    expander.flush(&mut emit(out));
-                    match &e {
-                        Event::WarpLaunch { warp, info, .. } => {
-                            expander.launch(*warp, info.scheduler)
-                        }
-                        Event::Issue { warp, .. } => expander.issue(*warp),
-                        _ => {}
-                    }
-                    out.push(e);
-                }
+                // Reported by name in this pass: that report is its change.
+                self.held.retain(|h| h.1 != slot);
             }
+            None => self.release(out),
+        }
+        out.push(e);
+    }
+
+    /// Hands on every held change: their pass is over.
+    fn release<S: EventSink>(&mut self, out: &mut S) {
+        let (cycle, sm, _) = self.held_at;
+        for (_, slot, state) in self.held.drain(..) {
+            let warp = WarpRef { sm, slot };
+            out.push(Event::WarpState { cycle, warp, state });
         }
     }
 
-    /// Version 6: a pipe group's change; held in `group_change` for [`Decoder::expand`].
-    fn pipe_state(&mut self, cur: &mut Cursor, cycle: u64) -> Result<(), Failure> {
+    /// A group's change at `cycle`: its members not already in `state` change to it, held
+    /// until the pass's later state changes place them; then the model takes the change.
+    fn hold<S: EventSink>(
+        &mut self,
+        cycle: u64,
+        sm: u32,
+        scheduler: u32,
+        pipe: u8,
+        state: WarpState,
+        out: &mut S,
+    ) {
+        let Some(&sched) = self.cx.groups.scheduler_index.get(sm, scheduler) else {
+            return;
+        };
+        if !self.held.is_empty() && self.held_at != (cycle, sm, sched) {
+            self.release(out);
+        }
+        let merge = !self.held.is_empty();
+        self.held_at = (cycle, sm, sched);
+        let Groups {
+            warps, schedulers, ..
+        } = &mut self.cx.groups;
+        let s = &schedulers[sched as usize];
+        let (row, sparse) = warps.row_mut(sm);
+        for (position, &slot) in s.members.iter().enumerate() {
+            let g = match row.get_mut(slot as usize) {
+                Some(g) => g.as_mut(),
+                None => Table::get_mut_outside(sparse, sm, slot),
+            };
+            let Some(g) = g else { continue };
+            settle(g, &s.groups);
+            if g.group == pipe && g.state != Some(state) {
+                self.held.push((position as u32, slot, state));
+            }
+        }
+        if merge {
+            self.held.sort_by_key(|h| h.0);
+        }
+        self.cx.groups.pipe_state(sm, scheduler, pipe, state);
+    }
+
+    /// Version 6: a pipe group's change; taken in by [`Decoder::hold`] after the tag.
+    fn pipe_state(&mut self, cur: &mut Cursor) -> Result<(), Failure> {
         let sm = cur.u32("sm")?;
         let scheduler = cur.u32("scheduler")?;
         let off = cur.offset();
         let code = cur.byte("pipe")?;
-        let pipe = pipe_of(cur, off, code)?;
+        pipe_of(cur, off, code)?;
         let off = cur.offset();
         let n = cur.byte("state number")?;
         let state = state_of(cur, n, 0)?;
@@ -3411,8 +3431,23 @@ impl Decoder {
                 message: format!("pipe group changes to {state:?}, which no ready warp is in"),
             }));
         }
-        self.cx.groups.pipe_state(sm, scheduler, code, state);
-        self.group_change = Some((cycle, sm, scheduler, pipe, state));
+        self.group_change = Some((sm, scheduler, code, state));
+        Ok(())
+    }
+
+    /// Version 6: the group byte after a [`groupable`] state of warp `w`, taken into the
+    /// model.
+    #[inline(always)]
+    fn read_group(
+        &mut self,
+        cur: &mut Cursor,
+        w: WarpRef,
+        state: &WarpState,
+    ) -> Result<(), TraceError> {
+        if self.version == GROUPED_VERSION && groupable(state) {
+            let group = group_of(cur)?;
+            self.cx.groups.set_group(w, group);
+        }
         Ok(())
     }
 
@@ -3461,7 +3496,7 @@ impl Decoder {
             });
         }
         if self.version == GROUPED_VERSION && tag & !(3 << DELTA_SHIFT) == T_PIPE_STATE {
-            return self.pipe_state(ins.at(S_ARGS), cycle);
+            return self.pipe_state(ins.at(S_ARGS));
         }
         let (has_warp, warp_stream, field_stream) = CODES[code as usize];
         if same && !has_warp {
@@ -3710,6 +3745,7 @@ impl Decoder {
             c if (T_STATE..T_STATE + STATES).contains(&c) => {
                 let state = state_of(cur, c - T_STATE, self.cx.last_pc(w))?;
                 self.cx.groups.set_state(w, state);
+                self.read_group(cur, w, &state)?;
                 Event::WarpState {
                     cycle,
                     warp: w,
@@ -3718,6 +3754,7 @@ impl Decoder {
             }
             T_STATE_PREDICTED => {
                 let state = self.predicted(w, cycle, tag_off)?;
+                self.read_group(cur, w, &state)?;
                 Event::WarpState {
                     cycle,
                     warp: w,
@@ -3976,9 +4013,9 @@ impl<R: Read> BinaryReader<R> {
                 version,
                 predicted: Vec::new(),
                 tag_events: Vec::new(),
-                tag_groups: Vec::new(),
                 group_change: None,
-                expander: GroupExpander::new(),
+                held: Vec::new(),
+                held_at: (0, 0, 0),
                 stored: 0,
             },
             batch: Vec::new(),
@@ -4097,7 +4134,7 @@ impl<R: Read> BinaryReader<R> {
                         message: "trailer longer than its fields".into(),
                     });
                 }
-                if self.dec.expander.holds() {
+                if !self.dec.held.is_empty() {
                     return Err(TraceError::Malformed {
                         offset: self.block_base,
                         message: "the events end with a pipe group's change that no other \
