@@ -2,7 +2,7 @@
 //! into a trace file (written to `PATH.tmp`, then renamed).
 
 use super::event::{Event, EventKind};
-use super::{TraceError, TraceFormat, TraceHeader, TraceWriter};
+use super::{BinaryWriter, TraceError, TraceFormat, TraceHeader, TraceWriter};
 use crate::isa::Pipe;
 use crate::sim::config::GpuConfig;
 use crate::sim::gpu::{prepare, simulate_with_source, SimError, SimOptions, SimReport};
@@ -89,45 +89,82 @@ const AHEAD: usize = 4;
 fn write_batch<W: Write>(writer: &mut TraceWriter<W>, batch: &[Batched]) -> Result<(), TraceError> {
     // The writer's kind is matched once per batch, not per event.
     match writer {
-        TraceWriter::Binary(w) => {
-            for b in batch {
-                match *b {
-                    Batched::Event(ref e) => w.write(e)?,
-                    Batched::Ready {
-                        cycle,
-                        warp,
-                        state,
-                        pipe,
-                    } => w.write_ready_state(cycle, warp, state, pipe)?,
-                    Batched::Group {
-                        cycle,
-                        sm,
-                        scheduler,
-                        pipe,
-                        state,
-                    } => w.write_pipe_state(cycle, sm, scheduler, pipe, state)?,
-                }
-            }
-        }
-        TraceWriter::Jsonl(_) => {
-            for b in batch {
-                match *b {
-                    Batched::Event(ref e) => writer.write(e)?,
-                    Batched::Ready {
-                        cycle,
-                        warp,
-                        state,
-                        pipe,
-                    } => writer.write_ready_state(cycle, warp, state, pipe)?,
-                    Batched::Group {
-                        cycle,
-                        sm,
-                        scheduler,
-                        pipe,
-                        state,
-                    } => writer.write_pipe_state(cycle, sm, scheduler, pipe, state)?,
-                }
-            }
+        TraceWriter::Binary(w) => write_batched(w, batch),
+        TraceWriter::Jsonl(_) => write_batched(writer, batch),
+    }
+}
+
+/// What a batch is written to: the binary writer in hand, or any trace writer.
+trait BatchWriter {
+    fn event(&mut self, e: &Event) -> Result<(), TraceError>;
+    fn ready(&mut self, cycle: u64, w: WarpRef, s: WarpState, p: Pipe) -> Result<(), TraceError>;
+    fn group(
+        &mut self,
+        c: u64,
+        sm: u32,
+        sched: u32,
+        p: Pipe,
+        s: WarpState,
+    ) -> Result<(), TraceError>;
+}
+
+impl<W: Write> BatchWriter for BinaryWriter<W> {
+    #[inline(always)]
+    fn event(&mut self, e: &Event) -> Result<(), TraceError> {
+        self.write(e)
+    }
+    fn ready(&mut self, cycle: u64, w: WarpRef, s: WarpState, p: Pipe) -> Result<(), TraceError> {
+        self.write_ready_state(cycle, w, s, p)
+    }
+    fn group(
+        &mut self,
+        c: u64,
+        sm: u32,
+        sched: u32,
+        p: Pipe,
+        s: WarpState,
+    ) -> Result<(), TraceError> {
+        self.write_pipe_state(c, sm, sched, p, s)
+    }
+}
+
+impl<W: Write> BatchWriter for TraceWriter<W> {
+    fn event(&mut self, e: &Event) -> Result<(), TraceError> {
+        self.write(e)
+    }
+    fn ready(&mut self, cycle: u64, w: WarpRef, s: WarpState, p: Pipe) -> Result<(), TraceError> {
+        self.write_ready_state(cycle, w, s, p)
+    }
+    fn group(
+        &mut self,
+        c: u64,
+        sm: u32,
+        sched: u32,
+        p: Pipe,
+        s: WarpState,
+    ) -> Result<(), TraceError> {
+        self.write_pipe_state(c, sm, sched, p, s)
+    }
+}
+
+#[inline(always)]
+fn write_batched(w: &mut impl BatchWriter, batch: &[Batched]) -> Result<(), TraceError> {
+    for b in batch {
+        match *b {
+            Batched::Event(ref e) => w.event(e)?,
+            Batched::Ready {
+                cycle,
+                warp,
+                state,
+                pipe,
+            } => w.ready(cycle, warp, state, pipe)?,
+            Batched::Group {
+                cycle,
+                sm,
+                scheduler,
+                pipe,
+                state,
+            } => w.group(cycle, sm, scheduler, pipe, state)?,
         }
     }
     Ok(())
@@ -315,6 +352,9 @@ impl<W: Write + Send + 'static> Observer for Recorder<W> {
         self.groups && EventKind::WarpState.min_verbosity() <= self.verbosity
     }
     fn ready_state(&mut self, cycle: u64, warp: WarpRef, state: WarpState, pipe: Pipe) {
+        if !self.groups {
+            return self.warp_state(cycle, warp, state);
+        }
         self.push(Batched::Ready {
             cycle,
             warp,
@@ -322,6 +362,7 @@ impl<W: Write + Send + 'static> Observer for Recorder<W> {
             pipe,
         });
     }
+    /// Asked for only when the writer stores groups (see [`Observer::pipe_groups`]).
     fn pipe_state(&mut self, cycle: u64, sm: u32, scheduler: u32, pipe: Pipe, state: WarpState) {
         self.push(Batched::Group {
             cycle,
