@@ -3311,7 +3311,6 @@ impl Decoder {
         ins: &mut Inputs<V4>,
         out: &mut S,
     ) -> Result<(), Failure> {
-        let tag_cycle = |d: &Decoder| d.cx.last_cycle;
         if self.held.is_empty() {
             let before = out.count();
             self.decode_tag(ins, out)?;
@@ -3331,7 +3330,8 @@ impl Decoder {
         }
         if let Some((sm, scheduler, pipe, state)) = self.group_change.take() {
             self.stored += 1;
-            let cycle = tag_cycle(self);
+            // The group change's cycle: its tag's, the last one read.
+            let cycle = self.cx.last_cycle;
             self.hold(cycle, sm, scheduler, pipe, state, out);
         }
         Ok(())

@@ -4,9 +4,11 @@
 //!
 //! Most state changes of a compute-bound kernel are a pipe's ready warps changing together
 //! when the pipe frees or fills (90 % on a replayed FMA loop). Told as a group, each costs
-//! the simulator and a trace writer one call instead of one per warp; [`GroupExpander`] is
-//! what a reader of such a stream uses to recover the per-warp changes, and [`PipeGroups`]
-//! wraps any observer so that it sees the expanded stream.
+//! the simulator and a trace writer one call instead of one per warp. [`GroupExpander`]
+//! recovers the per-warp changes from such a stream, and [`PipeGroups`] wraps any observer so
+//! that it sees the expanded stream (the tests check the simulator's groups with them). The
+//! binary reader of format version 6 applies the same rule to its own model's records
+//! (`binary.rs`, `Decoder::hold`).
 //!
 //! The expander keeps, per warp slot, its scheduler, its launch order, its last state and the
 //! pipe group it is in (set by `ready_state`, left by any other state report and by an
@@ -74,11 +76,6 @@ impl GroupExpander {
             self.slots.resize(i + 1, Slot::default());
         }
         &mut self.slots[i]
-    }
-
-    /// Whether a group member's change is held back (a pass is still open).
-    pub fn holds(&self) -> bool {
-        !self.held.is_empty()
     }
 
     /// Emits every held change: the pass they belong to is over.
