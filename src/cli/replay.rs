@@ -28,7 +28,8 @@ dispatcher, schedulers, scoreboards and memory model decide the timing. Opcodes 
 not know run as a generic ALU (or, with addresses, global memory) instruction and are listed
 in a warning. The summary goes to stdout, the host speed to stderr. --format defaults from the
 extension of -o (.jsonl → JSON Lines, else binary); --format compact writes the smaller binary
-version (see `record --help`).";
+version, --format grouped the one faster to record for compute-bound kernels (see `record
+--help`).";
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
