@@ -1355,9 +1355,13 @@ impl Groups {
     /// `sm` changed to `state`: so did each of its members, in the model's eyes (the tables
     /// of what follows a state learn nothing from it; both sides skip it alike).
     fn pipe_state(&mut self, sm: u32, scheduler: u32, pipe: u8, state: WarpState) {
-        let Some(&sched) = self.scheduler_index.get(sm, scheduler) else {
-            return;
-        };
+        if let Some(&sched) = self.scheduler_index.get(sm, scheduler) {
+            self.change_group(sched, pipe, state);
+        }
+    }
+
+    /// [`pipe_state`](Self::pipe_state) of the scheduler at index `sched`.
+    fn change_group(&mut self, sched: u32, pipe: u8, state: WarpState) {
         if let Some(group) = self.schedulers[sched as usize]
             .groups
             .get_mut(pipe as usize)
@@ -3352,23 +3356,19 @@ impl Decoder {
         };
         match position {
             Some((position, slot)) => {
-                let before = self.held.partition_point(|h| h.0 < position);
-                for (_, s, state) in self.held.drain(..before) {
-                    let warp = WarpRef { sm, slot: s };
-                    out.push(Event::WarpState { cycle, warp, state });
-                }
+                self.release(self.held.partition_point(|h| h.0 < position), out);
                 // Reported by name in this pass: that report is its change.
                 self.held.retain(|h| h.1 != slot);
             }
-            None => self.release(out),
+            None => self.release(self.held.len(), out),
         }
         out.push(e);
     }
 
-    /// Hands on every held change: their pass is over.
-    fn release<S: EventSink>(&mut self, out: &mut S) {
+    /// Hands on the first `n` held changes (all of them once their pass is over).
+    fn release<S: EventSink>(&mut self, n: usize, out: &mut S) {
         let (cycle, sm, _) = self.held_at;
-        for (_, slot, state) in self.held.drain(..) {
+        for (_, slot, state) in self.held.drain(..n) {
             let warp = WarpRef { sm, slot };
             out.push(Event::WarpState { cycle, warp, state });
         }
@@ -3389,7 +3389,7 @@ impl Decoder {
             return;
         };
         if !self.held.is_empty() && self.held_at != (cycle, sm, sched) {
-            self.release(out);
+            self.release(self.held.len(), out);
         }
         let merge = !self.held.is_empty();
         self.held_at = (cycle, sm, sched);
@@ -3412,7 +3412,7 @@ impl Decoder {
         if merge {
             self.held.sort_by_key(|h| h.0);
         }
-        self.cx.groups.pipe_state(sm, scheduler, pipe, state);
+        self.cx.groups.change_group(sched, pipe, state);
     }
 
     /// Version 6: a pipe group's change; taken in by [`Decoder::hold`] after the tag.

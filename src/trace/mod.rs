@@ -22,9 +22,7 @@ pub use event::{Event, EventKind};
 pub use jsonl::{JsonlReader, JsonlWriter};
 pub use recorder::{record, RecordOutcome, Recorder};
 
-use crate::isa::Pipe;
 use crate::sim::config::GpuConfig;
-use crate::sim::observer::{WarpRef, WarpState};
 use crate::sim::sm::PreparedLaunch;
 use crate::sim::{Dim3, LaunchError};
 use serde::{Deserialize, Serialize};
@@ -261,40 +259,6 @@ impl<W: Write> TraceWriter<W> {
     /// simulator for them.
     pub fn stores_groups(&self) -> bool {
         matches!(self, TraceWriter::Binary(w) if w.version() == binary::GROUPED_VERSION)
-    }
-
-    /// A warp_state event whose warp joins the group of `pipe` (stored as such only by a
-    /// writer that [`stores_groups`](Self::stores_groups)).
-    #[inline(always)]
-    pub fn write_ready_state(
-        &mut self,
-        cycle: u64,
-        warp: WarpRef,
-        state: WarpState,
-        pipe: Pipe,
-    ) -> Result<(), TraceError> {
-        match self {
-            TraceWriter::Binary(w) => w.write_ready_state(cycle, warp, state, pipe),
-            TraceWriter::Jsonl(w) => w.write(&Event::WarpState { cycle, warp, state }),
-        }
-    }
-
-    /// A pipe group's change; only a writer that [`stores_groups`](Self::stores_groups) can
-    /// store it.
-    pub fn write_pipe_state(
-        &mut self,
-        cycle: u64,
-        sm: u32,
-        scheduler: u32,
-        pipe: Pipe,
-        state: WarpState,
-    ) -> Result<(), TraceError> {
-        match self {
-            TraceWriter::Binary(w) => w.write_pipe_state(cycle, sm, scheduler, pipe, state),
-            TraceWriter::Jsonl(_) => Err(TraceError::Unsupported(
-                "a pipe group's change in JSON Lines".into(),
-            )),
-        }
     }
 
     /// Writes `events` in order, as [`write`](Self::write) would one by one, up to the first

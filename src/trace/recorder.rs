@@ -2,7 +2,7 @@
 //! into a trace file (written to `PATH.tmp`, then renamed).
 
 use super::event::{Event, EventKind};
-use super::{BinaryWriter, TraceError, TraceFormat, TraceHeader, TraceWriter};
+use super::{BinaryWriter, JsonlWriter, TraceError, TraceFormat, TraceHeader, TraceWriter};
 use crate::isa::Pipe;
 use crate::sim::config::GpuConfig;
 use crate::sim::gpu::{prepare, simulate_with_source, SimError, SimOptions, SimReport};
@@ -90,11 +90,11 @@ fn write_batch<W: Write>(writer: &mut TraceWriter<W>, batch: &[Batched]) -> Resu
     // The writer's kind is matched once per batch, not per event.
     match writer {
         TraceWriter::Binary(w) => write_batched(w, batch),
-        TraceWriter::Jsonl(_) => write_batched(writer, batch),
+        TraceWriter::Jsonl(w) => write_batched(w, batch),
     }
 }
 
-/// What a batch is written to: the binary writer in hand, or any trace writer.
+/// What a batch is written to: either kind of writer.
 trait BatchWriter {
     fn event(&mut self, e: &Event) -> Result<(), TraceError>;
     fn ready(&mut self, cycle: u64, w: WarpRef, s: WarpState, p: Pipe) -> Result<(), TraceError>;
@@ -128,22 +128,23 @@ impl<W: Write> BatchWriter for BinaryWriter<W> {
     }
 }
 
-impl<W: Write> BatchWriter for TraceWriter<W> {
+/// JSON Lines stores no groups: a recorder writing it never asks for them (see
+/// [`TraceWriter::stores_groups`]), and a ready state is a warp_state.
+impl<W: Write> BatchWriter for JsonlWriter<W> {
     fn event(&mut self, e: &Event) -> Result<(), TraceError> {
         self.write(e)
     }
-    fn ready(&mut self, cycle: u64, w: WarpRef, s: WarpState, p: Pipe) -> Result<(), TraceError> {
-        self.write_ready_state(cycle, w, s, p)
+    fn ready(&mut self, cycle: u64, w: WarpRef, s: WarpState, _: Pipe) -> Result<(), TraceError> {
+        self.write(&Event::WarpState {
+            cycle,
+            warp: w,
+            state: s,
+        })
     }
-    fn group(
-        &mut self,
-        c: u64,
-        sm: u32,
-        sched: u32,
-        p: Pipe,
-        s: WarpState,
-    ) -> Result<(), TraceError> {
-        self.write_pipe_state(c, sm, sched, p, s)
+    fn group(&mut self, _: u64, _: u32, _: u32, _: Pipe, _: WarpState) -> Result<(), TraceError> {
+        Err(TraceError::Unsupported(
+            "a pipe group's change in JSON Lines".into(),
+        ))
     }
 }
 
