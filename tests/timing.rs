@@ -501,6 +501,39 @@ fn divergent_barrier_is_a_deadlock_naming_the_warps() {
     assert!(err.to_string().contains("deadlock"), "{err}");
 }
 
+/// A warp that exits before its block's barrier is not waited for: the barrier releases the
+/// others, in a cycle in which nothing issued, and they run on — with and without skipping,
+/// under every kind of pass. (The loop once took such a cycle for one in which nothing could
+/// change, and reported a deadlock right after the release.)
+#[test]
+fn a_barrier_released_in_a_quiet_cycle_lets_its_warps_go_on() {
+    let src = ".kernel k\n ISETP.GE P0, %tid.x, 32\n @P0 EXIT\n BAR.SYNC\n EXIT\n";
+    for policy in [Policy::Gto, Policy::Coarse, Policy::Barrel] {
+        let config = fixed_gpu(policy, ScoreboardKind::Bitmap, 50);
+        let run = |skip: bool| {
+            let mut mem = GlobalMemory::new(1 << 20);
+            let mut log = Log::default();
+            let options = SimOptions {
+                skip_idle: skip,
+                ..SimOptions::default()
+            };
+            let report = simulate(
+                &config,
+                &[launch(native(src), 1, 64, vec![])],
+                &mut mem,
+                options,
+                &mut log,
+            )
+            .unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+            (report, log.issues, log.states, log.lines)
+        };
+        let (fast, slow) = (run(true), run(false));
+        // The warp that exits runs 2 instructions, the one at the barrier 4.
+        assert_eq!(fast.0.warp_instructions, 6, "{policy:?}");
+        assert_eq!(fast, slow, "{policy:?}");
+    }
+}
+
 #[test]
 fn watchdog_stops_a_runaway_kernel() {
     let src = ".kernel spin\nL:\n BRA L\n";

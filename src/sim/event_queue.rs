@@ -117,6 +117,17 @@ impl EventQueue {
         cycle >= self.quiet_until
     }
 
+    /// No event is due before the returned cycle (a lower bound, as for
+    /// [`EventQueue::may_be_due`]); `u64::MAX` when no event is pending at all.
+    #[inline]
+    pub(super) fn due_bound(&self) -> u64 {
+        let empty = self.in_ring == 0 && self.overdue.is_empty() && self.far.is_empty();
+        match empty {
+            true => u64::MAX,
+            false => self.quiet_until,
+        }
+    }
+
     /// To be called once [`EventQueue::pop_due`] has found nothing more due (kept out of it:
     /// inlined there, it kept that from being inlined): raises the bound of
     /// [`EventQueue::may_be_due`] to the first occupied bucket among those of `base`'s word of

@@ -174,6 +174,12 @@ pub fn simulate_with_source<O: Observer>(
     // Only the coarse policy refills (pays a switch cost): for the others no skip need ask
     // every scheduler whether it is in the middle of one.
     let refills = config.scheduler.policy == Policy::Coarse;
+    // Per SM, the first cycle it needs the loop (`Sm::attention`), and this cycle's SMs that
+    // do, in SM order: a memory-bound kernel's SM has something to do in a few cycles of a
+    // hundred, and a pass over a dense array costs less than three over the SMs. The
+    // reference (`skip_idle: false`) visits every SM every cycle.
+    let mut attention = vec![0u64; sms.len()];
+    let mut due: Vec<usize> = Vec::with_capacity(sms.len());
     // `stepped`: how many SMs (from the first) are done with `cycle`.
     let fail = |fault: Fault,
                 cycle: u64,
@@ -228,8 +234,14 @@ pub fn simulate_with_source<O: Observer>(
         }
         let mut issued = 0u32;
         let mut any_eligible = false;
-        for sm in sms.iter_mut() {
-            sm.retire(cycle, options.skip_idle, observer);
+        due.clear();
+        if options.skip_idle {
+            due.extend((0..sms.len()).filter(|&k| attention[k] <= cycle));
+        } else {
+            due.extend(0..sms.len());
+        }
+        for &k in &due {
+            sms[k].retire(cycle, options.skip_idle, observer);
         }
         let mut cx = CycleContext {
             config,
@@ -239,7 +251,7 @@ pub fn simulate_with_source<O: Observer>(
             observer,
             incremental: options.skip_idle,
         };
-        for k in 0..sms.len() {
+        for &k in &due {
             match sms[k].schedule(cycle, &mut cx) {
                 Ok(c) => {
                     issued += c.issued;
@@ -248,6 +260,8 @@ pub fn simulate_with_source<O: Observer>(
                     report.thread_instructions += c.thread_instructions;
                 }
                 Err(fault) => {
+                    // (Its schedulers had this cycle; the earlier SMs' count it in `fail`.)
+                    sms[k].count_busy(cycle + 1);
                     return Err(fail(
                         *fault,
                         cycle,
@@ -262,8 +276,9 @@ pub fn simulate_with_source<O: Observer>(
             }
         }
         finished.clear();
-        for sm in sms.iter_mut() {
-            sm.wrap_up(cycle, observer, &mut finished);
+        let mut released = false;
+        for &k in &due {
+            released |= sms[k].wrap_up(cycle, observer, &mut finished);
         }
         for f in &finished {
             if dispatcher.block_finished(cycle, f.launch as usize) {
@@ -313,11 +328,24 @@ pub fn simulate_with_source<O: Observer>(
                 streams,
                 observer,
             );
+            attention[g.sm as usize] = sms[g.sm as usize].attention();
+        }
+        for &k in &due {
+            attention[k] = sms[k].attention();
         }
         // Nothing can change until the next wake-up: skip there in one step.
-        let quiet = issued == 0 && !any_eligible && grants.is_empty() && finished.is_empty();
+        let quiet =
+            issued == 0 && !any_eligible && !released && grants.is_empty() && finished.is_empty();
         let mut next = cycle + 1;
-        if quiet {
+        // The first cycle some SM needs the loop, unless none ever will: then the wake-ups of
+        // every unit decide (a deadlock, as there are none, unless the SMs are empty).
+        let soonest = match options.skip_idle {
+            true => attention.iter().copied().min().unwrap_or(u64::MAX),
+            false => u64::MAX,
+        };
+        if quiet && soonest != u64::MAX {
+            next = soonest.min(options.max_cycles).max(cycle + 1);
+        } else if quiet {
             let wake = sms.iter_mut().filter_map(|s| s.next_wakeup(cycle)).min();
             match wake {
                 None if sms.iter().any(|s| s.has_resident_warps()) => {
@@ -350,14 +378,7 @@ pub fn simulate_with_source<O: Observer>(
                     if options.skip_idle
                         && !(refills && sms.iter().any(|s| s.in_refill(cycle))) =>
                 {
-                    let target = w.min(options.max_cycles).max(cycle + 1);
-                    let skipped = target - cycle - 1;
-                    if skipped > 0 {
-                        for sm in sms.iter_mut() {
-                            sm.account_skipped(skipped);
-                        }
-                    }
-                    next = target;
+                    next = w.min(options.max_cycles).max(cycle + 1);
                 }
                 _ => {}
             }

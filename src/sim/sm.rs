@@ -360,7 +360,10 @@ pub struct Sm {
     lsu_inflight: u32,
     room: SmRoom,
     pub blocks_run: u64,
+    /// Cycles with a resident block, counted up to `busy_from` while one is resident (see
+    /// [`Sm::count_busy`]): the GPU loop does not visit an SM in cycles that need nothing of it.
     pub busy_cycles: u64,
+    busy_from: u64,
     states: Vec<WarpState>,
     /// Per warp slot: its position in its scheduler's list, as of that scheduler's last
     /// [`PoolMasks`] rebuild.
@@ -460,6 +463,7 @@ impl Sm {
             },
             blocks_run: 0,
             busy_cycles: 0,
+            busy_from: 0,
             states: Vec::new(),
             position: vec![0; config.sm.max_warps as usize],
             unfinished: Vec::new(),
@@ -509,6 +513,10 @@ impl Sm {
     ) {
         let fp = prepared.footprint;
         let mut streams = streams.map(Vec::into_iter);
+        if self.room.resident_blocks == 0 {
+            // Busy from the next cycle: this one's schedulers have run.
+            self.busy_from = cycle + 1;
+        }
         self.room.free_blocks -= 1;
         self.room.free_warps -= fp.warps;
         self.room.free_registers -= fp.registers;
@@ -996,9 +1004,6 @@ impl Sm {
         cycle: u64,
         cx: &mut CycleContext<'_, O>,
     ) -> Result<SmCycle, Box<Fault>> {
-        if self.room.resident_blocks > 0 {
-            self.busy_cycles += 1;
-        }
         // Most SM-cycles of a memory-bound kernel have no scheduler to step: they cost a
         // comparison in the GPU loop instead of a call.
         if cycle < self.schedulers_quiet_until && self.throttle_pending == 0 {
@@ -1684,17 +1689,33 @@ impl Sm {
         Ok(())
     }
 
-    /// Accounts `n` skipped cycles in which nothing could change (the schedulers count them
-    /// as repeats of their last cycle when next stepped or settled).
-    pub fn account_skipped(&mut self, n: u64) {
-        if self.room.resident_blocks > 0 {
-            self.busy_cycles += n;
+    /// Counts the cycles before `to` with a resident block into `busy_cycles`.
+    pub fn count_busy(&mut self, to: u64) {
+        if self.room.resident_blocks > 0 && to > self.busy_from {
+            self.busy_cycles += to - self.busy_from;
+            self.busy_from = to;
         }
     }
 
+    /// The first cycle after the current one at which this SM needs the GPU loop: a
+    /// completion may be due, or a scheduler must be stepped. Until then its `retire`,
+    /// `schedule` and `wrap_up` would do nothing, and the loop does not call them; only
+    /// `assign_block` changes the answer from outside. `u64::MAX`: nothing will ever change
+    /// by itself.
+    #[inline]
+    pub fn attention(&self) -> u64 {
+        let schedulers = match self.throttle_pending {
+            0 => self.schedulers_quiet_until,
+            _ => 0,
+        };
+        schedulers.min(self.events.due_bound())
+    }
+
     /// Counts every cycle before `to` in the statistics of every scheduler: those not stepped
-    /// repeat the scheduler's last stepped cycle. Due before the statistics are read.
+    /// repeat the scheduler's last stepped cycle; and in `busy_cycles`. Due before the
+    /// statistics are read.
     pub fn settle(&mut self, to: u64, width: u32) {
+        self.count_busy(to);
         for s in 0..self.schedulers.len() {
             self.settle_scheduler(s, to, width);
         }
@@ -1959,18 +1980,18 @@ impl Sm {
         Ok(threads)
     }
 
-    /// Releases CTA barriers, retires finished warps and blocks. Returns blocks that finished.
+    /// Releases CTA barriers, retires finished warps and blocks. Adds the blocks that
+    /// finished to `finished`; returns whether a barrier released warps (which the schedulers
+    /// look at in the next cycle).
     #[inline]
     pub fn wrap_up<O: Observer>(
         &mut self,
         cycle: u64,
         observer: &mut O,
         finished: &mut Vec<FinishedBlock>,
-    ) {
+    ) -> bool {
         // Nearly every SM-cycle has nothing to wrap up: tested in the GPU loop, not in a call.
-        if std::mem::take(&mut self.wrap_dirty) {
-            self.wrap_up_dirty(cycle, observer, finished);
-        }
+        std::mem::take(&mut self.wrap_dirty) && self.wrap_up_dirty(cycle, observer, finished)
     }
 
     #[inline(never)]
@@ -1979,7 +2000,8 @@ impl Sm {
         cycle: u64,
         observer: &mut O,
         finished: &mut Vec<FinishedBlock>,
-    ) {
+    ) -> bool {
+        let mut released = false;
         let blocks_to_check = if std::mem::take(&mut self.barrier_pending) {
             self.blocks.len()
         } else {
@@ -2019,6 +2041,7 @@ impl Sm {
                     block.arrived_threads = 0;
                 }
                 observer.barrier_release(cycle, self.id, launch, index as u32);
+                released = true;
             }
         }
         // In slot order, as the observer hears of them.
@@ -2060,6 +2083,10 @@ impl Sm {
             });
             if done {
                 if let Some(b) = self.blocks[block_slot].take() {
+                    if self.room.resident_blocks == 1 {
+                        // Busy through this cycle, whose schedulers ran with the block.
+                        self.count_busy(cycle + 1);
+                    }
                     let fp = b.footprint;
                     self.room.free_blocks += 1;
                     self.room.free_warps += fp.warps;
@@ -2076,6 +2103,7 @@ impl Sm {
         }
         leaving.clear();
         self.leaving = leaving;
+        released
     }
 
     /// The state last reported for warp `slot`, or that would have been to an observer that
