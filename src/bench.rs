@@ -364,18 +364,27 @@ pub struct ReplayBench {
     pub cycles: u64,
     /// Opening the trace: every line validated, the thread blocks indexed.
     pub scan_elapsed: Duration,
-    /// The replay recording the default binary trace to a file, as `warpscope replay` does.
-    pub record_elapsed: Duration,
-    pub events: u64,
-    pub bytes: u64,
+    /// The replay recording a trace to a file, as `warpscope replay` does (unless asked for
+    /// the null replay alone).
+    pub recording: Option<ReplayRecording>,
     /// The same replay with the null observer: the front end and the timing model alone.
     pub null_elapsed: Duration,
 }
 
+/// What the recording replay of [`run_replay`] took and wrote.
+#[derive(Debug, Clone)]
+pub struct ReplayRecording {
+    pub elapsed: Duration,
+    pub events: u64,
+    pub bytes: u64,
+}
+
 impl ReplayBench {
-    /// Warp instructions per second of the whole replay, scan included, as `replay` counts.
-    pub fn replay_rate(&self) -> f64 {
-        self.warp_instructions as f64 / (self.scan_elapsed + self.record_elapsed).as_secs_f64()
+    /// Warp instructions per second of the whole recording replay, scan included, as
+    /// `replay` counts.
+    pub fn replay_rate(&self) -> Option<f64> {
+        let r = self.recording.as_ref()?;
+        Some(self.warp_instructions as f64 / (self.scan_elapsed + r.elapsed).as_secs_f64())
     }
 
     /// The same without the trace: scan and simulation with the null observer.
@@ -384,42 +393,55 @@ impl ReplayBench {
     }
 
     /// Recording replay time over null-observer replay time (scan excluded).
-    pub fn overhead(&self) -> f64 {
-        self.record_elapsed.as_secs_f64() / self.null_elapsed.as_secs_f64().max(1e-9)
+    pub fn overhead(&self) -> Option<f64> {
+        let r = self.recording.as_ref()?;
+        Some(r.elapsed.as_secs_f64() / self.null_elapsed.as_secs_f64().max(1e-9))
     }
 }
 
 /// Replay cost on the Accel-Sim trace at `trace` (a directory, kernel list or `.traceg`):
-/// opens (scans) it, replays it recording the binary trace at the default verbosity to `out`
-/// (removed afterwards), then replays it again with the null observer. Both runs must agree.
+/// opens (scans) it, replays it recording a trace in format `record` at the default verbosity
+/// to `out` (removed afterwards) unless `record` is `None`, then replays it again with the
+/// null observer. Both runs must agree.
 pub fn run_replay(
     config: &GpuConfig,
     trace: &std::path::Path,
     out: &std::path::Path,
-    format: TraceFormat,
+    record: Option<TraceFormat>,
 ) -> Result<ReplayBench, ReplayBenchError> {
     let options = SimOptions::default();
     let start = Instant::now();
     let input = replay::open(trace)?;
     let scan_elapsed = start.elapsed();
 
-    let start = Instant::now();
-    let recorded = replay::replay(
-        config,
-        &input,
-        options,
-        out,
-        format,
-        crate::trace::DEFAULT_VERBOSITY,
-    );
-    let record_elapsed = start.elapsed();
-    let _ = std::fs::remove_file(out);
-    let recorded = recorded?.record;
-    if let Some(fault) = recorded.fault {
-        return Err(ReplayBenchError::Sim(SimError::Fault {
-            fault,
-            partial: Box::new(recorded.report),
-        }));
+    let mut recorded = None;
+    if let Some(format) = record {
+        let start = Instant::now();
+        let run = replay::replay(
+            config,
+            &input,
+            options,
+            out,
+            format,
+            crate::trace::DEFAULT_VERBOSITY,
+        );
+        let elapsed = start.elapsed();
+        let _ = std::fs::remove_file(out);
+        let run = run?.record;
+        if let Some(fault) = run.fault {
+            return Err(ReplayBenchError::Sim(SimError::Fault {
+                fault,
+                partial: Box::new(run.report),
+            }));
+        }
+        recorded = Some((
+            run.report,
+            ReplayRecording {
+                elapsed,
+                events: run.events,
+                bytes: run.bytes,
+            },
+        ));
     }
 
     let launches = input.launches();
@@ -438,21 +460,20 @@ pub fn run_replay(
     if let Some(e) = source.take_error() {
         return Err(e.into());
     }
-    let traced = &recorded.report;
-    if traced.cycles != report.cycles || traced.warp_instructions != report.warp_instructions {
-        return Err(ReplayBenchError::Mismatch(format!(
-            "{} cycles / {} warp instructions recorded, {} / {} without a trace",
-            traced.cycles, traced.warp_instructions, report.cycles, report.warp_instructions
-        )));
+    if let Some((traced, _)) = &recorded {
+        if traced.cycles != report.cycles || traced.warp_instructions != report.warp_instructions {
+            return Err(ReplayBenchError::Mismatch(format!(
+                "{} cycles / {} warp instructions recorded, {} / {} without a trace",
+                traced.cycles, traced.warp_instructions, report.cycles, report.warp_instructions
+            )));
+        }
     }
     Ok(ReplayBench {
         gpu: config.name.clone(),
         warp_instructions: report.warp_instructions,
         cycles: report.cycles,
         scan_elapsed,
-        record_elapsed,
-        events: recorded.events,
-        bytes: recorded.bytes,
+        recording: recorded.map(|(_, r)| r),
         null_elapsed,
     })
 }

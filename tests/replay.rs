@@ -786,16 +786,34 @@ proptest::proptest! {
 #[test]
 fn bench_replay_measures_both_runs_of_the_same_replay() {
     let out = tmp("bench.wstrace");
-    let r = warpscope::bench::run_replay(&volta(), &shared_vectoradd(), &out, TraceFormat::Binary)
-        .unwrap();
+    let r = warpscope::bench::run_replay(
+        &volta(),
+        &shared_vectoradd(),
+        &out,
+        Some(TraceFormat::Binary),
+    )
+    .unwrap();
     assert!(!out.exists());
     let replayed = replay_to(&shared_vectoradd(), &volta(), "bench-ref.wstrace", 1);
     assert_eq!(r.warp_instructions, 344);
     assert_eq!(r.warp_instructions, replayed.report.warp_instructions);
     assert_eq!(r.cycles, replayed.report.cycles);
-    assert_eq!(r.events, replayed.events.len() as u64);
-    assert_eq!(r.bytes, std::fs::metadata(&replayed.path).unwrap().len());
-    assert!(r.replay_rate() > 0.0 && r.null_rate() > 0.0 && r.overhead() > 0.0);
+    let recording = r.recording.as_ref().unwrap();
+    assert_eq!(recording.events, replayed.events.len() as u64);
+    assert_eq!(
+        recording.bytes,
+        std::fs::metadata(&replayed.path).unwrap().len()
+    );
+    assert!(r.replay_rate().unwrap() > 0.0 && r.null_rate() > 0.0);
+    assert!(r.overhead().unwrap() > 0.0);
+    // Without the recording replay: the same run, no file, no recording figures.
+    let alone = warpscope::bench::run_replay(&volta(), &shared_vectoradd(), &out, None).unwrap();
+    assert!(!out.exists());
+    assert_eq!(
+        (alone.warp_instructions, alone.cycles),
+        (r.warp_instructions, r.cycles)
+    );
+    assert!(alone.recording.is_none() && alone.replay_rate().is_none());
 
     let o = Command::new(BIN)
         .args(["bench", "--replay"])
@@ -808,6 +826,21 @@ fn bench_replay_measures_both_runs_of_the_same_replay() {
     assert_eq!(v["warp_instructions"], 344);
     assert_eq!(v["cycles"].as_u64(), Some(r.cycles));
     assert!(v["targets"]["replay_at_least_5m_per_second"].is_boolean());
+    let o = Command::new(BIN)
+        .args(["bench", "--no-trace", "--json", "--replay"])
+        .arg(shared_vectoradd())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["cycles"].as_u64(), Some(r.cycles));
+    assert!(v["record_seconds"].is_null() && v["null_seconds"].as_f64().unwrap() > 0.0);
+    let o = Command::new(BIN)
+        .args(["bench", "--no-trace"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--replay"));
 
     let o = Command::new(BIN)
         .args(["bench", "--replay", "tests/data/accelsim/no-such-trace"])

@@ -40,7 +40,9 @@ kernel-N.traceg; scripts/gen-accelsim-trace.py writes large ones), replays it on
 a temporary file that is then removed, and replays it again with the null observer, and prints: scan time, the replay's time
 and warp instructions per second with the scan (target >= 5 M/s on one core: run under
 `taskset -c 0`), the same without a trace, and recording time over null time. Peak memory is
-the command's own: measure `warpscope replay` with `/usr/bin/time -v`.
+the command's own: measure `warpscope replay` with `/usr/bin/time -v`. With --no-trace, only
+the replay without a trace runs (for profiling the timing model: `perf record` or callgrind
+on `bench --replay TRACE --no-trace` see the simulation alone).
 
 With --charts, renders every chart of every .wstrace file in --traces DIR (default traces/)
 and prints per chart: trace, chart, host seconds (reading the trace and drawing) and SVG size;
@@ -78,6 +80,10 @@ pub struct BenchArgs {
     /// Measure replay of this Accel-Sim trace instead: with and without recording.
     #[arg(long, value_name = "TRACE", conflicts_with_all = ["trace", "charts"])]
     pub replay: Option<std::path::PathBuf>,
+    /// With --replay: only the replay without a trace (front end and timing model), to
+    /// measure or profile the simulation alone.
+    #[arg(long, requires = "replay", conflicts_with = "grouped")]
+    pub no_trace: bool,
     /// With --charts: the directory of traces to render.
     #[arg(
         long,
@@ -233,7 +239,7 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
 fn run_replay(
     trace: &std::path::Path,
     json: bool,
-    format: TraceFormat,
+    format: Option<TraceFormat>,
     config: &GpuConfig,
 ) -> Result<ExitCode> {
     let out = std::env::temp_dir().join(format!("warpscope-bench-{}.wstrace", std::process::id()));
@@ -245,11 +251,13 @@ fn run_replay(
         }
         Err(e) => bail!("{what}: {e}"),
     };
-    let rate_ok = r.replay_rate() >= 5e6;
-    let format_name = match format {
+    // Without the recording replay the target is not measured.
+    let rate_ok = r.replay_rate().map(|rate| rate >= 5e6);
+    let format_name = format.map(|f| match f {
         TraceFormat::Grouped => "grouped",
         _ => "binary",
-    };
+    });
+    let recording = r.recording.as_ref();
     let text = if json {
         serde_json::to_string_pretty(&json!({
             "trace": trace.display().to_string(),
@@ -257,10 +265,10 @@ fn run_replay(
             "format": format_name,
             "warp_instructions": r.warp_instructions,
             "cycles": r.cycles,
-            "events": r.events,
-            "bytes": r.bytes,
+            "events": recording.map(|x| x.events),
+            "bytes": recording.map(|x| x.bytes),
             "scan_seconds": r.scan_elapsed.as_secs_f64(),
-            "record_seconds": r.record_elapsed.as_secs_f64(),
+            "record_seconds": recording.map(|x| x.elapsed.as_secs_f64()),
             "null_seconds": r.null_elapsed.as_secs_f64(),
             "replay_warp_instructions_per_second": r.replay_rate(),
             "null_warp_instructions_per_second": r.null_rate(),
@@ -269,14 +277,17 @@ fn run_replay(
         }))? + "\n"
     } else {
         let mut out = format!(
-            "replay of {} on {} ({format_name} trace): {} warp instructions, {} cycles, {} events, {} trace bytes\n",
+            "replay of {} on {} ({} trace): {} warp instructions, {} cycles",
             trace.display(),
             r.gpu,
+            format_name.unwrap_or("no"),
             r.warp_instructions,
             r.cycles,
-            r.events,
-            r.bytes
         );
+        if let Some(x) = recording {
+            let _ = write!(out, ", {} events, {} trace bytes", x.events, x.bytes);
+        }
+        out.push('\n');
         let _ = writeln!(
             out,
             "{:<36} {:>10} {:>12} {:>10}",
@@ -287,24 +298,27 @@ fn run_replay(
             let _ = writeln!(out, "{name:<36} {seconds:>10.3} {rate:>12} {goal:>10}");
         };
         row("scan", r.scan_elapsed.as_secs_f64(), None, "");
-        row(
-            "replay recording the trace (+ scan)",
-            (r.scan_elapsed + r.record_elapsed).as_secs_f64(),
-            Some(r.replay_rate()),
-            ">= 5",
-        );
+        if let Some(x) = recording {
+            row(
+                "replay recording the trace (+ scan)",
+                (r.scan_elapsed + x.elapsed).as_secs_f64(),
+                r.replay_rate(),
+                ">= 5",
+            );
+        }
         row(
             "replay without a trace (+ scan)",
             (r.scan_elapsed + r.null_elapsed).as_secs_f64(),
             Some(r.null_rate()),
             "",
         );
-        let _ = writeln!(
-            out,
-            "recording / null: {:.2}x; target (>= 5 M warp instructions/s): {}",
-            r.overhead(),
-            target(rate_ok)
-        );
+        if let (Some(overhead), Some(ok)) = (r.overhead(), rate_ok) {
+            let _ = writeln!(
+                out,
+                "recording / null: {overhead:.2}x; target (>= 5 M warp instructions/s): {}",
+                target(ok)
+            );
+        }
         out
     };
     emit(&text)?;
@@ -391,10 +405,12 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     if args.grouped && !args.trace && args.replay.is_none() {
         bail!("--grouped applies to --trace and --replay");
     }
+
     if let Some(trace) = &args.replay {
-        let format = match args.grouped {
-            true => TraceFormat::Grouped,
-            false => TraceFormat::Binary,
+        let format = match (args.no_trace, args.grouped) {
+            (true, _) => None,
+            (false, true) => Some(TraceFormat::Grouped),
+            (false, false) => Some(TraceFormat::Binary),
         };
         return run_replay(trace, args.json, format, &config);
     }
