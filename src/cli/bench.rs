@@ -405,7 +405,6 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     if args.grouped && !args.trace && args.replay.is_none() {
         bail!("--grouped applies to --trace and --replay");
     }
-
     if let Some(trace) = &args.replay {
         let format = match (args.no_trace, args.grouped) {
             (true, _) => None,

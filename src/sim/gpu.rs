@@ -337,8 +337,8 @@ pub fn simulate_with_source<O: Observer>(
         let quiet =
             issued == 0 && !any_eligible && !released && grants.is_empty() && finished.is_empty();
         let mut next = cycle + 1;
-        // The first cycle some SM needs the loop, unless none ever will: then the wake-ups of
-        // every unit decide (a deadlock, as there are none, unless the SMs are empty).
+        // The first cycle some SM needs the loop. If none ever will, the units' own wake-ups
+        // decide: none means a deadlock while warps are resident.
         let soonest = match options.skip_idle {
             true => attention.iter().copied().min().unwrap_or(u64::MAX),
             false => u64::MAX,
