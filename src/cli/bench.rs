@@ -20,6 +20,7 @@ Examples:
   cargo run --release -- bench --trace          # tracing and analysis cost on vecadd_1m
   cargo run --release -- bench --charts         # every chart of every trace in traces/
   taskset -c 0 cargo run --release -- bench --replay /tmp/vecadd-22m   # replay on one core
+  cargo run --release -- bench --replay /tmp/vecadd-1m --no-trace     # the timing model alone
 
 Runs ffma_loop (64·scale blocks of 256 threads, 1000 FFMA-loop trips: compute-bound) and
 vecadd_1m (vector add over 2^20·min(scale, 8) floats: memory-bound) with the null observer,
