@@ -337,13 +337,15 @@ pub fn simulate_with_source<O: Observer>(
         let quiet =
             issued == 0 && !any_eligible && !released && grants.is_empty() && finished.is_empty();
         let mut next = cycle + 1;
-        // The first cycle some SM needs the loop. If none ever will, the units' own wake-ups
-        // decide: none means a deadlock while warps are resident.
+        // The first cycle some SM needs the loop. If none ever will, or the policy is coarse
+        // (whose schedulers are stepped every cycle, so that their SMs always need the next
+        // one), the units' own wake-ups decide where to go, and none means a deadlock while
+        // warps are resident.
         let soonest = match options.skip_idle {
             true => attention.iter().copied().min().unwrap_or(u64::MAX),
             false => u64::MAX,
         };
-        if quiet && soonest != u64::MAX {
+        if quiet && !refills && soonest != u64::MAX {
             next = soonest.min(options.max_cycles).max(cycle + 1);
         } else if quiet {
             let wake = sms.iter_mut().filter_map(|s| s.next_wakeup(cycle)).min();

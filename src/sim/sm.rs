@@ -2065,10 +2065,14 @@ impl Sm {
                     slot: slot as u32,
                 },
             );
+            // Its scheduler rebuilds its sets at its next pass. A departure alone changes no
+            // other warp's state (a barrier it completes is released above), so it is no
+            // reason for a pass: the SM's next cycle with something to do is not brought
+            // forward (`Sm::attention`), as the reference, which steps every cycle, finds
+            // nothing to report in the ones between.
             let sched = &mut self.schedulers[scheduler];
             sched.dirty = true;
             sched.full = true;
-            self.schedulers_quiet_until = 0;
             sched.warps.retain(|&x| x != slot as u32);
             sched.active_set.retain(|&x| x != slot as u32);
             if sched.last_issued == Some(slot as u32) {
