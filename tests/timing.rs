@@ -950,7 +950,7 @@ fn kernel_source(lines: &[Line]) -> String {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: 400,
+        cases: 1000,
         rng_seed: proptest::test_runner::RngSeed::Fixed(9),
         ..Default::default()
     })]
