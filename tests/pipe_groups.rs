@@ -2,6 +2,9 @@
 //! state changes it reports otherwise: same events, same order, for every bundled kernel under
 //! every policy and scoreboard, and for replayed Accel-Sim traces.
 
+mod common;
+
+use common::kernels::{kernel_source, line_strategy};
 use std::path::{Path, PathBuf};
 use warpscope::isa::Pipe;
 use warpscope::launchfile::LaunchFile;
@@ -282,4 +285,50 @@ fn a_group_change_is_merged_into_its_pass_in_launch_order() {
             (2, 3, WarpState::NotSelected),
         ]
     );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 500,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(11),
+        ..Default::default()
+    })]
+
+    /// Generated kernels (see `tests/common/kernels.rs`) under the policies whose passes
+    /// report pipe groups and every scoreboard, with short queues so that warps throttle:
+    /// the group reports expand to the per-warp ones, event for event, whatever the run does
+    /// — finish, deadlock or fault.
+    #[test]
+    fn grouped_reports_expand_to_the_per_warp_ones_for_generated_kernels(
+        lines in proptest::collection::vec(line_strategy(), 1..20),
+        policy in 0usize..3,
+        board in 0usize..ScoreboardKind::ALL.len(),
+        grid in 1u32..5,
+        block_warps in 1u32..5,
+        width in 1u32..3,
+    ) {
+        let src = kernel_source(&lines);
+        let program = std::sync::Arc::new(
+            warpscope::asm::assemble(warpscope::asm::Dialect::Native, &src, "k")
+                .unwrap_or_else(|e| panic!("{}", e.render("k"))),
+        );
+        let mut config = GpuConfig::preset("small").unwrap();
+        config.num_sms = 2;
+        let policy = [Policy::Gto, Policy::Lrr, Policy::Oldest][policy];
+        config.scheduler.policy = policy;
+        config.scheduler.scoreboard = ScoreboardKind::ALL[board];
+        config.sm.issue_width = width;
+        config.sm.lsu_queue = 2;
+        config.sm.mio_queue = 2;
+        config.validate().unwrap();
+        let launch = KernelLaunch {
+            program,
+            grid: warpscope::sim::Dim3::linear(grid),
+            block: warpscope::sim::Dim3::linear(32 * block_warps),
+            params: vec![],
+            stream: 0,
+        };
+        let what = format!("{} / {}\n{src}", policy.name(), ScoreboardKind::ALL[board].name());
+        same_events(&what, &config, &[launch], &GlobalMemory::new(1 << 20), &mut || Box::new(NoReplay));
+    }
 }

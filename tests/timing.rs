@@ -1,6 +1,9 @@
 //! The timing model against the seeds: seed 000's dispatcher log, seed 002's scoreboard
 //! scenarios, each policy's defining behaviour, occupancy limits, streams, barriers, faults.
 
+mod common;
+
+use common::kernels::{kernel_source, line_strategy};
 use std::sync::Arc;
 use warpscope::asm::{self, Dialect};
 use warpscope::isa::Program;
@@ -862,90 +865,6 @@ fn a_run_reports_its_progress_to_the_counters_its_thread_installed() {
     // Once the guard is gone, runs report nothing more.
     run();
     assert_eq!(counters.blocks_done(), blocks);
-}
-
-/// One line of a generated kernel's body (see `random_kernels_step_alike_with_and_without_skipping`).
-#[derive(Debug, Clone)]
-enum Line {
-    Alu(u8, u8, u8),
-    Fma(u8, u8, u8),
-    Mufu(u8, u8),
-    Load(u8),
-    Store(u8),
-    SharedStore(u8),
-    SharedLoad(u8),
-    Barrier,
-    Membar,
-    /// Threads at or past this thread index exit (whole warps, or some lanes of one).
-    ExitFrom(u32),
-    /// Half of each warp's lanes branch past a barrier: a deadlock.
-    DivergentBarrier,
-    /// The lines so far after the prologue run this many more times.
-    Loop(u8),
-}
-
-fn line_strategy() -> impl proptest::strategy::Strategy<Value = Line> {
-    use proptest::prelude::*;
-    let reg = || 4u8..8;
-    prop_oneof![
-        3 => (reg(), reg(), reg()).prop_map(|(d, a, b)| Line::Alu(d, a, b)),
-        2 => (reg(), reg(), reg()).prop_map(|(d, a, b)| Line::Fma(d, a, b)),
-        1 => (reg(), reg()).prop_map(|(d, a)| Line::Mufu(d, a)),
-        2 => reg().prop_map(Line::Load),
-        1 => reg().prop_map(Line::Store),
-        1 => reg().prop_map(Line::SharedStore),
-        1 => reg().prop_map(Line::SharedLoad),
-        1 => Just(Line::Barrier),
-        1 => Just(Line::Membar),
-        1 => Just(Line::DivergentBarrier),
-        1 => (0u32..4).prop_map(|w| Line::ExitFrom(32 * w)),
-        1 => (0u32..128).prop_map(Line::ExitFrom),
-        1 => (1u8..4).prop_map(Line::Loop),
-    ]
-}
-
-/// A kernel of the generated lines: each thread's word of global and shared memory, values
-/// that stay finite, a loop counter in R8.
-fn kernel_source(lines: &[Line]) -> String {
-    let mut src = String::from(
-        ".kernel k\n.regs 10\n.shared 1024\n IMAD R0, %ctaid.x, %ntid.x, %tid.x\n \
-         SHL R1, R0, 2\n SHL R3, %tid.x, 2\n MOV R4, 1\n MOV R5, 2\n MOV R6, 3\n MOV R7, 4\n",
-    );
-    let mut loops = 0;
-    for (k, line) in lines.iter().enumerate() {
-        let text = match *line {
-            Line::Alu(d, a, b) => format!("IADD R{d}, R{a}, R{b}"),
-            Line::Fma(d, a, b) => format!("IMAD R{d}, R{a}, R{b}, R{d}"),
-            Line::Mufu(d, a) => format!("I2F R{d}, R{a}"),
-            Line::Load(d) => format!("LDG R{d}, [R1]"),
-            Line::Store(a) => format!("STG [R1], R{a}"),
-            Line::SharedStore(a) => format!("STS [R3], R{a}"),
-            Line::SharedLoad(d) => format!("LDS R{d}, [R3]"),
-            Line::Barrier => "BAR.SYNC".into(),
-            Line::Membar => "MEMBAR".into(),
-            Line::ExitFrom(t) => format!("ISETP.GE P0, %tid.x, {t}\n @P0 EXIT"),
-            Line::DivergentBarrier => {
-                format!("ISETP.LT P2, %laneid, 16\n @P2 BRA PAST{k}\n BAR.SYNC\nPAST{k}:\n NOP")
-            }
-            Line::Loop(n) if loops == 0 => {
-                loops += 1;
-                // Around everything before it: a counter, and the branch back to the top.
-                let body = std::mem::take(&mut src);
-                let (head, rest) = body.split_at(body.find(" MOV R7, 4\n").unwrap() + 11);
-                src = format!(
-                    "{head} MOV R8, {n}\nTOP:\n{rest} IADD R8, R8, -1\n ISETP.GT P1, R8, 0\n @P1 BRA TOP"
-                );
-                src.push('\n');
-                continue;
-            }
-            Line::Loop(_) => continue,
-        };
-        src.push(' ');
-        src.push_str(&text);
-        src.push('\n');
-    }
-    src.push_str(" EXIT\n");
-    src
 }
 
 proptest::proptest! {
