@@ -1,6 +1,9 @@
 //! Trace format: round trips, determinism, robustness against corrupt input, faulted runs and
 //! the size target.
 
+mod common;
+
+use common::kernels::{kernel_source, line_strategy};
 use proptest::prelude::*;
 use std::io::Cursor;
 use std::path::PathBuf;
@@ -1020,5 +1023,64 @@ fn inflating_ahead_changes_nothing_a_reader_sees() {
         let mut ahead = BinaryReader::new(Cursor::new(case)).unwrap();
         ahead.inflate_ahead();
         assert_eq!(outcome(ahead), inline, "case {k}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 150,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(13),
+        ..ProptestConfig::default()
+    })]
+
+    /// Recordings of generated kernels (see `tests/common/kernels.rs`; verbosity 2, every
+    /// policy and scoreboard, short queues, runs that finish, deadlock or fault) read back
+    /// from every binary format — the default, the compact one with its replayed issue stage,
+    /// the grouped one with its pipe groups — as the events JSON Lines stores one by one.
+    #[test]
+    fn recordings_of_generated_kernels_read_back_as_their_events(
+        lines in prop::collection::vec(line_strategy(), 1..20),
+        policy in 0usize..warpscope::sim::config::Policy::ALL.len(),
+        board in 0usize..warpscope::sim::config::ScoreboardKind::ALL.len(),
+        grid in 1u32..4,
+        block_warps in 1u32..5,
+    ) {
+        let src = kernel_source(&lines);
+        let program = std::sync::Arc::new(
+            warpscope::asm::assemble(warpscope::asm::Dialect::Native, &src, "k")
+                .unwrap_or_else(|e| panic!("{}", e.render("k"))),
+        );
+        let mut config = GpuConfig::preset("small").unwrap();
+        config.num_sms = 2;
+        config.scheduler.policy = warpscope::sim::config::Policy::ALL[policy];
+        config.scheduler.scoreboard = warpscope::sim::config::ScoreboardKind::ALL[board];
+        config.sm.lsu_queue = 2;
+        config.sm.mio_queue = 2;
+        config.validate().unwrap();
+        let launch = warpscope::sim::KernelLaunch {
+            program,
+            grid: Dim3::linear(grid),
+            block: Dim3::linear(32 * block_warps),
+            params: vec![],
+            stream: 0,
+        };
+        let launches = [launch];
+        let header = TraceHeader::new(&config, &prepare(&config, &launches).unwrap(), 0, 2);
+        let record = |format: TraceFormat| {
+            let mut rec = Recorder::new(Vec::new(), format, &header).unwrap();
+            let mut memory = GlobalMemory::new(1 << 20);
+            let run = warpscope::sim::gpu::simulate(&config, &launches, &mut memory, SimOptions::default(), &mut rec);
+            let complete = run.is_ok();
+            (rec.finish(complete).unwrap(), complete)
+        };
+        let (jsonl, complete) = record(TraceFormat::Jsonl);
+        let (expected, c) = read_all(&jsonl).unwrap();
+        prop_assert_eq!(c, Some(complete));
+        for format in [TraceFormat::Binary, TraceFormat::Compact, TraceFormat::Grouped] {
+            let (bytes, _) = record(format);
+            let (back, c) = read_all(&bytes).unwrap();
+            prop_assert_eq!(c, Some(complete), "{:?}", format);
+            prop_assert!(back == expected, "{:?} differs from JSON Lines\n{}", format, src);
+        }
     }
 }
