@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::kernels::{kernel_source, line_strategy};
+use common::kernels::{generated_launch, kernel_source, line_strategy, small_gpu};
 use std::path::{Path, PathBuf};
 use warpscope::isa::Pipe;
 use warpscope::launchfile::LaunchFile;
@@ -307,28 +307,11 @@ proptest::proptest! {
         block_warps in 1u32..5,
         width in 1u32..3,
     ) {
-        let src = kernel_source(&lines);
-        let program = std::sync::Arc::new(
-            warpscope::asm::assemble(warpscope::asm::Dialect::Native, &src, "k")
-                .unwrap_or_else(|e| panic!("{}", e.render("k"))),
-        );
-        let mut config = GpuConfig::preset("small").unwrap();
-        config.num_sms = 2;
         let policy = [Policy::Gto, Policy::Lrr, Policy::Oldest][policy];
-        config.scheduler.policy = policy;
-        config.scheduler.scoreboard = ScoreboardKind::ALL[board];
-        config.sm.issue_width = width;
-        config.sm.lsu_queue = 2;
-        config.sm.mio_queue = 2;
-        config.validate().unwrap();
-        let launch = KernelLaunch {
-            program,
-            grid: warpscope::sim::Dim3::linear(grid),
-            block: warpscope::sim::Dim3::linear(32 * block_warps),
-            params: vec![],
-            stream: 0,
-        };
-        let what = format!("{} / {}\n{src}", policy.name(), ScoreboardKind::ALL[board].name());
+        let board = ScoreboardKind::ALL[board];
+        let config = small_gpu(policy, board, width);
+        let launch = generated_launch(&lines, grid, block_warps);
+        let what = format!("{} / {}\n{}", policy.name(), board.name(), kernel_source(&lines));
         same_events(&what, &config, &[launch], &GlobalMemory::new(1 << 20), &mut || Box::new(NoReplay));
     }
 }

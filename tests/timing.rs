@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::kernels::{kernel_source, line_strategy};
+use common::kernels::{generated_launch, kernel_source, line_strategy, small_gpu};
 use std::sync::Arc;
 use warpscope::asm::{self, Dialect};
 use warpscope::isa::Program;
@@ -874,8 +874,7 @@ proptest::proptest! {
         ..Default::default()
     })]
 
-    /// Generated kernels — global and shared memory, MUFU, barriers (some reached by warps
-    /// whose others exited, some deadlocked by divergence), memory barriers, loops — run alike with and without skipping
+    /// Generated kernels (see `tests/common/kernels.rs`) run alike with and without skipping
     /// (`skip_idle: false` steps every cycle, visits every warp and recomputes every state),
     /// under every policy and scoreboard with short queues: the same issues, states, log and
     /// report, or the same fault. This is what keeps the idle skipping, the SM attention
@@ -890,28 +889,20 @@ proptest::proptest! {
         width in 1u32..3,
         fixed in proptest::prelude::any::<bool>(),
     ) {
-        let src = kernel_source(&lines);
-        let mut config = GpuConfig::preset("small").unwrap();
-        config.num_sms = 2;
-        config.scheduler.policy =
-            [Policy::Gto, Policy::Lrr, Policy::Oldest, Policy::Barrel, Policy::Coarse, Policy::TwoLevel][policy];
-        config.scheduler.scoreboard =
-            [ScoreboardKind::Bitmap, ScoreboardKind::Ranges, ScoreboardKind::Barriers][scoreboard];
-        config.sm.issue_width = width;
-        config.sm.lsu_queue = 2;
-        config.sm.mio_queue = 2;
+        let policies = [Policy::Gto, Policy::Lrr, Policy::Oldest, Policy::Barrel, Policy::Coarse, Policy::TwoLevel];
+        let mut config = small_gpu(policies[policy], ScoreboardKind::ALL[scoreboard], width);
         if fixed {
             config.memory.model = MemoryModel::Fixed { latency: 37 };
         }
-        config.validate().unwrap();
-        let program = native(&src);
+        let src = kernel_source(&lines);
+        let generated = generated_launch(&lines, grid, block_warps);
         let run = |skip: bool| {
             let mut mem = GlobalMemory::new(1 << 20);
             let mut log = Log::default();
             let options = SimOptions { max_cycles: 200_000, skip_idle: skip };
             let result = simulate(
                 &config,
-                &[launch(program.clone(), grid, 32 * block_warps, vec![])],
+                std::slice::from_ref(&generated),
                 &mut mem,
                 options,
                 &mut log,

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::kernels::{kernel_source, line_strategy};
+use common::kernels::{generated_launch, kernel_source, line_strategy, small_gpu};
 use proptest::prelude::*;
 use std::io::Cursor;
 use std::path::PathBuf;
@@ -1046,24 +1046,12 @@ proptest! {
         block_warps in 1u32..5,
     ) {
         let src = kernel_source(&lines);
-        let program = std::sync::Arc::new(
-            warpscope::asm::assemble(warpscope::asm::Dialect::Native, &src, "k")
-                .unwrap_or_else(|e| panic!("{}", e.render("k"))),
+        let config = small_gpu(
+            warpscope::sim::config::Policy::ALL[policy],
+            warpscope::sim::config::ScoreboardKind::ALL[board],
+            1,
         );
-        let mut config = GpuConfig::preset("small").unwrap();
-        config.num_sms = 2;
-        config.scheduler.policy = warpscope::sim::config::Policy::ALL[policy];
-        config.scheduler.scoreboard = warpscope::sim::config::ScoreboardKind::ALL[board];
-        config.sm.lsu_queue = 2;
-        config.sm.mio_queue = 2;
-        config.validate().unwrap();
-        let launch = warpscope::sim::KernelLaunch {
-            program,
-            grid: Dim3::linear(grid),
-            block: Dim3::linear(32 * block_warps),
-            params: vec![],
-            stream: 0,
-        };
+        let launch = generated_launch(&lines, grid, block_warps);
         let launches = [launch];
         let header = TraceHeader::new(&config, &prepare(&config, &launches).unwrap(), 0, 2);
         let record = |format: TraceFormat| {

@@ -88,3 +88,35 @@ pub fn kernel_source(lines: &[Line]) -> String {
     src.push_str(" EXIT\n");
     src
 }
+
+/// The GPU the property tests run generated kernels on: `small` with two SMs and LSU and MIO
+/// queues of two entries, so that warps throttle.
+pub fn small_gpu(
+    policy: warpscope::sim::config::Policy,
+    scoreboard: warpscope::sim::config::ScoreboardKind,
+    issue_width: u32,
+) -> warpscope::sim::config::GpuConfig {
+    let mut config = warpscope::sim::config::GpuConfig::preset("small").unwrap();
+    config.num_sms = 2;
+    config.scheduler.policy = policy;
+    config.scheduler.scoreboard = scoreboard;
+    config.sm.issue_width = issue_width;
+    config.sm.lsu_queue = 2;
+    config.sm.mio_queue = 2;
+    config.validate().unwrap();
+    config
+}
+
+/// A launch of the kernel of `lines`: `grid` blocks of `warps` full warps each.
+pub fn generated_launch(lines: &[Line], grid: u32, warps: u32) -> warpscope::sim::KernelLaunch {
+    let src = kernel_source(lines);
+    let program = warpscope::asm::assemble(warpscope::asm::Dialect::Native, &src, "k")
+        .unwrap_or_else(|e| panic!("{}\n{src}", e.render("k")));
+    warpscope::sim::KernelLaunch {
+        program: std::sync::Arc::new(program),
+        grid: warpscope::sim::Dim3::linear(grid),
+        block: warpscope::sim::Dim3::linear(32 * warps),
+        params: vec![],
+        stream: 0,
+    }
+}
