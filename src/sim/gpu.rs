@@ -341,11 +341,12 @@ pub fn simulate_with_source<O: Observer>(
         // (whose schedulers are stepped every cycle, so that their SMs always need the next
         // one), the units' own wake-ups decide where to go, and none means a deadlock while
         // warps are resident.
-        let soonest = match options.skip_idle {
+        // (Looked for only in a quiet cycle: any other goes on to the next.)
+        let soonest = match quiet && options.skip_idle && !refills {
             true => attention.iter().copied().min().unwrap_or(u64::MAX),
             false => u64::MAX,
         };
-        if quiet && !refills && soonest != u64::MAX {
+        if soonest != u64::MAX {
             next = soonest.min(options.max_cycles).max(cycle + 1);
         } else if quiet {
             let wake = sms.iter_mut().filter_map(|s| s.next_wakeup(cycle)).min();
