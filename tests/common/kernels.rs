@@ -48,11 +48,11 @@ pub fn line_strategy() -> impl proptest::strategy::Strategy<Value = Line> {
 /// A kernel of the generated lines: each thread's word of global and shared memory, values
 /// that stay finite, a loop counter in R8.
 pub fn kernel_source(lines: &[Line]) -> String {
-    let mut src = String::from(
+    const PROLOGUE: &str =
         ".kernel k\n.regs 10\n.shared 1024\n IMAD R0, %ctaid.x, %ntid.x, %tid.x\n \
-         SHL R1, R0, 2\n SHL R3, %tid.x, 2\n MOV R4, 1\n MOV R5, 2\n MOV R6, 3\n MOV R7, 4\n",
-    );
-    let mut loops = 0;
+         SHL R1, R0, 2\n SHL R3, %tid.x, 2\n MOV R4, 1\n MOV R5, 2\n MOV R6, 3\n MOV R7, 4\n";
+    let mut body = String::new();
+    let mut looped = false;
     for (k, line) in lines.iter().enumerate() {
         let text = match *line {
             Line::Alu(d, a, b) => format!("IADD R{d}, R{a}, R{b}"),
@@ -68,25 +68,21 @@ pub fn kernel_source(lines: &[Line]) -> String {
             Line::DivergentBarrier => {
                 format!("ISETP.LT P2, %laneid, 16\n @P2 BRA PAST{k}\n BAR.SYNC\nPAST{k}:\n NOP")
             }
-            Line::Loop(n) if loops == 0 => {
-                loops += 1;
-                // Around everything before it: a counter, and the branch back to the top.
-                let body = std::mem::take(&mut src);
-                let (head, rest) = body.split_at(body.find(" MOV R7, 4\n").unwrap() + 11);
-                src = format!(
-                    "{head} MOV R8, {n}\nTOP:\n{rest} IADD R8, R8, -1\n ISETP.GT P1, R8, 0\n @P1 BRA TOP"
+            // The first loop goes around everything before it; later ones are dropped.
+            Line::Loop(n) if !looped => {
+                looped = true;
+                body = format!(
+                    " MOV R8, {n}\nTOP:\n{body} IADD R8, R8, -1\n ISETP.GT P1, R8, 0\n @P1 BRA TOP\n"
                 );
-                src.push('\n');
                 continue;
             }
             Line::Loop(_) => continue,
         };
-        src.push(' ');
-        src.push_str(&text);
-        src.push('\n');
+        body.push(' ');
+        body.push_str(&text);
+        body.push('\n');
     }
-    src.push_str(" EXIT\n");
-    src
+    format!("{PROLOGUE}{body} EXIT\n")
 }
 
 /// The GPU the property tests run generated kernels on: `small` with two SMs and LSU and MIO
