@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use warpscope::analyze::{analyze_file, Taxonomy};
-use warpscope::replay::{self, ReplayError};
+use warpscope::replay::{self, KernelFilter, ReplayError};
 use warpscope::sim::config::GpuConfig;
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sim::observer::WarpRef;
@@ -443,6 +443,178 @@ fn unsupported_gpus_and_missing_files_are_errors() {
     assert!(e.contains("kernel-9.traceg does not exist"), "{e}");
 }
 
+/// The ids of the kernels `filter` keeps of `input`, with the first one's name.
+fn selected(input: &Path, filter: &KernelFilter) -> (Vec<u64>, String) {
+    let opened = replay::open_filtered(input, filter).unwrap();
+    assert_eq!(opened.listed_kernels, 2);
+    let ids = opened.kernels.iter().map(|k| k.header.kernel_id).collect();
+    (ids, opened.kernels[0].header.name.clone())
+}
+
+#[test]
+fn kernel_selection_keeps_the_kernels_asked_for_in_list_order() {
+    let dir = fixture("v4-volta-2d");
+    let by = |ids: &str, name: Option<&str>, skip: u64, count: Option<u64>| KernelFilter {
+        ids: match ids {
+            "" => Vec::new(),
+            ids => KernelFilter::parse_ids(ids).unwrap(),
+        },
+        name: name.map(str::to_string),
+        skip,
+        count,
+    };
+    let ids = |filter: KernelFilter| selected(&dir, &filter).0;
+    assert_eq!(
+        selected(&dir, &by("", None, 0, None)),
+        (vec![1, 2], "_Z4loopPdi".into())
+    );
+    assert_eq!(
+        selected(&dir, &by("2", None, 0, None)),
+        (vec![2], "_Z4loopPdi_again".into())
+    );
+    assert_eq!(ids(by("1-2", None, 0, None)), [1, 2]);
+    assert_eq!(ids(by("2,7-9", None, 0, None)), [2]);
+    assert_eq!(ids(by("", Some("again"), 0, None)), [2]);
+    assert_eq!(ids(by("", Some("loop"), 1, None)), [2]);
+    assert_eq!(ids(by("", Some("loop"), 0, Some(1))), [1]);
+    assert_eq!(ids(by("1-2", Some("Pdi"), 1, Some(5))), [2]);
+    let single =
+        replay::open_filtered(&dir.join("kernel-1.traceg"), &by("1", None, 0, None)).unwrap();
+    assert_eq!((single.kernels.len(), single.listed_kernels), (1, 1));
+
+    // Nothing left: the error lists what there is.
+    let e = replay::open_filtered(&dir, &by("", Some("loop"), 2, None))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the selection (name containing `loop`; skip 2) leaves no kernel"),
+        "{e}"
+    );
+    assert!(e.contains("2 of 2 match, all skipped"), "{e}");
+    assert!(e.contains("1 `_Z4loopPdi`, 2 `_Z4loopPdi_again`"), "{e}");
+    let e = replay::open_filtered(&dir, &by("5-6", None, 0, None))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("(ids 5-6) leaves no kernel: 0 of 2 match;"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_selected_kernel_replays_as_its_own_file_does() {
+    let dir = fixture("v4-volta-2d");
+    let filter = KernelFilter {
+        ids: vec![2..=2],
+        ..KernelFilter::default()
+    };
+    let input = replay::open_filtered(&dir, &filter).unwrap();
+    let path = tmp("selected-2.jsonl");
+    let outcome = replay::replay(
+        &volta(),
+        &input,
+        SimOptions::default(),
+        &path,
+        TraceFormat::from_path(&path),
+        1,
+    )
+    .unwrap();
+    let alone = replay_to(&dir.join("kernel-2.traceg"), &volta(), "alone-2.jsonl", 1);
+    assert_eq!(outcome.record.report.warp_instructions, 50);
+    assert_eq!(outcome.record.report.cycles, alone.report.cycles);
+    let events: Vec<Event> = TraceReader::open(&path)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(events, alone.events);
+}
+
+#[test]
+fn kernels_left_out_are_not_scanned() {
+    // Kernel 1's body is damaged past its header: only a scan finds that.
+    let dir = tmp("select-damaged");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = fixture("v4-volta-2d");
+    let one = std::fs::read_to_string(good.join("kernel-1.traceg")).unwrap();
+    let cut = one.rfind("#END_TB").unwrap();
+    std::fs::write(dir.join("kernel-1.traceg"), &one[..cut]).unwrap();
+    std::fs::copy(good.join("kernel-2.traceg"), dir.join("kernel-2.traceg")).unwrap();
+    std::fs::write(
+        dir.join("kernelslist.g"),
+        "kernel-1.traceg\nkernel-2.traceg\n",
+    )
+    .unwrap();
+    let e = replay::open(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("kernel-1.traceg:") && e.contains("missing #END_TB"),
+        "{e}"
+    );
+    let only_two = KernelFilter {
+        name: Some("again".into()),
+        ..KernelFilter::default()
+    };
+    let input = replay::open_filtered(&dir, &only_two).unwrap();
+    assert_eq!(input.kernels.len(), 1);
+    assert_eq!(input.kernels[0].header.kernel_id, 2);
+}
+
+#[test]
+fn kernel_id_lists_parse_or_say_what_is_wrong() {
+    assert_eq!(KernelFilter::parse_ids("3"), Ok(vec![3..=3]));
+    assert_eq!(KernelFilter::parse_ids("1,4"), Ok(vec![1..=1, 4..=4]));
+    assert_eq!(KernelFilter::parse_ids(" 2 - 5 ,9"), Ok(vec![2..=5, 9..=9]));
+    for (text, want) in [
+        ("", "`` is not a kernel id"),
+        ("1,,2", "`` is not a kernel id"),
+        ("x", "`x` is not a kernel id"),
+        ("-3", "`` is not a kernel id"),
+        ("5-2", "`5-2`: the range runs backwards"),
+    ] {
+        let e = KernelFilter::parse_ids(text).unwrap_err();
+        assert!(e.contains(want), "{text:?}: {e}");
+    }
+}
+
+#[test]
+fn cli_replays_the_kernels_selected_and_names_their_ids() {
+    let out = tmp("cli-select.wstrace");
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["replay"])
+            .arg(fixture("v4-volta-2d"))
+            .args(["--gpu", "volta", "-o"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--kernel-name", "Pdi", "--launch-skip", "1"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    assert!(stdout.contains("replayed 1 of 2 kernels from"), "{stdout}");
+    assert!(
+        stdout.contains("  kernel 2 _Z4loopPdi_again (sm_70"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("kernel 1 "), "{stdout}");
+    let header = TraceReader::open(&out).unwrap().header().clone();
+    assert_eq!(header.launches.len(), 1);
+
+    let o = run(&["--kernels", "5-2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("`5-2`: the range runs backwards"),
+        "{stderr}"
+    );
+    let o = run(&["--launch-count", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["--kernels", "3"]);
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("(ids 3) leaves no kernel"), "{stderr}");
+}
+
 #[test]
 fn cli_replays_and_reports_on_stdout_and_stderr() {
     let out = tmp("cli.wstrace");
@@ -457,6 +629,7 @@ fn cli_replays_and_reports_on_stdout_and_stderr() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("replayed 2 kernel(s)"), "{stdout}");
+    assert!(stdout.contains("  kernel 1 _Z4loopPdi (sm_70"), "{stdout}");
     assert!(
         stdout.contains("100 warp instructions (3072 thread instructions)"),
         "{stdout}"

@@ -7,9 +7,11 @@ use super::record::FormatArg;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::fmt::Write as _;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+use warpscope::replay::KernelFilter;
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sim::FaultKind;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
@@ -19,6 +21,7 @@ Examples:
   warpscope replay tests/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
   warpscope replay traces/app/kernelslist.g --gpu hopper --policy lrr -o app.jsonl
   warpscope replay traces/app/kernel-3.traceg --gpu volta --memory fixed:300 --sms 8 -o k3.wstrace
+  warpscope replay traces/app --gpu volta --kernel-name sgemm --launch-count 2 -o sgemm.wstrace
   warpscope analyze vecadd.wstrace
 
 TRACE is an Accel-Sim trace directory (holding kernelslist.g), a kernelslist.g, or one
@@ -29,7 +32,13 @@ not know run as a generic ALU (or, with addresses, global memory) instruction an
 in a warning. The summary goes to stdout, the host speed to stderr. --format defaults from the
 extension of -o (.jsonl → JSON Lines, else binary); --format compact writes the smaller binary
 version, --format grouped the one faster to record for compute-bound kernels (see `record
---help`).";
+--help`).
+
+Kernel selection works as Nsight Compute's: --kernels and --kernel-name pick kernels of the
+list (by the header's `-kernel id` and by a part of its mangled name; the summary shows both),
+then --launch-skip leaves out the first N of those and --launch-count keeps at most N more.
+Kernels not selected are not scanned, so one kernel of a large application costs the scan of
+that kernel alone.";
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -52,6 +61,44 @@ pub struct ReplayArgs {
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
     #[arg(long, value_name = "N")]
     pub max_cycles: Option<u64>,
+    /// Replay only these kernels, by id (a trace header's `-kernel id`, the N of
+    /// kernel-N.traceg): ids and ranges, e.g. 2,5-7.
+    #[arg(long, value_name = "IDS", value_parser = parse_kernel_ids, help_heading = "Kernel selection")]
+    pub kernels: Option<KernelIds>,
+    /// Replay only kernels whose name contains TEXT (the mangled name of the trace header).
+    #[arg(long, value_name = "TEXT", help_heading = "Kernel selection")]
+    pub kernel_name: Option<String>,
+    /// Of the kernels --kernels and --kernel-name select, leave out the first N.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Kernel selection"
+    )]
+    pub launch_skip: u64,
+    /// Of the kernels selected (after --launch-skip), replay at most N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Kernel selection")]
+    pub launch_count: Option<u64>,
+}
+
+/// The ids of `--kernels` (a type of its own: clap reads a bare `Vec` as repeated values).
+#[derive(Debug, Clone)]
+pub struct KernelIds(Vec<RangeInclusive<u64>>);
+
+fn parse_kernel_ids(text: &str) -> Result<KernelIds, String> {
+    KernelFilter::parse_ids(text).map(KernelIds)
+}
+
+impl ReplayArgs {
+    fn filter(&self) -> KernelFilter {
+        KernelFilter {
+            ids: self.kernels.clone().map(|k| k.0).unwrap_or_default(),
+            name: self.kernel_name.clone(),
+            skip: self.launch_skip,
+            count: self.launch_count,
+        }
+    }
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
@@ -67,7 +114,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     };
     let started = Instant::now();
     let scanning = format!("scanning {}", args.input.display());
-    let input = super::progress::waiting(&scanning, || warpscope::replay::open(&args.input))?;
+    let filter = args.filter();
+    let input = super::progress::waiting(&scanning, || {
+        warpscope::replay::open_filtered(&args.input, &filter)
+    })?;
     let scanned = started.elapsed();
     let blocks = input.kernels.iter().map(|k| k.header.grid.count()).sum();
     let name = args.input.file_name().unwrap_or(args.input.as_os_str());
@@ -87,10 +137,17 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
 
     let r = &outcome.record.report;
     let mut out = String::new();
+    let kernels = match input.kernels.len() == input.listed_kernels {
+        true => format!("{} kernel(s)", input.kernels.len()),
+        false => format!(
+            "{} of {} kernels",
+            input.kernels.len(),
+            input.listed_kernels
+        ),
+    };
     let _ = writeln!(
         out,
-        "replayed {} kernel(s) from {} on {}: {} warp instructions ({} thread instructions), {} cycles",
-        input.kernels.len(),
+        "replayed {kernels} from {} on {}: {} warp instructions ({} thread instructions), {} cycles",
         args.input.display(),
         config.name,
         r.warp_instructions,
@@ -100,7 +157,8 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     for (k, l) in input.kernels.iter().zip(&r.launches) {
         let _ = writeln!(
             out,
-            "  {} (sm_{}, tracer v{}): grid {} block {}, {} warp instructions, cycles {}..{}",
+            "  kernel {} {} (sm_{}, tracer v{}): grid {} block {}, {} warp instructions, cycles {}..{}",
+            k.header.kernel_id,
             k.header.name,
             k.header.binary_version,
             k.header.tracer_version,

@@ -34,11 +34,12 @@ use crate::sim::{KernelLaunch, LaunchError};
 use crate::trace::recorder::{record_with_source, RecordOutcome};
 use crate::trace::{TraceError, TraceFormat, TraceHeader};
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use traceg::{BlockReader, KernelTrace, RegKind, StaticInst};
+use traceg::{BlockReader, KernelHeader, KernelTrace, RegKind, StaticInst};
 
 /// Why a trace could not be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -86,14 +87,108 @@ impl ReplayError {
 pub struct ReplayInput {
     /// The kernel list read, if any (a single `.traceg` has none).
     pub kernelslist: Option<PathBuf>,
+    /// The kernels selected, in list order.
     pub kernels: Vec<KernelTrace>,
+    /// Kernel launches in the list (or 1 for a single `.traceg`), selected or not.
+    pub listed_kernels: usize,
     /// Host-to-device copies: count and bytes (listed, not performed).
     pub memcpys: u64,
     pub memcpy_bytes: u64,
 }
 
+/// Which kernels of a traced application to replay, picked as Nsight Compute picks the
+/// launches it profiles: those whose id and name match, less the first `skip` of them, at
+/// most `count` of the rest. The default keeps every kernel.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelFilter {
+    /// Kernel ids to keep (a header's `-kernel id`, the N of `kernel-N.traceg`); empty: any.
+    pub ids: Vec<RangeInclusive<u64>>,
+    /// Keep only the kernels whose name (as the header spells it, mangled) contains this.
+    pub name: Option<String>,
+    /// Of the kernels that match, leave out this many first ones.
+    pub skip: u64,
+    /// Of the rest, keep at most this many.
+    pub count: Option<u64>,
+}
+
+impl KernelFilter {
+    /// Parses a list of kernel ids and inclusive ranges: `3`, `1,4`, `2-5,9`.
+    pub fn parse_ids(text: &str) -> Result<Vec<RangeInclusive<u64>>, String> {
+        let number = |t: &str| {
+            t.trim().parse::<u64>().map_err(|_| {
+                format!(
+                    "`{}` is not a kernel id (expected a whole number)",
+                    t.trim()
+                )
+            })
+        };
+        text.split(',')
+            .map(|item| match item.split_once('-') {
+                Some((from, to)) => {
+                    let (from, to) = (number(from)?, number(to)?);
+                    if from > to {
+                        return Err(format!("`{}`: the range runs backwards", item.trim()));
+                    }
+                    Ok(from..=to)
+                }
+                None => number(item).map(|id| id..=id),
+            })
+            .collect()
+    }
+
+    fn is_all(&self) -> bool {
+        *self == KernelFilter::default()
+    }
+
+    /// Whether a kernel with this header passes the id and name tests.
+    fn matches(&self, header: &KernelHeader) -> bool {
+        (self.ids.is_empty() || self.ids.iter().any(|r| r.contains(&header.kernel_id)))
+            && self
+                .name
+                .as_ref()
+                .map_or(true, |n| header.name.contains(n.as_str()))
+    }
+}
+
+impl std::fmt::Display for KernelFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if !self.ids.is_empty() {
+            let ids: Vec<String> = self
+                .ids
+                .iter()
+                .map(|r| match r.start() == r.end() {
+                    true => r.start().to_string(),
+                    false => format!("{}-{}", r.start(), r.end()),
+                })
+                .collect();
+            parts.push(format!("ids {}", ids.join(",")));
+        }
+        if let Some(name) = &self.name {
+            parts.push(format!("name containing `{name}`"));
+        }
+        if self.skip > 0 {
+            parts.push(format!("skip {}", self.skip));
+        }
+        if let Some(count) = self.count {
+            parts.push(format!("count {count}"));
+        }
+        match parts.is_empty() {
+            true => write!(f, "every kernel"),
+            false => write!(f, "{}", parts.join("; ")),
+        }
+    }
+}
+
 /// Opens `path`: a directory holding `kernelslist.g`, a kernel list, or one `.traceg` file.
 pub fn open(path: &Path) -> Result<ReplayInput, ReplayError> {
+    open_filtered(path, &KernelFilter::default())
+}
+
+/// [`open`], keeping only the kernels `filter` selects. The others are not scanned (only
+/// their headers are read, when the filter needs them): one kernel of a large application
+/// costs the scan of that kernel.
+pub fn open_filtered(path: &Path, filter: &KernelFilter) -> Result<ReplayInput, ReplayError> {
     let list = if path.is_dir() {
         let list = path.join("kernelslist.g");
         if !list.is_file() {
@@ -106,51 +201,90 @@ pub fn open(path: &Path) -> Result<ReplayInput, ReplayError> {
     } else {
         path.to_path_buf()
     };
+    let mut input = ReplayInput {
+        kernelslist: None,
+        kernels: Vec::new(),
+        listed_kernels: 0,
+        memcpys: 0,
+        memcpy_bytes: 0,
+    };
+    let mut kernel_files = Vec::new();
     if list
         .extension()
         .is_some_and(|e| e == "traceg" || e == "xz" || e == "gz" || e == "zst")
     {
-        let kernel = traceg::scan(&list)?;
-        return Ok(ReplayInput {
-            kernelslist: None,
-            kernels: vec![kernel],
-            memcpys: 0,
-            memcpy_bytes: 0,
-        });
-    }
-    let text = std::fs::read_to_string(&list).map_err(|e| ReplayError::io(&list, "reading", e))?;
-    let mut input = ReplayInput {
-        kernelslist: Some(list.clone()),
-        kernels: Vec::new(),
-        memcpys: 0,
-        memcpy_bytes: 0,
-    };
-    for command in kernelslist::parse(&list, &text)? {
-        match command {
-            kernelslist::Command::Memcpy {
-                to_device, bytes, ..
-            } => {
-                if to_device {
-                    input.memcpys += 1;
-                    input.memcpy_bytes += bytes;
+        kernel_files.push(list);
+    } else {
+        let text =
+            std::fs::read_to_string(&list).map_err(|e| ReplayError::io(&list, "reading", e))?;
+        for command in kernelslist::parse(&list, &text)? {
+            match command {
+                kernelslist::Command::Memcpy {
+                    to_device, bytes, ..
+                } => {
+                    if to_device {
+                        input.memcpys += 1;
+                        input.memcpy_bytes += bytes;
+                    }
                 }
-            }
-            kernelslist::Command::Kernel { path: k, line } => {
-                if !k.is_file() {
-                    return Err(ReplayError::parse(
-                        &list,
-                        line,
-                        format!("kernel trace {} does not exist", k.display()),
-                    ));
+                kernelslist::Command::Kernel { path: k, line } => {
+                    if !k.is_file() {
+                        return Err(ReplayError::parse(
+                            &list,
+                            line,
+                            format!("kernel trace {} does not exist", k.display()),
+                        ));
+                    }
+                    kernel_files.push(k);
                 }
-                input.kernels.push(traceg::scan(&k)?);
             }
         }
+        if kernel_files.is_empty() {
+            return Err(ReplayError::Unsupported(format!(
+                "{}: the kernel list names no kernel trace",
+                list.display()
+            )));
+        }
+        input.kernelslist = Some(list);
+    }
+    input.listed_kernels = kernel_files.len();
+    if filter.is_all() {
+        for k in &kernel_files {
+            input.kernels.push(traceg::scan(k)?);
+        }
+        return Ok(input);
+    }
+    let mut matched = 0u64;
+    let mut seen = Vec::new();
+    for k in &kernel_files {
+        let header = traceg::header(k)?;
+        if filter.matches(&header) {
+            matched += 1;
+            let wanted =
+                matched > filter.skip && filter.count.map_or(true, |c| matched - filter.skip <= c);
+            if wanted {
+                input.kernels.push(traceg::scan(k)?);
+            }
+        }
+        seen.push(format!("{} `{}`", header.kernel_id, header.name));
     }
     if input.kernels.is_empty() {
+        const SHOWN: usize = 20;
+        let more = match seen.len() > SHOWN {
+            true => format!(" and {} more", seen.len() - SHOWN),
+            false => String::new(),
+        };
+        seen.truncate(SHOWN);
+        let skipped = match matched {
+            0 => String::new(),
+            _ => ", all skipped".to_string(),
+        };
         return Err(ReplayError::Unsupported(format!(
-            "{}: the kernel list names no kernel trace",
-            list.display()
+            "{}: the selection ({filter}) leaves no kernel: {matched} of {} match{skipped}; \
+             the kernels are (id `name`): {}{more}",
+            path.display(),
+            kernel_files.len(),
+            seen.join(", ")
         )));
     }
     Ok(input)

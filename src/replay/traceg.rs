@@ -1552,6 +1552,12 @@ fn parse_header<R: Read>(
     Ok((h, first_block))
 }
 
+/// Reads only the header of a kernel trace: enough to select kernels before scanning them.
+pub fn header(path: &Path) -> Result<KernelHeader, ReplayError> {
+    let mut lines = open(path)?;
+    Ok(parse_header(&mut lines)?.0)
+}
+
 /// Files at least this large are scanned in two halves at once.
 const PARALLEL_SCAN_BYTES: u64 = 4 << 20;
 
