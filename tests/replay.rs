@@ -296,6 +296,102 @@ fn tracer_v4_fixture_replays_two_streams_a_2d_grid_and_lists_unknown_opcodes() {
     assert_eq!(in_file[&("0,1,0".into(), 0)], issued[&(0, 2, 0)]);
 }
 
+/// Per trace PC, the CUDA line its lines give (`[line_num] PC ...` with lineinfo), read from
+/// the file independently of the replay parser; every line of a PC must agree.
+fn cuda_lines_in_file(path: &Path) -> BTreeMap<u64, u32> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = BTreeMap::new();
+    for line in text.lines().map(str::trim) {
+        let mut tokens = line.split_whitespace();
+        let (Some(first), Some(second)) = (tokens.next(), tokens.next()) else {
+            continue;
+        };
+        let (Ok(cuda), Ok(pc)) = (first.parse::<u32>(), u64::from_str_radix(second, 16)) else {
+            continue;
+        };
+        assert_eq!(*out.entry(pc).or_insert(cuda), cuda, "PC {pc:x}");
+    }
+    out
+}
+
+#[test]
+fn lineinfo_maps_pcs_to_cuda_lines_and_the_analysis_sums_them_by_line() {
+    let dir = fixture("v5-ampere-reduce");
+    let r = replay_to(&dir, &volta(), "lineinfo.wstrace", 1);
+    let in_file = cuda_lines_in_file(&dir.join("kernel-1.traceg"));
+    let header = TraceReader::open(&r.path).unwrap().header().clone();
+    // The listing is in PC order, as the file's PCs sorted.
+    let want: Vec<u32> = in_file.values().copied().collect();
+    assert_eq!(header.launches[0].source_lines, want);
+    assert!(want.len() > 10);
+
+    let analysis = analyze_file(&r.path, Taxonomy::Nsight).unwrap();
+    let launch = &analysis.launches[0];
+    let by_line = &launch.cuda_source;
+    let distinct: std::collections::BTreeSet<u32> = want.iter().copied().collect();
+    assert_eq!(
+        by_line.iter().map(|c| c.line).collect::<Vec<_>>(),
+        Vec::from_iter(distinct)
+    );
+    for c in by_line {
+        let pcs: Vec<_> = launch
+            .source
+            .iter()
+            .filter(|s| s.cuda_line == Some(c.line))
+            .collect();
+        assert_eq!(
+            c.pcs,
+            pcs.iter().map(|s| s.pc).collect::<Vec<_>>(),
+            "line {}",
+            c.line
+        );
+        assert_eq!(c.executions, pcs.iter().map(|s| s.executions).sum::<u64>());
+        assert_eq!(
+            c.total_warp_cycles,
+            pcs.iter().map(|s| s.total_warp_cycles).sum::<u64>()
+        );
+        assert_eq!(c.total_warp_cycles, c.warp_cycles.values().sum::<u64>());
+        assert_eq!(
+            c.total_attributed_warp_cycles,
+            pcs.iter()
+                .map(|s| s.total_attributed_warp_cycles)
+                .sum::<u64>()
+        );
+    }
+    let all: u64 = launch.source.iter().map(|s| s.total_warp_cycles).sum();
+    assert_eq!(
+        by_line.iter().map(|c| c.total_warp_cycles).sum::<u64>(),
+        all
+    );
+    // The STS waiting for the LDG's value is line 7, where the kernel spends its time.
+    let sts = launch
+        .source
+        .iter()
+        .find(|s| s.text.contains("STS"))
+        .unwrap();
+    assert_eq!(sts.cuda_line, Some(7));
+    let top = by_line.iter().max_by_key(|c| c.total_warp_cycles).unwrap();
+    assert_eq!(
+        (top.line, top.top_state.as_deref()),
+        (7, Some("long_scoreboard"))
+    );
+    let text = warpscope::analyze::render_text(&analysis);
+    assert!(
+        text.contains("by CUDA source line (the trace's lineinfo):"),
+        "{text}"
+    );
+
+    // Without lineinfo nothing changes: no source lines in the header or the analysis.
+    let plain = replay_to(&fixture("v4-volta-2d"), &volta(), "no-lineinfo.jsonl", 1);
+    let header_line = std::fs::read_to_string(&plain.path).unwrap();
+    let header_line = header_line.lines().next().unwrap();
+    assert!(!header_line.contains("source_lines"), "{header_line}");
+    let analysis = analyze_file(&plain.path, Taxonomy::Nsight).unwrap();
+    let json = serde_json::to_string(&analysis).unwrap();
+    assert!(!json.contains("cuda_source") && !json.contains("cuda_line"));
+    assert!(!warpscope::analyze::render_text(&analysis).contains("CUDA source line"));
+}
+
 /// A tiny v4 trace with `body` as the only warp's instruction lines (and `insts` their count).
 fn tiny_trace(name: &str, header_extra: &str, block: &str) -> PathBuf {
     let path = tmp(name);

@@ -131,6 +131,9 @@ pub struct IssueSlots {
 pub struct SourceLine {
     pub pc: u32,
     pub text: String,
+    /// The CUDA source line it was compiled from (replays of traces recorded with lineinfo).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_line: Option<u32>,
     /// Warp instructions issued at this PC.
     pub executions: u64,
     /// Warp-cycles charged to this PC (waiting to issue it, or issuing it).
@@ -143,6 +146,65 @@ pub struct SourceLine {
     /// one's result (Nsight's attributed stalls), by state name (non-zero only).
     pub attributed_warp_cycles: BTreeMap<String, u64>,
     pub total_attributed_warp_cycles: u64,
+}
+
+/// One CUDA source line of a replayed kernel (a trace recorded with lineinfo): the figures of
+/// the instructions compiled from it, summed — Nsight Compute's source view at the CUDA level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CudaSourceLine {
+    pub line: u32,
+    /// The PCs compiled from the line.
+    pub pcs: Vec<u32>,
+    pub executions: u64,
+    pub total_warp_cycles: u64,
+    /// By state name (non-zero only).
+    pub warp_cycles: BTreeMap<String, u64>,
+    /// The state with the most cycles here (ties: first by name).
+    pub top_state: Option<String>,
+    /// Stall cycles of other instructions waiting for these instructions' results.
+    pub total_attributed_warp_cycles: u64,
+}
+
+/// The state with the most cycles (ties: first by name).
+fn top_state(warp_cycles: &BTreeMap<String, u64>) -> Option<String> {
+    warp_cycles
+        .iter()
+        .fold(None::<(&String, u64)>, |best, (k, &v)| match best {
+            Some((_, b)) if b >= v => best,
+            _ => Some((k, v)),
+        })
+        .map(|(k, _)| k.clone())
+}
+
+/// `source` summed by CUDA line, in line order (empty when no instruction has one).
+fn by_cuda_line(source: &[SourceLine]) -> Vec<CudaSourceLine> {
+    let mut lines: BTreeMap<u32, CudaSourceLine> = BTreeMap::new();
+    for s in source {
+        let Some(line) = s.cuda_line else {
+            continue;
+        };
+        let l = lines.entry(line).or_insert_with(|| CudaSourceLine {
+            line,
+            pcs: Vec::new(),
+            executions: 0,
+            total_warp_cycles: 0,
+            warp_cycles: BTreeMap::new(),
+            top_state: None,
+            total_attributed_warp_cycles: 0,
+        });
+        l.pcs.push(s.pc);
+        l.executions += s.executions;
+        l.total_warp_cycles += s.total_warp_cycles;
+        l.total_attributed_warp_cycles += s.total_attributed_warp_cycles;
+        for (state, n) in &s.warp_cycles {
+            *l.warp_cycles.entry(state.clone()).or_default() += n;
+        }
+    }
+    let mut lines: Vec<CudaSourceLine> = lines.into_values().collect();
+    for l in &mut lines {
+        l.top_state = top_state(&l.warp_cycles);
+    }
+    lines
 }
 
 /// Everything measured about one kernel launch.
@@ -176,6 +238,9 @@ pub struct LaunchAnalysis {
     pub dispatch: DispatchStats,
     /// One line per PC of the listing (and any PC beyond it that was reached).
     pub source: Vec<SourceLine>,
+    /// `source` by CUDA source line, for replays of traces recorded with lineinfo.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cuda_source: Vec<CudaSourceLine>,
     /// Nsight-style rule results, most important first.
     pub hints: Vec<super::rules::Hint>,
 }
@@ -974,23 +1039,19 @@ fn finish_launch(
         .saturating_sub(horizontal)
         .saturating_sub(acc.refill);
     let block_threads = h.block.count();
-    let source = acc
+    let source: Vec<SourceLine> = acc
         .pcs
         .iter()
         .enumerate()
         .map(|(pc, p)| {
             let warp_cycles = classify_map(p.states.iter(), taxonomy);
-            let top_state = warp_cycles
-                .iter()
-                .fold(None::<(&String, u64)>, |best, (k, &v)| match best {
-                    Some((_, b)) if b >= v => best,
-                    _ => Some((k, v)),
-                })
-                .map(|(k, _)| k.clone());
+            let top_state = top_state(&warp_cycles);
             let attributed_warp_cycles = classify_map(p.attributed.iter(), taxonomy);
             SourceLine {
                 pc: pc as u32,
                 text: h.listing.get(pc).cloned().unwrap_or_default(),
+                // (Line 0: the compiler gave the instruction none.)
+                cuda_line: h.source_lines.get(pc).copied().filter(|&l| l > 0),
                 executions: p.executions,
                 total_warp_cycles: warp_cycles.values().sum(),
                 warp_cycles,
@@ -1049,6 +1110,7 @@ fn finish_launch(
         },
         memory,
         dispatch,
+        cuda_source: by_cuda_line(&source),
         source,
         hints: Vec::new(),
     };

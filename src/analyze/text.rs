@@ -1,7 +1,7 @@
 //! Plain-text report in the shape of Nsight Compute's details page: per launch, Launch
 //! Statistics, Occupancy, Scheduler Statistics, Warp State Statistics (sorted, with each
-//! state's share), Issue Slots, Memory, Dispatch, the source hotspots (waiting instruction and
-//! producer) and the rule hints.
+//! state's share), Issue Slots, Memory, Dispatch, the source hotspots (waiting instruction,
+//! producer and, for replays recorded with lineinfo, CUDA source line) and the rule hints.
 
 use super::{Analysis, LaunchAnalysis};
 use std::fmt::Write;
@@ -197,6 +197,7 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         );
     }
     attributed(out, l, total);
+    cuda_lines(out, l, total);
     if !l.hints.is_empty() {
         let _ = writeln!(out);
         for h in &l.hints {
@@ -293,6 +294,43 @@ fn attributed(out: &mut String, l: &LaunchAnalysis, total: u64) {
             "",
             s.total_attributed_warp_cycles,
             pct(s.total_attributed_warp_cycles, total),
+        );
+    }
+}
+
+/// The hotspots by CUDA source line, for a replay of a trace recorded with lineinfo.
+fn cuda_lines(out: &mut String, l: &LaunchAnalysis, total: u64) {
+    let mut lines: Vec<_> = l
+        .cuda_source
+        .iter()
+        .filter(|c| c.total_warp_cycles > 0)
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    lines.sort_by(|a, b| {
+        b.total_warp_cycles
+            .cmp(&a.total_warp_cycles)
+            .then(a.line.cmp(&b.line))
+    });
+    let _ = writeln!(out);
+    let _ = writeln!(out, "    by CUDA source line (the trace's lineinfo):");
+    let _ = writeln!(
+        out,
+        "    {:>5} {:<32} {:>10} {:>12} {:>7}  top state",
+        "line", "instructions (pc)", "executed", "warp-cycles", "share"
+    );
+    for c in lines.into_iter().take(HOTSPOTS) {
+        let pcs: Vec<String> = c.pcs.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            out,
+            "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {}",
+            c.line,
+            clip(&pcs.join(" ")),
+            c.executions,
+            c.total_warp_cycles,
+            pct(c.total_warp_cycles, total),
+            c.top_state.as_deref().unwrap_or("-")
         );
     }
 }

@@ -367,6 +367,14 @@ impl KernelTrace {
             .collect()
     }
 
+    /// PC → CUDA source line, for a trace recorded with lineinfo (empty without).
+    pub fn source_lines(&self) -> Vec<u32> {
+        match self.header.lineinfo {
+            true => self.statics.iter().map(|s| s.source_line).collect(),
+            false => Vec::new(),
+        }
+    }
+
     /// Per-PC control flow and memory access, for the simulator's stream hook.
     pub fn replay_ops(&self) -> Arc<[ReplayOp]> {
         self.statics.iter().map(|s| s.info.replay_op()).collect()
@@ -634,6 +642,7 @@ pub fn replay(
     let mut header = TraceHeader::new(config, &prepared, 0, verbosity);
     for (h, k) in header.launches.iter_mut().zip(&input.kernels) {
         h.listing = k.listing();
+        h.source_lines = k.source_lines();
     }
     let mut source = input.source()?;
     let mut memory = GlobalMemory::default();

@@ -126,6 +126,8 @@ fn parse_reg(token: &str) -> Result<TraceReg, String> {
 /// One parsed instruction line. The buffers are reused from line to line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InstLine {
+    /// The CUDA source line (`[line_num]`, traces recorded with lineinfo; else 0).
+    pub source_line: u32,
     pub pc: u64,
     /// Active and predicate-true lanes.
     pub mask: u32,
@@ -197,7 +199,8 @@ pub fn parse_inst_line(text: &str, lineinfo: bool, out: &mut InstLine) -> Result
             .ok_or_else(|| format!("wrong field count: the line ends before its {what}"))
     };
     if lineinfo {
-        parse_dec::<u64>(next("source line number")?, "the source line number")?;
+        let line = parse_dec::<u64>(next("source line number")?, "the source line number")?;
+        out.source_line = line.min(u32::MAX as u64) as u32;
     }
     out.pc = parse_hex(next("PC")?, "the PC")?;
     let mask_text = next("active mask")?;
@@ -498,7 +501,7 @@ impl Layout {
 fn plain_pc<'a>(line: &'a [u8], lineinfo: bool, out: &mut InstLine) -> Option<PlainLine<'a>> {
     let mut line = PlainLine(line);
     if lineinfo {
-        line.dec()?;
+        out.source_line = line.dec()?.min(u32::MAX as u64) as u32;
     }
     out.pc = line.hex()?;
     Some(line)
@@ -849,6 +852,8 @@ pub struct StaticInst {
     pub width: u32,
     /// Where the PC first appears.
     pub first_line: u64,
+    /// The CUDA source line of the PC's first line (traces recorded with lineinfo; else 0).
+    pub source_line: u32,
     /// Dynamic warp instructions at this PC.
     pub count: u64,
     /// How the first line of the PC the byte parser read in full spelled its static part, and
@@ -1896,6 +1901,7 @@ impl ScanSink<'_> {
                     known: known.is_some(),
                     width: opcodes::access_width(&i.opcode),
                     first_line: line,
+                    source_line: i.source_line,
                     count: 1,
                     spelling: spelled(last, &self.spelling),
                 });
@@ -2292,6 +2298,7 @@ mod tests {
             known: true,
             width: 4,
             first_line: 1,
+            source_line: 0,
             count: 1,
             spelling: None,
         };

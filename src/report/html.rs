@@ -489,6 +489,44 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize) {
         2,
     );
     out.push_str("<p class=\"meta\">warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: scoreboard stalls of other instructions waiting for its result.</p>");
+    if l.cuda_source.is_empty() {
+        return;
+    }
+    out.push_str("<h3>CUDA Source Lines</h3>");
+    let rows: Vec<Vec<String>> = l
+        .cuda_source
+        .iter()
+        .map(|c| {
+            let pcs: Vec<String> = c.pcs.iter().map(u32::to_string).collect();
+            vec![
+                c.line.to_string(),
+                pcs.join(" "),
+                c.executions.to_string(),
+                c.total_warp_cycles.to_string(),
+                format!(
+                    "<span class=\"bar\" style=\"width:{}px\"></span>",
+                    c.total_warp_cycles * 100 / max
+                ),
+                esc(c.top_state.as_deref().unwrap_or("-")),
+                c.total_attributed_warp_cycles.to_string(),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "line",
+            "pcs",
+            "executed",
+            "warp-cycles",
+            "",
+            "top state",
+            "attributed",
+        ],
+        &rows,
+        2,
+    );
+    out.push_str("<p class=\"meta\">The instructions above summed by the CUDA source line each was compiled from (the Accel-Sim trace was recorded with lineinfo).</p>");
 }
 
 fn comparison_section(out: &mut String, c: &Comparison) {

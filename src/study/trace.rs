@@ -122,6 +122,7 @@ pub fn write_trace<W: Write>(
                 stream: 0,
                 params: Vec::new(),
                 listing: list.clone(),
+                source_lines: Vec::new(),
             })
             .collect(),
         seed: cfg.seed,

@@ -125,6 +125,10 @@ pub struct LaunchHeader {
     pub params: Vec<u32>,
     /// Instruction text by PC, of the program actually run (after the auto-control pass).
     pub listing: Vec<String>,
+    /// CUDA source line by PC, for a replay of an Accel-Sim trace recorded with lineinfo;
+    /// empty otherwise (and then not written).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_lines: Vec<u32>,
 }
 
 /// Everything the analyzer needs besides the events.
@@ -164,6 +168,7 @@ impl TraceHeader {
                     stream: p.launch.stream,
                     params: p.launch.params.clone(),
                     listing: p.program.listing(),
+                    source_lines: Vec::new(),
                 })
                 .collect(),
             seed,
