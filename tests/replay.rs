@@ -380,6 +380,19 @@ fn lineinfo_maps_pcs_to_cuda_lines_and_the_analysis_sums_them_by_line() {
         text.contains("by CUDA source line (the trace's lineinfo):"),
         "{text}"
     );
+    let report = tmp("lineinfo-report");
+    let o = Command::new(BIN)
+        .arg("report")
+        .arg(&r.path)
+        .arg("-o")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("<h3>CUDA Source Lines</h3>"));
+    let line_7 = "<tr><td>7</td><td>7</td><td class=\"n\">4</td><td class=\"n\">2376</td>";
+    assert!(html.contains(line_7));
 
     // Without lineinfo nothing changes: no source lines in the header or the analysis.
     let plain = replay_to(&fixture("v4-volta-2d"), &volta(), "no-lineinfo.jsonl", 1);

@@ -460,73 +460,89 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize) {
         .source
         .iter()
         .map(|s| {
-            vec![
+            let what = [
                 s.pc.to_string(),
                 format!("<span class=\"code\">{}</span>", esc(&s.text)),
-                s.executions.to_string(),
-                s.total_warp_cycles.to_string(),
-                format!(
-                    "<span class=\"bar\" style=\"width:{}px\"></span>",
-                    s.total_warp_cycles * 100 / max
-                ),
-                esc(s.top_state.as_deref().unwrap_or("-")),
-                s.total_attributed_warp_cycles.to_string(),
-            ]
+            ];
+            counter_row(
+                what,
+                s.executions,
+                s.total_warp_cycles,
+                &s.top_state,
+                s.total_attributed_warp_cycles,
+                max,
+            )
         })
         .collect();
-    table(
-        out,
-        &[
-            "pc",
-            "instruction",
-            "executed",
-            "warp-cycles",
-            "",
-            "top state",
-            "attributed",
-        ],
-        &rows,
-        2,
-    );
+    table(out, &counter_head(["pc", "instruction"]), &rows, 2);
     out.push_str("<p class=\"meta\">warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: scoreboard stalls of other instructions waiting for its result.</p>");
     if l.cuda_source.is_empty() {
         return;
     }
     out.push_str("<h3>CUDA Source Lines</h3>");
+    let max = l
+        .cuda_source
+        .iter()
+        .map(|c| c.total_warp_cycles.max(c.total_attributed_warp_cycles))
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let rows: Vec<Vec<String>> = l
         .cuda_source
         .iter()
         .map(|c| {
             let pcs: Vec<String> = c.pcs.iter().map(u32::to_string).collect();
-            vec![
-                c.line.to_string(),
-                pcs.join(" "),
-                c.executions.to_string(),
-                c.total_warp_cycles.to_string(),
-                format!(
-                    "<span class=\"bar\" style=\"width:{}px\"></span>",
-                    c.total_warp_cycles * 100 / max
-                ),
-                esc(c.top_state.as_deref().unwrap_or("-")),
-                c.total_attributed_warp_cycles.to_string(),
-            ]
+            let what = [c.line.to_string(), pcs.join(" ")];
+            counter_row(
+                what,
+                c.executions,
+                c.total_warp_cycles,
+                &c.top_state,
+                c.total_attributed_warp_cycles,
+                max,
+            )
         })
         .collect();
-    table(
-        out,
-        &[
-            "line",
-            "pcs",
-            "executed",
-            "warp-cycles",
-            "",
-            "top state",
-            "attributed",
-        ],
-        &rows,
-        2,
-    );
+    table(out, &counter_head(["line", "pcs"]), &rows, 2);
     out.push_str("<p class=\"meta\">The instructions above summed by the CUDA source line each was compiled from (the Accel-Sim trace was recorded with lineinfo).</p>");
+}
+
+/// The source counters' columns after the two that say what is counted.
+fn counter_head(what: [&'static str; 2]) -> [&'static str; 7] {
+    let [a, b] = what;
+    [
+        a,
+        b,
+        "executed",
+        "warp-cycles",
+        "",
+        "top state",
+        "attributed",
+    ]
+}
+
+/// A row of the source counters: what is counted, then its figures, with a bar scaled to `max`.
+fn counter_row(
+    what: [String; 2],
+    executions: u64,
+    warp_cycles: u64,
+    top_state: &Option<String>,
+    attributed: u64,
+    max: u64,
+) -> Vec<String> {
+    let [a, b] = what;
+    vec![
+        a,
+        b,
+        executions.to_string(),
+        warp_cycles.to_string(),
+        format!(
+            "<span class=\"bar\" style=\"width:{}px\"></span>",
+            warp_cycles * 100 / max
+        ),
+        esc(top_state.as_deref().unwrap_or("-")),
+        attributed.to_string(),
+    ]
 }
 
 fn comparison_section(out: &mut String, c: &Comparison) {
