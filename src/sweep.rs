@@ -1,14 +1,16 @@
-//! Parameter sweeps: one launch recorded under every combination of scheduling policy,
-//! scoreboard and warp slots, each into its own trace, on several host threads. The traces are
+//! Parameter sweeps: one launch (or one replayed Accel-Sim trace) recorded under every
+//! combination of scheduling policy, scoreboard and warp slots, each into its own trace, on
+//! several host threads. The traces are
 //! ordinary traces — `compare` (or [`crate::analyze::compare`]) turns them into the table.
 //!
 //! Recording order and file names depend only on the plan, never on which thread finishes
 //! first, so a sweep's output is the same bytes on any machine.
 
 use crate::launchfile::LaunchFile;
+use crate::replay::{self, ReplayInput};
 use crate::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use crate::sim::gpu::SimOptions;
-use crate::trace::{record, RecordOutcome, TraceError, TraceFormat};
+use crate::trace::{record, RecordOutcome, TraceFormat};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -64,19 +66,30 @@ pub fn plan(
     Ok(out)
 }
 
+/// Why one point recorded nothing.
+pub type PointError = Box<dyn std::error::Error + Send + Sync>;
+
 /// What one point produced.
 #[derive(Debug)]
 pub struct SweepResult {
     pub label: String,
     pub path: PathBuf,
-    pub outcome: Result<RecordOutcome, TraceError>,
+    pub outcome: Result<RecordOutcome, PointError>,
 }
 
-/// Records `file` at every point into `dir/LABEL.wstrace` (in `format`, at `verbosity`) on up
+/// What a sweep records at each point.
+pub enum SweepInput {
+    /// A launch file, run on the timing simulator.
+    Launch(LaunchFile),
+    /// An Accel-Sim trace (scanned once), replayed.
+    Replay(ReplayInput),
+}
+
+/// Records `input` at every point into `dir/LABEL.wstrace` (in `format`, at `verbosity`) on up
 /// to `threads` threads, calling `progress(done, total, label)` as each finishes. Results come
 /// back in plan order.
 pub fn run(
-    file: &LaunchFile,
+    input: &SweepInput,
     points: &[SweepPoint],
     dir: &Path,
     options: SimOptions,
@@ -84,27 +97,48 @@ pub fn run(
     threads: usize,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Vec<SweepResult> {
+    match input {
+        SweepInput::Launch(file) => {
+            let launches = file.kernel_launches();
+            run_points(points, dir, threads, progress, &|point, path| {
+                let mut memory = file.initial_memory();
+                Ok(record(
+                    &point.config,
+                    &launches,
+                    &mut memory,
+                    options,
+                    path,
+                    format,
+                    verbosity,
+                )?)
+            })
+        }
+        SweepInput::Replay(trace) => run_points(points, dir, threads, progress, &|point, path| {
+            let replayed = replay::replay(&point.config, trace, options, path, format, verbosity)?;
+            Ok(replayed.record)
+        }),
+    }
+}
+
+/// Runs `record_one(point, dir/LABEL.wstrace)` for every point on up to `threads` threads.
+fn run_points(
+    points: &[SweepPoint],
+    dir: &Path,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+    record_one: &(dyn Fn(&SweepPoint, &Path) -> Result<RecordOutcome, PointError> + Sync),
+) -> Vec<SweepResult> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<SweepResult>>> =
         Mutex::new((0..points.len()).map(|_| None).collect());
-    let launches = file.kernel_launches();
     std::thread::scope(|s| {
         for _ in 0..threads.clamp(1, points.len().max(1)) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(point) = points.get(i) else { break };
                 let path = dir.join(format!("{}.wstrace", point.label));
-                let mut memory = file.initial_memory();
-                let outcome = record(
-                    &point.config,
-                    &launches,
-                    &mut memory,
-                    options,
-                    &path,
-                    format,
-                    verbosity,
-                );
+                let outcome = record_one(point, &path);
                 let result = SweepResult {
                     label: point.label.clone(),
                     path,

@@ -302,3 +302,93 @@ fn sweep_records_every_combination_deterministically() {
         );
     }
 }
+
+#[test]
+fn sweep_replays_an_accelsim_trace_at_every_combination() {
+    let d1 = dir("sweep-replay1");
+    let d2 = dir("sweep-replay2");
+    let trace = "tests/data/accelsim/vectoradd-100-32";
+    for (d, jobs) in [(&d1, "2"), (&d2, "1")] {
+        let out = ok(&ws(&[
+            "sweep",
+            trace,
+            "--gpu",
+            "volta",
+            "--policy",
+            "gto,lrr",
+            "--scoreboard",
+            "bitmap,barriers",
+            "--jobs",
+            jobs,
+            "-o",
+            d.to_str().unwrap(),
+        ]));
+        assert!(out.contains("lrr.barriers"), "{out}");
+        assert!(out.contains("long_scoreboard"), "{out}");
+    }
+    for n in ["gto.bitmap.wstrace", "lrr.barriers.wstrace", "compare.txt"] {
+        assert_eq!(
+            std::fs::read(d1.join(n)).unwrap(),
+            std::fs::read(d2.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+    // Each trace is what `replay` writes for that combination.
+    let single = d1.join("single.wstrace");
+    ok(&ws(&[
+        "replay",
+        trace,
+        "--gpu",
+        "volta",
+        "--policy",
+        "lrr",
+        "--scoreboard",
+        "barriers",
+        "-o",
+        single.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        std::fs::read(&single).unwrap(),
+        std::fs::read(d1.join("lrr.barriers.wstrace")).unwrap()
+    );
+
+    // The kernel selection of `replay` applies; the kernel-file flags do not.
+    let d3 = dir("sweep-replay3");
+    let d3s = d3.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            "tests/data/accelsim/v4-volta-2d",
+            "--policy",
+            "gto,lrr",
+        ];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["-o", d3s]);
+        ws(&a)
+    };
+    ok(&run(&["--kernel-name", "again"]));
+    let header = warpscope::trace::TraceReader::open(&d3.join("gto.bitmap.wstrace"))
+        .unwrap()
+        .header()
+        .clone();
+    assert_eq!(header.launches.len(), 1);
+    assert_eq!(header.launches[0].kernel, "_Z4loopPdi_again");
+    let o = run(&["--grid", "4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--grid is only for sweeping a kernel file")
+    );
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--kernels",
+        "1",
+        "-o",
+        d3.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("kernel selection flags are for Accel-Sim traces"));
+}

@@ -18,7 +18,9 @@ Examples:
 
 The analyzer reads only the trace. `nsight` names the states as Nsight Compute does
 (long_scoreboard, barrier, ...); `detailed` keeps the raw reason (which register, which
-dependency barrier, which pipe).";
+dependency barrier, which pipe). Each launch ends with its source hotspots: the instructions
+warps waited at, and those whose results they waited for; a replay of an Accel-Sim trace
+recorded with lineinfo adds the same by CUDA source line.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TaxonomyArg {

@@ -61,6 +61,13 @@ pub struct ReplayArgs {
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
     #[arg(long, value_name = "N")]
     pub max_cycles: Option<u64>,
+    #[command(flatten)]
+    pub select: KernelSelection,
+}
+
+/// Which kernels of an Accel-Sim trace to replay (`replay` and `sweep`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct KernelSelection {
     /// Replay only these kernels, by id (a trace header's `-kernel id`, the N of
     /// kernel-N.traceg): ids and ranges, e.g. 2,5-7.
     #[arg(long, value_name = "IDS", value_parser = parse_kernel_ids, help_heading = "Kernel selection")]
@@ -90,8 +97,8 @@ fn parse_kernel_ids(text: &str) -> Result<KernelIds, String> {
     KernelFilter::parse_ids(text).map(KernelIds)
 }
 
-impl ReplayArgs {
-    fn filter(&self) -> KernelFilter {
+impl KernelSelection {
+    pub fn filter(&self) -> KernelFilter {
         KernelFilter {
             ids: self.kernels.clone().map(|k| k.0).unwrap_or_default(),
             name: self.kernel_name.clone(),
@@ -114,7 +121,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     };
     let started = Instant::now();
     let scanning = format!("scanning {}", args.input.display());
-    let filter = args.filter();
+    let filter = args.select.filter();
     let input = super::progress::waiting(&scanning, || {
         warpscope::replay::open_filtered(&args.input, &filter)
     })?;

@@ -94,6 +94,21 @@ pub struct KernelFlags {
     pub dialect: Option<DialectArg>,
 }
 
+impl KernelFlags {
+    /// The first of these flags given, if any: they describe a kernel file's launch.
+    pub(super) fn first_given(&self) -> Option<&'static str> {
+        [
+            ("--grid", self.grid.is_some()),
+            ("--block", self.block.is_some()),
+            ("--param", !self.params.is_empty()),
+            ("--mem", self.mem.is_some()),
+            ("--dialect", self.dialect.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+}
+
 /// One `--dump ADDR:COUNT[:f32]`, with the text exactly as the user wrote it.
 struct Dump {
     key: String,
@@ -333,14 +348,7 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     let launch_file = if is_launch_file {
-        let given = [
-            ("--grid", k.grid.is_some()),
-            ("--block", k.block.is_some()),
-            ("--param", !k.params.is_empty()),
-            ("--mem", k.mem.is_some()),
-            ("--dialect", k.dialect.is_some()),
-        ];
-        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+        if let Some(flag) = k.first_given() {
             bail!(
                 "{flag} is only for running a kernel file; {} is a launch file and sets it itself",
                 args.input.display()

@@ -1,7 +1,8 @@
 //! `warpscope sweep INPUT --policy A,B --scoreboard X,Y -o DIR`: one trace per combination,
 //! recorded on several threads with a progress bar, then the comparison table.
 
-use super::config::{policy_parser, scoreboard_parser, GpuArgs};
+use super::config::{load_gpu, policy_parser, scoreboard_parser, validated, GpuArgs};
+use super::replay::KernelSelection;
 use super::run::{gpu_config, load_launch_file, KernelFlags, RunArgs};
 use super::{emit, write_file_atomically};
 use anyhow::{bail, Context, Result};
@@ -13,9 +14,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
 use warpscope::analyze::Taxonomy;
-use warpscope::sim::config::{Policy, ScoreboardKind};
+use warpscope::launchfile::LaunchFile;
+use warpscope::replay::{self, KernelFilter};
+use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
-use warpscope::sweep;
+use warpscope::sweep::{self, SweepInput};
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 
 pub const EXAMPLES: &str = "\
@@ -23,15 +26,21 @@ Examples:
   warpscope sweep kernels/reduce.json --policy lrr,gto,two_level,barrel -o sweep-reduce
   warpscope sweep kernels/matmul.json --gpu volta --policy gto,lrr \\
       --scoreboard bitmap,ranges,barriers --warps 16,32,64 -o sweep-matmul
+  warpscope sweep tests/data/accelsim/vectoradd-100-32 --gpu volta --policy gto,lrr,two_level -o sweep-vecadd
 
 Writes DIR/POLICY.SCOREBOARD[.wWARPS].wstrace for every combination (in the order given),
 then DIR/compare.txt and DIR/compare.csv comparing them with the first combination as the
 baseline, and prints the summary. Each trace can be analyzed, rendered or compared on its
-own. A combination that faults still leaves its (incomplete) trace; the exit status is 1.";
+own. A combination that faults still leaves its (incomplete) trace; the exit status is 1.
+
+INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg): it
+is scanned once and replayed at every combination as `warpscope replay` does (default GPU:
+small), with the kernel selection flags of `replay`.";
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// A launch file (.json), or a kernel file (.sasm, .tgpu, .hex) with --grid and --block.
+    /// A launch file (.json), a kernel file (.sasm, .tgpu, .hex) with --grid and --block, or
+    /// an Accel-Sim trace (directory, kernelslist.g or kernel-N.traceg).
     pub input: PathBuf,
     /// Directory for the traces and the comparison (created if missing).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -67,6 +76,8 @@ pub struct SweepArgs {
     /// Timing watchdog per run [default: 50000000].
     #[arg(long, value_name = "N")]
     pub max_cycles: Option<u64>,
+    #[command(flatten)]
+    pub select: KernelSelection,
 }
 
 /// `sweep --format` values: the binary encodings (a sweep's traces are for `compare`).
@@ -87,24 +98,44 @@ impl From<SweepFormat> for TraceFormat {
     }
 }
 
-pub fn run(args: SweepArgs) -> Result<ExitCode> {
-    let run_args = RunArgs {
-        input: args.input.clone(),
-        kernel: args.kernel.clone(),
-        dump: Vec::new(),
-        json: false,
-        functional: false,
-        gpu: GpuArgs {
-            gpu: args.gpu.clone(),
-            sms: args.sms,
+impl SweepArgs {
+    /// The GPU options a sweep takes (the swept ones are set per combination).
+    fn gpu_args(&self) -> GpuArgs {
+        GpuArgs {
+            gpu: self.gpu.clone(),
+            sms: self.sms,
             ..GpuArgs::default()
-        },
-        max_cycles: args.max_cycles,
-        max_instructions: None,
-        warp_size: None,
+        }
+    }
+}
+
+pub fn run(args: SweepArgs) -> Result<ExitCode> {
+    let (input, base) = if replay::is_trace_path(&args.input) {
+        if let Some(flag) = args.kernel.first_given() {
+            bail!(
+                "{flag} is only for sweeping a kernel file; {} is an Accel-Sim trace",
+                args.input.display()
+            );
+        }
+        let mut config = load_gpu(args.gpu.as_deref().unwrap_or("small"))?;
+        args.gpu_args().apply(&mut config);
+        let config = validated(config)?;
+        let scanning = format!("scanning {}", args.input.display());
+        let filter = args.select.filter();
+        let input =
+            super::progress::waiting(&scanning, || replay::open_filtered(&args.input, &filter))
+                .with_context(|| format!("sweeping {}", args.input.display()))?;
+        (SweepInput::Replay(input), config)
+    } else {
+        if args.select.filter() != KernelFilter::default() {
+            bail!(
+                "the kernel selection flags are for Accel-Sim traces; {} is not one",
+                args.input.display()
+            );
+        }
+        let (file, base) = launch_input(&args)?;
+        (SweepInput::Launch(file), base)
     };
-    let file = load_launch_file(&run_args)?;
-    let base = gpu_config(&run_args, &file)?;
     let points = sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps)
         .map_err(anyhow::Error::msg)?;
     if points.len() < 2 {
@@ -124,24 +155,48 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"),
     );
+    let progress = |done: usize, _: usize, label: &str| {
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
+    };
+    let format = (args.format.into(), args.verbosity);
     let results = sweep::run(
-        &file,
+        &input,
         &points,
         &args.output,
         options,
-        (args.format.into(), args.verbosity),
+        format,
         jobs,
-        &|done, _, label| {
-            bar.set_position(done as u64);
-            bar.set_message(label.to_string());
-        },
+        &progress,
     );
     bar.finish_and_clear();
+    summarize(&args, &results)
+}
 
+/// The launch file of a launch-file or kernel-file sweep, and its GPU.
+fn launch_input(args: &SweepArgs) -> Result<(LaunchFile, GpuConfig)> {
+    let run_args = RunArgs {
+        input: args.input.clone(),
+        kernel: args.kernel.clone(),
+        dump: Vec::new(),
+        json: false,
+        functional: false,
+        gpu: args.gpu_args(),
+        max_cycles: args.max_cycles,
+        max_instructions: None,
+        warp_size: None,
+    };
+    let file = load_launch_file(&run_args)?;
+    let base = gpu_config(&run_args, &file)?;
+    Ok((file, base))
+}
+
+/// Loads the traces recorded, writes the comparison and prints the summary.
+fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCode> {
     let mut failed = false;
     let mut traces = Vec::new();
     let mut notes = String::new();
-    for r in &results {
+    for r in results {
         match &r.outcome {
             Ok(out) => {
                 if let Some(f) = &out.fault {

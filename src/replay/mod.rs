@@ -180,6 +180,12 @@ impl std::fmt::Display for KernelFilter {
     }
 }
 
+/// Whether `path` names an Accel-Sim trace — a directory, a kernel list (`*.g`) or a
+/// `.traceg` — rather than a launch or kernel file.
+pub fn is_trace_path(path: &Path) -> bool {
+    path.is_dir() || path.extension().is_some_and(|e| e == "g" || e == "traceg")
+}
+
 /// Opens `path`: a directory holding `kernelslist.g`, a kernel list, or one `.traceg` file.
 pub fn open(path: &Path) -> Result<ReplayInput, ReplayError> {
     open_filtered(path, &KernelFilter::default())
