@@ -14,3 +14,4 @@ pub mod sim;
 pub mod study;
 pub mod sweep;
 pub mod trace;
+pub mod workload;

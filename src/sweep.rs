@@ -6,11 +6,10 @@
 //! Recording order and file names depend only on the plan, never on which thread finishes
 //! first, so a sweep's output is the same bytes on any machine.
 
-use crate::launchfile::LaunchFile;
-use crate::replay::{self, ReplayInput};
 use crate::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use crate::sim::gpu::SimOptions;
-use crate::trace::{record, RecordOutcome, TraceFormat};
+use crate::trace::{RecordOutcome, TraceFormat};
+use crate::workload::{Workload, WorkloadError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -66,30 +65,19 @@ pub fn plan(
     Ok(out)
 }
 
-/// Why one point recorded nothing.
-pub type PointError = Box<dyn std::error::Error + Send + Sync>;
-
 /// What one point produced.
 #[derive(Debug)]
 pub struct SweepResult {
     pub label: String,
     pub path: PathBuf,
-    pub outcome: Result<RecordOutcome, PointError>,
-}
-
-/// What a sweep records at each point.
-pub enum SweepInput {
-    /// A launch file, run on the timing simulator.
-    Launch(LaunchFile),
-    /// An Accel-Sim trace (scanned once), replayed.
-    Replay(ReplayInput),
+    pub outcome: Result<RecordOutcome, WorkloadError>,
 }
 
 /// Records `input` at every point into `dir/LABEL.wstrace` (in `format`, at `verbosity`) on up
 /// to `threads` threads, calling `progress(done, total, label)` as each finishes. Results come
 /// back in plan order.
 pub fn run(
-    input: &SweepInput,
+    input: &Workload,
     points: &[SweepPoint],
     dir: &Path,
     options: SimOptions,
@@ -97,27 +85,9 @@ pub fn run(
     threads: usize,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Vec<SweepResult> {
-    match input {
-        SweepInput::Launch(file) => {
-            let launches = file.kernel_launches();
-            run_points(points, dir, threads, progress, &|point, path| {
-                let mut memory = file.initial_memory();
-                Ok(record(
-                    &point.config,
-                    &launches,
-                    &mut memory,
-                    options,
-                    path,
-                    format,
-                    verbosity,
-                )?)
-            })
-        }
-        SweepInput::Replay(trace) => run_points(points, dir, threads, progress, &|point, path| {
-            let replayed = replay::replay(&point.config, trace, options, path, format, verbosity)?;
-            Ok(replayed.record)
-        }),
-    }
+    run_points(points, dir, threads, progress, &|point, path| {
+        input.record(&point.config, options, path, format, verbosity)
+    })
 }
 
 /// Runs `record_one(point, dir/LABEL.wstrace)` for every point on up to `threads` threads.
@@ -126,7 +96,7 @@ fn run_points(
     dir: &Path,
     threads: usize,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
-    record_one: &(dyn Fn(&SweepPoint, &Path) -> Result<RecordOutcome, PointError> + Sync),
+    record_one: &(dyn Fn(&SweepPoint, &Path) -> Result<RecordOutcome, WorkloadError> + Sync),
 ) -> Vec<SweepResult> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);

@@ -205,6 +205,77 @@ fn profile_without_arguments_profiles_the_bundled_example() {
 }
 
 #[test]
+fn profile_replays_an_accelsim_trace_and_names_its_hottest_cuda_line() {
+    let d = dir("profile-replay");
+    let trace = root().join("tests/data/accelsim/v5-ampere-reduce");
+    let out = ok(&ws_in(
+        &d,
+        &["profile", trace.to_str().unwrap(), "--gpu", "volta"],
+    ));
+    assert!(
+        out.contains("_Z6reducePfS_i: 845 cycles, 52 warp instructions"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hottest CUDA line: 7 (70% of warp-cycles, mostly long_scoreboard)"),
+        "{out}"
+    );
+    let report = d.join("profile-v5-ampere-reduce");
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("CUDA Source Lines"));
+    // The trace is exactly what `replay --verbosity 2` writes.
+    let again = d.join("again.wstrace");
+    ok(&ws_in(
+        &d,
+        &[
+            "replay",
+            trace.to_str().unwrap(),
+            "--gpu",
+            "volta",
+            "--verbosity",
+            "2",
+            "-o",
+            again.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(report.join("v5-ampere-reduce.wstrace")).unwrap()
+    );
+
+    // A kernel list names its directory; kernel-file flags and the kernel selection each
+    // belong to one kind of input.
+    let list = root().join("tests/data/accelsim/v4-volta-2d/kernelslist.g");
+    let out = ok(&ws_in(
+        &d,
+        &["profile", list.to_str().unwrap(), "--kernels", "2"],
+    ));
+    assert!(
+        out.contains("_Z4loopPdi_again:") && !out.contains("_Z4loopPdi:"),
+        "{out}"
+    );
+    assert!(d.join("profile-v4-volta-2d/v4-volta-2d.wstrace").is_file());
+    let o = ws_in(&d, &["profile", list.to_str().unwrap(), "--block", "32"]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("--block is only for profiling a kernel file"),
+        "{stderr}"
+    );
+    let launch = root().join("kernels/reduce.json");
+    let o = ws_in(
+        &d,
+        &["profile", launch.to_str().unwrap(), "--kernel-name", "x"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("kernel selection flags are for Accel-Sim traces"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_faulting_kernel_still_gets_a_partial_report() {
     let d = dir("profile-fault");
     std::fs::write(

@@ -4,8 +4,9 @@
 
 use super::config::GpuArgs;
 use super::emit;
+use super::replay::KernelSelection;
 use super::report::write_report;
-use super::run::{gpu_config, load_launch_file, KernelFlags, RunArgs};
+use super::run::{load_workload, KernelFlags};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use warpscope::report;
 use warpscope::sim::gpu::SimOptions;
-use warpscope::trace::{self, TraceFormat};
+use warpscope::trace::TraceFormat;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -24,19 +25,23 @@ Examples:
   warpscope profile kernels/reduce.json --policy lrr
   warpscope profile kernels/vecadd.sasm --grid 8 --block 128 \\
       --param a=0x10000 --param b=0x20000 --param c=0x30000 --param n=1000
+  warpscope profile tests/data/accelsim/v5-ampere-reduce --gpu volta   # a trace from a real GPU
 
 Records the run with memory events (verbosity 2) to DIR/KERNEL.wstrace, writes the report
 (DIR/index.html, report.txt, report.json) and prints the key figures: cycles, IPC, warp
 cycles per issued instruction, the top stalls, occupancy and the rule hints. DIR defaults to
-profile-KERNEL. A kernel fault still gives a (partial) report; the exit status is then 1.";
+profile-KERNEL. A kernel fault still gives a (partial) report; the exit status is then 1.
+INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg),
+replayed as `warpscope replay` does (default GPU: small) with its kernel selection flags.";
 
 const EXAMPLE_LAUNCH: &str = include_str!("../../kernels/reduce.json");
 const EXAMPLE_KERNEL: &str = include_str!("../../kernels/reduce.sasm");
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// A launch file (.json), or a kernel file (.sasm, .tgpu, .hex) with --grid and --block.
-    /// Default: the bundled reduction example.
+    /// A launch file (.json), a kernel file (.sasm, .tgpu, .hex) with --grid and --block, or
+    /// an Accel-Sim trace (directory, kernelslist.g or kernel-N.traceg). Default: the bundled
+    /// reduction example.
     pub input: Option<PathBuf>,
     /// Directory for the trace and the report [default: profile-KERNEL].
     #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -48,11 +53,17 @@ pub struct ProfileArgs {
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
     #[arg(long, value_name = "N")]
     pub max_cycles: Option<u64>,
+    #[command(flatten)]
+    pub select: KernelSelection,
 }
 
+/// The name of what is profiled: the file's stem, or the trace directory of a kernel list.
 fn stem(p: &Path) -> String {
-    p.file_stem()
-        .map_or_else(|| "kernel".into(), |s| s.to_string_lossy().into_owned())
+    let named = match p.file_name() {
+        Some(f) if f == "kernelslist.g" => p.parent().and_then(Path::file_name),
+        _ => p.file_stem(),
+    };
+    named.map_or_else(|| "kernel".into(), |s| s.to_string_lossy().into_owned())
 }
 
 pub fn run(args: ProfileArgs) -> Result<ExitCode> {
@@ -78,19 +89,14 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
             (example.join("reduce.json"), dir)
         }
     };
-    let run_args = RunArgs {
-        input: input.clone(),
-        kernel: args.kernel,
-        dump: Vec::new(),
-        json: false,
-        functional: false,
-        gpu: args.gpu,
-        max_cycles: args.max_cycles,
-        max_instructions: None,
-        warp_size: None,
-    };
-    let file = load_launch_file(&run_args)?;
-    let config = gpu_config(&run_args, &file)?;
+    let (source, config) = load_workload(
+        &input,
+        &args.kernel,
+        &args.select,
+        args.gpu,
+        args.max_cycles,
+        "profiling",
+    )?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let trace_path = dir.join(format!("{}.wstrace", stem(&input)));
     let options = SimOptions {
@@ -105,18 +111,10 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     );
     spinner.set_message(format!("simulating {} on {}", stem(&input), config.name));
     spinner.enable_steady_tick(Duration::from_millis(120));
-    let launches = file.kernel_launches();
-    let mut memory = file.initial_memory();
-    let outcome = trace::record(
-        &config,
-        &launches,
-        &mut memory,
-        options,
-        &trace_path,
-        TraceFormat::Binary,
-        2,
-    )
-    .with_context(|| format!("recording {}", trace_path.display()));
+    let outcome = source
+        .record(&config, options, &trace_path, TraceFormat::Binary, 2)
+        .map_err(|e| anyhow::anyhow!(e))
+        .with_context(|| format!("recording {}", trace_path.display()));
     spinner.set_message("analyzing and rendering the report");
     let outcome = outcome?;
     let built = report::build(std::slice::from_ref(&trace_path));
@@ -161,6 +159,19 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
             "  occupancy: achieved {:.1}% of theoretical {:.1}% (limiter: {})",
             l.occupancy.achieved_pct, l.occupancy.theoretical_pct, l.occupancy.limiter
         );
+        if let Some(c) = l.cuda_source.iter().max_by(|a, b| {
+            a.total_warp_cycles
+                .cmp(&b.total_warp_cycles)
+                .then(b.line.cmp(&a.line))
+        }) {
+            let _ = writeln!(
+                out,
+                "  hottest CUDA line: {} ({:.0}% of warp-cycles, mostly {})",
+                c.line,
+                c.total_warp_cycles as f64 * 100.0 / total.max(1) as f64,
+                c.top_state.as_deref().unwrap_or("-")
+            );
+        }
         for h in &l.hints {
             let _ = writeln!(out, "  {} {}: {}", h.severity.label(), h.rule, h.message);
         }

@@ -3,6 +3,7 @@
 //! object), the requested dumps and the checks.
 
 use super::config::{load_gpu, memory_model_name, validated, GpuArgs};
+use super::replay::KernelSelection;
 use super::{emit, DialectArg};
 use anyhow::{bail, Result};
 use clap::Args;
@@ -10,16 +11,18 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warpscope::isa::Pipe;
 use warpscope::launchfile::{parse_address, CheckReport, CommandLineLaunch, LaunchFile};
+use warpscope::replay::{self, KernelFilter};
 use warpscope::sim::config::GpuConfig;
 use warpscope::sim::functional::{FunctionalOptions, FunctionalStats, RunError};
 use warpscope::sim::gpu::{SimError, SimOptions, SimReport};
 use warpscope::sim::memory::GlobalMemory;
 use warpscope::sim::observer::{Observer, WarpInfo, WarpRef};
 use warpscope::sim::{Dim3, FaultKind, LaneMask};
+use warpscope::workload::Workload;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -377,6 +380,54 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
 
 /// The GPU to run on: --gpu, else the launch file's, with the overrides applied and validated
 /// (shared with `record`).
+/// What `profile` and `sweep` record, with its GPU: an Accel-Sim trace (scanned, its kernels
+/// selected; default GPU small, as `replay`), or a launch or kernel file (GPU as `run` picks
+/// it). Each kind's own flags are an error with the other. `doing` names the command in errors.
+pub(super) fn load_workload(
+    input: &Path,
+    kernel: &KernelFlags,
+    select: &KernelSelection,
+    gpu: GpuArgs,
+    max_cycles: Option<u64>,
+    doing: &str,
+) -> Result<(Workload, GpuConfig)> {
+    if replay::is_trace_path(input) {
+        if let Some(flag) = kernel.first_given() {
+            bail!(
+                "{flag} is only for {doing} a kernel file; {} is an Accel-Sim trace",
+                input.display()
+            );
+        }
+        let mut config = load_gpu(gpu.gpu.as_deref().unwrap_or("small"))?;
+        gpu.apply(&mut config);
+        let config = validated(config)?;
+        let scanning = format!("scanning {}", input.display());
+        let filter = select.filter();
+        let trace = super::progress::waiting(&scanning, || replay::open_filtered(input, &filter))?;
+        return Ok((Workload::Replay(trace), config));
+    }
+    if select.filter() != KernelFilter::default() {
+        bail!(
+            "the kernel selection flags are for Accel-Sim traces; {} is not one",
+            input.display()
+        );
+    }
+    let run_args = RunArgs {
+        input: input.to_path_buf(),
+        kernel: kernel.clone(),
+        dump: Vec::new(),
+        json: false,
+        functional: false,
+        gpu,
+        max_cycles,
+        max_instructions: None,
+        warp_size: None,
+    };
+    let file = load_launch_file(&run_args)?;
+    let config = gpu_config(&run_args, &file)?;
+    Ok((Workload::Launch(file), config))
+}
+
 pub(super) fn gpu_config(args: &RunArgs, launch_file: &LaunchFile) -> Result<GpuConfig> {
     let mut config = match &args.gpu.gpu {
         Some(spec) => load_gpu(spec)?,

@@ -1,9 +1,9 @@
 //! `warpscope sweep INPUT --policy A,B --scoreboard X,Y -o DIR`: one trace per combination,
 //! recorded on several threads with a progress bar, then the comparison table.
 
-use super::config::{load_gpu, policy_parser, scoreboard_parser, validated, GpuArgs};
+use super::config::{policy_parser, scoreboard_parser, GpuArgs};
 use super::replay::KernelSelection;
-use super::run::{gpu_config, load_launch_file, KernelFlags, RunArgs};
+use super::run::{load_workload, KernelFlags};
 use super::{emit, write_file_atomically};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -14,11 +14,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
 use warpscope::analyze::Taxonomy;
-use warpscope::launchfile::LaunchFile;
-use warpscope::replay::{self, KernelFilter};
-use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
+use warpscope::sim::config::{Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
-use warpscope::sweep::{self, SweepInput};
+use warpscope::sweep;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 
 pub const EXAMPLES: &str = "\
@@ -110,32 +108,14 @@ impl SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<ExitCode> {
-    let (input, base) = if replay::is_trace_path(&args.input) {
-        if let Some(flag) = args.kernel.first_given() {
-            bail!(
-                "{flag} is only for sweeping a kernel file; {} is an Accel-Sim trace",
-                args.input.display()
-            );
-        }
-        let mut config = load_gpu(args.gpu.as_deref().unwrap_or("small"))?;
-        args.gpu_args().apply(&mut config);
-        let config = validated(config)?;
-        let scanning = format!("scanning {}", args.input.display());
-        let filter = args.select.filter();
-        let input =
-            super::progress::waiting(&scanning, || replay::open_filtered(&args.input, &filter))
-                .with_context(|| format!("sweeping {}", args.input.display()))?;
-        (SweepInput::Replay(input), config)
-    } else {
-        if args.select.filter() != KernelFilter::default() {
-            bail!(
-                "the kernel selection flags are for Accel-Sim traces; {} is not one",
-                args.input.display()
-            );
-        }
-        let (file, base) = launch_input(&args)?;
-        (SweepInput::Launch(file), base)
-    };
+    let (input, base) = load_workload(
+        &args.input,
+        &args.kernel,
+        &args.select,
+        args.gpu_args(),
+        args.max_cycles,
+        "sweeping",
+    )?;
     let points = sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps)
         .map_err(anyhow::Error::msg)?;
     if points.len() < 2 {
@@ -171,24 +151,6 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     );
     bar.finish_and_clear();
     summarize(&args, &results)
-}
-
-/// The launch file of a launch-file or kernel-file sweep, and its GPU.
-fn launch_input(args: &SweepArgs) -> Result<(LaunchFile, GpuConfig)> {
-    let run_args = RunArgs {
-        input: args.input.clone(),
-        kernel: args.kernel.clone(),
-        dump: Vec::new(),
-        json: false,
-        functional: false,
-        gpu: args.gpu_args(),
-        max_cycles: args.max_cycles,
-        max_instructions: None,
-        warp_size: None,
-    };
-    let file = load_launch_file(&run_args)?;
-    let base = gpu_config(&run_args, &file)?;
-    Ok((file, base))
 }
 
 /// Loads the traces recorded, writes the comparison and prints the summary.

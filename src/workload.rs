@@ -1,0 +1,51 @@
+//! What `profile` and `sweep` record: a launch file's launches run on the timing simulator, or
+//! an Accel-Sim trace (scanned once) replayed on it. Either way the result is an ordinary
+//! trace.
+
+use crate::launchfile::LaunchFile;
+use crate::replay::{self, ReplayInput};
+use crate::sim::config::GpuConfig;
+use crate::sim::gpu::SimOptions;
+use crate::trace::{record, RecordOutcome, TraceFormat};
+use std::path::Path;
+
+pub enum Workload {
+    /// A launch file, run on the timing simulator.
+    Launch(LaunchFile),
+    /// An Accel-Sim trace, replayed.
+    Replay(ReplayInput),
+}
+
+/// Why a workload recorded nothing.
+pub type WorkloadError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Workload {
+    /// Runs the workload on `config` and records it to `path` (a temporary file, then a rename).
+    pub fn record(
+        &self,
+        config: &GpuConfig,
+        options: SimOptions,
+        path: &Path,
+        format: TraceFormat,
+        verbosity: u8,
+    ) -> Result<RecordOutcome, WorkloadError> {
+        match self {
+            Workload::Launch(file) => {
+                let mut memory = file.initial_memory();
+                let launches = file.kernel_launches();
+                Ok(record(
+                    config,
+                    &launches,
+                    &mut memory,
+                    options,
+                    path,
+                    format,
+                    verbosity,
+                )?)
+            }
+            Workload::Replay(trace) => {
+                Ok(replay::replay(config, trace, options, path, format, verbosity)?.record)
+            }
+        }
+    }
+}
