@@ -393,6 +393,8 @@ fn lineinfo_maps_pcs_to_cuda_lines_and_the_analysis_sums_them_by_line() {
     assert!(html.contains("<h3>CUDA Source Lines</h3>"));
     let line_7 = "<tr><td>7</td><td>7</td><td class=\"n\">4</td><td class=\"n\">2376</td>";
     assert!(html.contains(line_7));
+    // The source chart's tooltip names each instruction's line.
+    assert!(html.contains("PC 7: /*0070*/ STS [R0], R4 (CUDA line 7); executed 4 times"));
 
     // Without lineinfo nothing changes: no source lines in the header or the analysis.
     let plain = replay_to(&fixture("v4-volta-2d"), &volta(), "no-lineinfo.jsonl", 1);

@@ -169,9 +169,11 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
                     width: plot.right - 8,
                     height: LINE,
                     text: format!(
-                        "PC {}: {}; executed {} times; {} stall warp-cycles{}{}",
+                        "PC {}: {}{}; executed {} times; {} stall warp-cycles{}{}",
                         s.pc,
                         s.text,
+                        s.cuda_line
+                            .map_or(String::new(), |l| format!(" (CUDA line {l})")),
                         s.executions,
                         acc,
                         if detail.is_empty() { "" } else { ": " },
