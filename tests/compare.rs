@@ -181,6 +181,36 @@ fn kernel_filter_picks_launches_and_names_the_choices() {
         err.contains("no launch of kernel `nope`") && err.contains("reduce"),
         "{err}"
     );
+
+    // A replay's mangled names: an exact name keeps only its kernel, a part of one every kernel
+    // that contains it.
+    let trace = dir("kernel-filter").join("v4.wstrace");
+    ok(&ws(&[
+        "replay",
+        "tests/data/accelsim/v4-volta-2d",
+        "-o",
+        trace.to_str().unwrap(),
+    ]));
+    let names = |filter: &str| -> Vec<String> {
+        let out = ok(&ws(&[
+            "analyze",
+            trace.to_str().unwrap(),
+            "--kernel",
+            filter,
+            "--format",
+            "json",
+        ]));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("_Z4loopPdi"), ["_Z4loopPdi"]);
+    assert_eq!(names("loop"), ["_Z4loopPdi", "_Z4loopPdi_again"]);
+    assert_eq!(names("again"), ["_Z4loopPdi_again"]);
 }
 
 #[test]

@@ -44,9 +44,16 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// Keeps only the launches of kernel `name`; an error listing the kernels if none matches.
+    /// Keeps only the launches of kernel `name` — or, if no kernel has exactly that name,
+    /// those whose name contains it (a replayed trace's names are mangled:
+    /// `_Z6vecAddIfEvPT_S1_S1_i` for `vecAdd`); an error listing the kernels if none matches.
     pub fn retain_kernel(&mut self, name: &str) -> Result<(), String> {
-        if !self.launches.iter().any(|l| l.name == name) {
+        let exact = self.launches.iter().any(|l| l.name == name);
+        let keep = |l: &LaunchAnalysis| match exact {
+            true => l.name == name,
+            false => l.name.contains(name),
+        };
+        if !self.launches.iter().any(keep) {
             let mut names: Vec<_> = self.launches.iter().map(|l| l.name.as_str()).collect();
             names.dedup();
             return Err(format!(
@@ -54,7 +61,7 @@ impl Analysis {
                 names.join(", ")
             ));
         }
-        self.launches.retain(|l| l.name == name);
+        self.launches.retain(keep);
         Ok(())
     }
 }

@@ -55,7 +55,9 @@ pub struct AnalyzeArgs {
     pub taxonomy: TaxonomyArg,
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
-    /// Only the launches of this kernel (all launches by default).
+    /// Only the launches of this kernel (all launches by default): its exact name, else any
+    /// kernel whose name contains NAME (a replay's names are mangled: vecAdd finds
+    /// _Z6vecAddIfEvPT_S1_S1_i).
     #[arg(long, value_name = "NAME")]
     pub kernel: Option<String>,
 }
