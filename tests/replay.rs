@@ -687,6 +687,43 @@ fn kernel_id_lists_parse_or_say_what_is_wrong() {
 }
 
 #[test]
+fn without_gpu_a_trace_replays_on_the_preset_for_its_architecture() {
+    let ok_block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n\
+                    0000 ffffffff 1 R1 MOV 0 0\n0010 ffffffff 0 EXIT 0 0\n#END_TB\n";
+    let hopper = tiny_trace("sm90.traceg", "-binary version = 90", ok_block);
+    for (trace, version, gpu) in [
+        (shared_vectoradd(), 61, "volta"),
+        (fixture("v5-ampere-reduce"), 80, "volta"),
+        (hopper, 90, "hopper"),
+    ] {
+        assert_eq!(replay::open(&trace).unwrap().default_gpu(), gpu);
+        let o = Command::new(BIN)
+            .arg("replay")
+            .arg(&trace)
+            .arg("-o")
+            .arg(tmp("default-gpu.wstrace"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{stderr}");
+        assert!(stdout.contains(&format!(" on {gpu}: ")), "{stdout}");
+        let note = format!("note: replaying on {gpu}, the preset for sm_{version} traces");
+        assert!(stderr.contains(&note), "{stderr}");
+    }
+    // A GPU asked for is loaded before the scan, and no note is given.
+    let o = Command::new(BIN)
+        .arg("replay")
+        .arg(shared_vectoradd())
+        .args(["--gpu", "hopper", "-o"])
+        .arg(tmp("asked-gpu.wstrace"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" on hopper: "));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("note:"));
+}
+
+#[test]
 fn cli_replays_the_kernels_selected_and_names_their_ids() {
     let out = tmp("cli-select.wstrace");
     let run = |extra: &[&str]| {

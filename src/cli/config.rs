@@ -132,7 +132,8 @@ pub fn memory_model_name(m: MemoryModel) -> String {
 #[derive(Debug, Args, Default)]
 pub struct GpuArgs {
     /// GPU preset (tiny, small, volta, hopper) or a JSON config file (see `warpscope config
-    /// show`). Default: the launch file's "gpu", else small.
+    /// show`). Default: the launch file's "gpu", else small; for an Accel-Sim trace volta
+    /// (hopper for sm_90 and later).
     #[arg(long, value_name = "NAME|FILE.json")]
     pub gpu: Option<String>,
     /// Warp-scheduling policy of every scheduler (overrides the GPU's).

@@ -8,10 +8,11 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::fmt::Write as _;
 use std::ops::RangeInclusive;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use warpscope::replay::KernelFilter;
+use warpscope::replay::{KernelFilter, ReplayInput};
+use warpscope::sim::config::GpuConfig;
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sim::FaultKind;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
@@ -29,7 +30,8 @@ kernel-N.traceg (NVBit tracer versions 3-5; binary versions 50-90). Replay is ti
 instruction stream, active masks, registers and addresses come from the trace; warpscope's
 dispatcher, schedulers, scoreboards and memory model decide the timing. Opcodes the table does
 not know run as a generic ALU (or, with addresses, global memory) instruction and are listed
-in a warning. The summary goes to stdout, the host speed to stderr. --format defaults from the
+in a warning. Without --gpu, a trace replays on volta (hopper for sm_90 and later), as a note on
+stderr says. The summary goes to stdout, the host speed to stderr. --format defaults from the
 extension of -o (.jsonl → JSON Lines, else binary); --format compact writes the smaller binary
 version, --format grouped the one faster to record for compute-bound kernels (see `record
 --help`).
@@ -108,10 +110,41 @@ impl KernelSelection {
     }
 }
 
+/// Scans the Accel-Sim trace `input` (the kernels `select` picks) and loads the GPU to replay
+/// it on: `--gpu` (loaded first, so that a bad name fails before a long scan), else the preset
+/// for the trace's architecture ([`ReplayInput::default_gpu`], said on stderr); then the other
+/// GPU flags.
+pub(super) fn open_trace(
+    input: &Path,
+    select: &KernelSelection,
+    gpu: &GpuArgs,
+) -> Result<(ReplayInput, GpuConfig)> {
+    let given = gpu.gpu.as_deref().map(load_gpu).transpose()?;
+    let scanning = format!("scanning {}", input.display());
+    let filter = select.filter();
+    let trace = super::progress::waiting(&scanning, || {
+        warpscope::replay::open_filtered(input, &filter)
+    })?;
+    let mut config = match given {
+        Some(config) => config,
+        None => {
+            let name = trace.default_gpu();
+            let newest = trace.kernels.iter().map(|k| k.header.binary_version).max();
+            eprintln!(
+                "note: replaying on {name}, the preset for sm_{} traces (--gpu picks another)",
+                newest.unwrap_or_default()
+            );
+            load_gpu(name)?
+        }
+    };
+    gpu.apply(&mut config);
+    Ok((trace, validated(config)?))
+}
+
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
-    let mut config = load_gpu(args.gpu.gpu.as_deref().unwrap_or("small"))?;
-    args.gpu.apply(&mut config);
-    let config = validated(config)?;
+    let started = Instant::now();
+    let (input, config) = open_trace(&args.input, &args.select, &args.gpu)?;
+    let scanned = started.elapsed();
     let format = args
         .format
         .map_or_else(|| TraceFormat::from_path(&args.output), Into::into);
@@ -119,13 +152,6 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
         skip_idle: true,
     };
-    let started = Instant::now();
-    let scanning = format!("scanning {}", args.input.display());
-    let filter = args.select.filter();
-    let input = super::progress::waiting(&scanning, || {
-        warpscope::replay::open_filtered(&args.input, &filter)
-    })?;
-    let scanned = started.elapsed();
     let blocks = input.kernels.iter().map(|k| k.header.grid.count()).sum();
     let name = args.input.file_name().unwrap_or(args.input.as_os_str());
     let what = format!("replaying {} on {}", name.to_string_lossy(), config.name);

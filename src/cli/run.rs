@@ -381,7 +381,7 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
 /// The GPU to run on: --gpu, else the launch file's, with the overrides applied and validated
 /// (shared with `record`).
 /// What `profile` and `sweep` record, with its GPU: an Accel-Sim trace (scanned, its kernels
-/// selected; default GPU small, as `replay`), or a launch or kernel file (GPU as `run` picks
+/// selected; GPU as `replay` picks it), or a launch or kernel file (GPU as `run` picks
 /// it). Each kind's own flags are an error with the other. `doing` names the command in errors.
 pub(super) fn load_workload(
     input: &Path,
@@ -398,12 +398,7 @@ pub(super) fn load_workload(
                 input.display()
             );
         }
-        let mut config = load_gpu(gpu.gpu.as_deref().unwrap_or("small"))?;
-        gpu.apply(&mut config);
-        let config = validated(config)?;
-        let scanning = format!("scanning {}", input.display());
-        let filter = select.filter();
-        let trace = super::progress::waiting(&scanning, || replay::open_filtered(input, &filter))?;
+        let (trace, config) = super::replay::open_trace(input, select, &gpu)?;
         return Ok((Workload::Replay(trace), config));
     }
     if select.filter() != KernelFilter::default() {

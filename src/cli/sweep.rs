@@ -33,7 +33,7 @@ own. A combination that faults still leaves its (incomplete) trace; the exit sta
 
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg): it
 is scanned once and replayed at every combination as `warpscope replay` does (default GPU:
-small), with the kernel selection flags of `replay`.";
+volta, hopper for sm_90 and later), with the kernel selection flags of `replay`.";
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {

@@ -388,6 +388,16 @@ impl KernelTrace {
 }
 
 impl ReplayInput {
+    /// The GPU preset a replay runs on when none is asked for: `hopper` for a trace of sm_90 or
+    /// later, else `volta` (the presets differ in latencies and pipes, and both run blocks of
+    /// up to 1024 threads, as every traced GPU does).
+    pub fn default_gpu(&self) -> &'static str {
+        match self.kernels.iter().map(|k| k.header.binary_version).max() {
+            Some(v) if v >= 90 => "hopper",
+            _ => "volta",
+        }
+    }
+
     /// One launch per kernel, in list order; CUDA stream ids become dense stream numbers in
     /// order of first use.
     pub fn launches(&self) -> Vec<KernelLaunch> {
