@@ -273,6 +273,12 @@ fn profile_replays_an_accelsim_trace_and_names_its_hottest_cuda_line() {
         stderr.contains("kernel selection flags are for Accel-Sim traces"),
         "{stderr}"
     );
+    // A compressed kernel trace is taken for one, and its error says what to do.
+    std::fs::write(d.join("k.traceg.xz"), b"\xfd7zXZ").unwrap();
+    let o = ws_in(&d, &["profile", "k.traceg.xz"]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("decompress it first"), "{stderr}");
 }
 
 #[test]

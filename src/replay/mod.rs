@@ -181,9 +181,13 @@ impl std::fmt::Display for KernelFilter {
 }
 
 /// Whether `path` names an Accel-Sim trace — a directory, a kernel list (`*.g`) or a
-/// `.traceg` — rather than a launch or kernel file.
+/// `.traceg` (compressed ones included, which [`open`] then explains it does not read) —
+/// rather than a launch or kernel file.
 pub fn is_trace_path(path: &Path) -> bool {
-    path.is_dir() || path.extension().is_some_and(|e| e == "g" || e == "traceg")
+    path.is_dir()
+        || path
+            .extension()
+            .is_some_and(|e| ["g", "traceg", "xz", "gz", "zst"].iter().any(|t| e == *t))
 }
 
 /// Opens `path`: a directory holding `kernelslist.g`, a kernel list, or one `.traceg` file.
