@@ -52,7 +52,8 @@ pub struct SweepArgs {
     /// Warp slots per SM to sweep, comma-separated (default: the GPU's).
     #[arg(long, value_delimiter = ',', value_name = "N,...")]
     pub warps: Vec<u32>,
-    /// GPU preset or JSON config (default: the launch file's, else small).
+    /// GPU preset or JSON config (default: the launch file's, else small; for an Accel-Sim
+    /// trace volta, hopper for sm_90 and later).
     #[arg(long, value_name = "NAME|FILE.json")]
     pub gpu: Option<String>,
     /// Number of SMs.
