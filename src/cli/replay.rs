@@ -67,7 +67,7 @@ pub struct ReplayArgs {
     pub select: KernelSelection,
 }
 
-/// Which kernels of an Accel-Sim trace to replay (`replay` and `sweep`).
+/// Which kernels of an Accel-Sim trace to replay (`replay`, `profile` and `sweep`).
 #[derive(Debug, Clone, Default, Args)]
 pub struct KernelSelection {
     /// Replay only these kernels, by id (a trace header's `-kernel id`, the N of

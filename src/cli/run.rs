@@ -378,8 +378,6 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
     Ok(launch_file)
 }
 
-/// The GPU to run on: --gpu, else the launch file's, with the overrides applied and validated
-/// (shared with `record`).
 /// What `profile` and `sweep` record, with its GPU: an Accel-Sim trace (scanned, its kernels
 /// selected; GPU as `replay` picks it), or a launch or kernel file (GPU as `run` picks
 /// it). Each kind's own flags are an error with the other. `doing` names the command in errors.
@@ -423,6 +421,8 @@ pub(super) fn load_workload(
     Ok((Workload::Launch(file), config))
 }
 
+/// The GPU to run on: --gpu, else the launch file's, with the overrides applied and validated
+/// (shared with `record`).
 pub(super) fn gpu_config(args: &RunArgs, launch_file: &LaunchFile) -> Result<GpuConfig> {
     let mut config = match &args.gpu.gpu {
         Some(spec) => load_gpu(spec)?,
