@@ -1147,6 +1147,10 @@ fn bench_replay_measures_both_runs_of_the_same_replay() {
     assert_eq!(v["warp_instructions"], 344);
     assert_eq!(v["cycles"].as_u64(), Some(r.cycles));
     assert!(v["targets"]["replay_at_least_5m_per_second"].is_boolean());
+    // The peak memory, where the host reports it: more than the few MB of an idle process.
+    if Path::new("/proc/self/status").exists() {
+        assert!(v["peak_rss_bytes"].as_u64().unwrap() > 2 << 20, "{v}");
+    }
     let o = Command::new(BIN)
         .args(["bench", "--no-trace", "--json", "--replay"])
         .arg(shared_vectoradd())

@@ -38,12 +38,13 @@ the recording time (target <= 0.25). --scale does not apply.
 With --replay TRACE, opens (scans) the Accel-Sim trace TRACE (a directory, kernelslist.g or
 kernel-N.traceg; scripts/gen-accelsim-trace.py writes large ones), replays it on --gpu as
 `warpscope replay` does, recording the default binary trace (--grouped: the grouped format) to
-a temporary file that is then removed, and replays it again with the null observer, and prints: scan time, the replay's time
-and warp instructions per second with the scan (target >= 5 M/s on one core: run under
-`taskset -c 0`), the same without a trace, and recording time over null time. Peak memory is
-the command's own: measure `warpscope replay` with `/usr/bin/time -v`. With --no-trace, only
-the replay without a trace runs (for profiling the timing model: `perf record` or callgrind
-on `bench --replay TRACE --no-trace` see the simulation alone).
+a temporary file that is then removed, and replays it again with the null observer, and
+prints: scan time, the replay's time and warp instructions per second with the scan (target
+>= 5 M/s on one core: run under `taskset -c 0`), the same without a trace, recording time over
+null time, and the command's peak resident memory (Linux's VmHWM: the scan and both replays;
+`/usr/bin/time -v warpscope replay ...` measures a replay alone). With --no-trace, only the
+replay without a trace runs (for profiling the timing model: `perf record` or callgrind on
+`bench --replay TRACE --no-trace` see the simulation alone).
 
 With --charts, renders every chart of every .wstrace file in --traces DIR (default traces/)
 and prints per chart: trace, chart, host seconds (reading the trace and drawing) and SVG size;
@@ -237,6 +238,20 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// This process's peak resident memory so far (Linux's `VmHWM`), if the host reports it.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 fn run_replay(
     trace: &std::path::Path,
     json: bool,
@@ -252,6 +267,8 @@ fn run_replay(
         }
         Err(e) => bail!("{what}: {e}"),
     };
+    // Both replays and the scan ran in this process: its peak is theirs.
+    let peak = peak_rss_bytes();
     // Without the recording replay the target is not measured.
     let rate_ok = r.replay_rate().map(|rate| rate >= 5e6);
     let format_name = format.map(|f| match f {
@@ -274,6 +291,7 @@ fn run_replay(
             "replay_warp_instructions_per_second": r.replay_rate(),
             "null_warp_instructions_per_second": r.null_rate(),
             "overhead": r.overhead(),
+            "peak_rss_bytes": peak,
             "targets": { "replay_at_least_5m_per_second": rate_ok },
         }))? + "\n"
     } else {
@@ -313,6 +331,13 @@ fn run_replay(
             Some(r.null_rate()),
             "",
         );
+        if let Some(peak) = peak {
+            let _ = writeln!(
+                out,
+                "peak memory (resident, whole command): {:.1} MB",
+                peak as f64 / 1e6
+            );
+        }
         if let (Some(overhead), Some(ok)) = (r.overhead(), rate_ok) {
             let _ = writeln!(
                 out,
