@@ -184,10 +184,14 @@ impl std::fmt::Display for KernelFilter {
 /// `.traceg` (compressed ones included, which [`open`] then explains it does not read) —
 /// rather than a launch or kernel file.
 pub fn is_trace_path(path: &Path) -> bool {
-    path.is_dir()
-        || path
-            .extension()
-            .is_some_and(|e| ["g", "traceg", "xz", "gz", "zst"].iter().any(|t| e == *t))
+    path.is_dir() || is_kernel_file(path) || path.extension().is_some_and(|e| e == "g")
+}
+
+/// Whether `path` names one kernel's trace (`.traceg`, or a compressed one that
+/// [`traceg::scan`] refuses with advice) rather than a kernel list.
+fn is_kernel_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| ["traceg", "xz", "gz", "zst"].iter().any(|t| e == *t))
 }
 
 /// Opens `path`: a directory holding `kernelslist.g`, a kernel list, or one `.traceg` file.
@@ -219,10 +223,7 @@ pub fn open_filtered(path: &Path, filter: &KernelFilter) -> Result<ReplayInput, 
         memcpy_bytes: 0,
     };
     let mut kernel_files = Vec::new();
-    if list
-        .extension()
-        .is_some_and(|e| e == "traceg" || e == "xz" || e == "gz" || e == "zst")
-    {
+    if is_kernel_file(&list) {
         kernel_files.push(list);
     } else {
         let text =

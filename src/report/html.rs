@@ -449,13 +449,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize) {
     table(out, &["SM", "blocks", "busy cycles"], &rows, 1);
 
     out.push_str("</section></div><h3>Source Counters</h3>");
-    let max = l
-        .source
-        .iter()
-        .map(|s| s.total_warp_cycles.max(s.total_attributed_warp_cycles))
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    let max = bar_scale(
+        l.source
+            .iter()
+            .map(|s| (s.total_warp_cycles, s.total_attributed_warp_cycles)),
+    );
     let rows: Vec<Vec<String>> = l
         .source
         .iter()
@@ -480,13 +478,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize) {
         return;
     }
     out.push_str("<h3>CUDA Source Lines</h3>");
-    let max = l
-        .cuda_source
-        .iter()
-        .map(|c| c.total_warp_cycles.max(c.total_attributed_warp_cycles))
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    let max = bar_scale(
+        l.cuda_source
+            .iter()
+            .map(|c| (c.total_warp_cycles, c.total_attributed_warp_cycles)),
+    );
     let rows: Vec<Vec<String>> = l
         .cuda_source
         .iter()
@@ -505,6 +501,15 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize) {
         .collect();
     table(out, &counter_head(["line", "pcs"]), &rows, 2);
     out.push_str("<p class=\"meta\">The instructions above summed by the CUDA source line each was compiled from (the Accel-Sim trace was recorded with lineinfo).</p>");
+}
+
+/// The full-width value of a source counters table's bars: its largest warp-cycles or
+/// attributed figure (at least 1).
+fn bar_scale(rows: impl Iterator<Item = (u64, u64)>) -> u64 {
+    rows.map(|(cycles, attributed)| cycles.max(attributed))
+        .max()
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// The source counters' columns after the two that say what is counted.
