@@ -13,5 +13,6 @@ pub mod report;
 pub mod sim;
 pub mod study;
 pub mod sweep;
+pub mod threads;
 pub mod trace;
 pub mod workload;

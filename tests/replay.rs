@@ -1179,3 +1179,54 @@ fn bench_replay_measures_both_runs_of_the_same_replay() {
         "{e}"
     );
 }
+
+#[test]
+fn one_core_pipelines_work_in_line_and_write_the_same_bytes() {
+    // Enough blocks to read ahead, events for many encoder batches and compressed blocks.
+    let dir = tmp("gen-threads");
+    generate(&["--elements", "120000", "--fma-trips", "2"], &dir);
+    let run = |threads: &str, args: &[&str], out: &Path| {
+        let o = Command::new(BIN)
+            .env(warpscope::threads::THREADS_VAR, threads)
+            .args(args)
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    for format in ["bin", "compact", "grouped"] {
+        let traces = ["1", "2"].map(|threads| {
+            let out = tmp(&format!("threads-{format}-{threads}.wstrace"));
+            let input = dir.to_str().unwrap();
+            run(
+                threads,
+                &["replay", input, "--gpu", "volta", "--format", format, "-o"],
+                &out,
+            );
+            (std::fs::read(&out).unwrap(), out)
+        });
+        assert!(
+            traces[0].0.len() > 200_000,
+            "{format}: {}",
+            traces[0].0.len()
+        );
+        assert!(
+            traces[0].0 == traces[1].0,
+            "{format}: in line and threaded differ"
+        );
+        // Read back with and without the inflater thread.
+        let json = ["1", "2"].map(|threads| {
+            let o = Command::new(BIN)
+                .env(warpscope::threads::THREADS_VAR, threads)
+                .args(["analyze", "--format", "json"])
+                .arg(&traces[0].1)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        });
+        assert!(json[0] == json[1], "{format}: analyses differ");
+        assert!(String::from_utf8_lossy(&json[0]).contains("\"complete\": true"));
+    }
+}

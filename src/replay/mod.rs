@@ -548,7 +548,7 @@ impl ReadAhead {
     /// Block `block` if it is the next one read ahead; `None` to read it directly.
     fn take(&mut self, kernel: &KernelTrace, block: u64) -> Option<BlockResult> {
         if matches!(self, ReadAhead::NotStarted) {
-            *self = if block == 0 && kernel.blocks() > 1 {
+            *self = if block == 0 && kernel.blocks() > 1 && crate::threads::helpers_pay() {
                 ReadAhead::start(kernel)
             } else {
                 ReadAhead::Off

@@ -2301,8 +2301,12 @@ struct Compressor {
 const MAX_IN_FLIGHT: usize = 2;
 
 impl Compressor {
-    /// `None` if no thread can be started (the writer then compresses in line).
+    /// `None` if no thread can be started or no core would run it (the writer then compresses
+    /// in line).
     fn start(level: i32) -> Option<Compressor> {
+        if !crate::threads::helpers_pay() {
+            return None;
+        }
         let (blocks, inbox) = mpsc::channel::<Vec<Vec<u8>>>();
         let (outbox, payloads) = mpsc::channel();
         std::thread::Builder::new()
@@ -4242,10 +4246,10 @@ impl<R: Read> BinaryReader<R> {
 
     /// Inflates blocks on a second thread from now on, reading up to `BLOCKS_AHEAD` blocks
     /// ahead of the decoder (frames and CRCs are still checked here). Events, errors and their
-    /// order are those of reading in line (tested); if no thread can be started, nothing
-    /// changes.
+    /// order are those of reading in line (tested); if no thread can be started or no core
+    /// would run it, nothing changes.
     pub fn inflate_ahead(&mut self) {
-        if self.inflater.is_some() {
+        if self.inflater.is_some() || !crate::threads::helpers_pay() {
             return;
         }
         let (jobs, inbox) = mpsc::channel::<InflateJob>();

@@ -175,6 +175,24 @@ impl<W: Write + Send + 'static> Recorder<W> {
     pub fn new(out: W, format: TraceFormat, header: &TraceHeader) -> Result<Self, TraceError> {
         let writer = TraceWriter::new(out, format, header)?;
         let groups = writer.stores_groups();
+        let sink = match crate::threads::helpers_pay() {
+            true => Self::start_encoder(writer),
+            false => Sink::Inline {
+                writer: Box::new(writer),
+                error: None,
+            },
+        };
+        Ok(Recorder {
+            batch: Vec::with_capacity(BATCH),
+            sink,
+            verbosity: header.verbosity,
+            handed: 0,
+            groups,
+        })
+    }
+
+    /// Moves `writer` to an encoder thread; keeps it here if no thread can be started.
+    fn start_encoder(writer: TraceWriter<W>) -> Sink<W> {
         let (parcels, inbox) = mpsc::sync_channel::<Parcel>(AHEAD);
         let (outbox, empties) = mpsc::channel();
         // The writer moves to the thread once it runs; if it cannot start, it stays here.
@@ -198,7 +216,7 @@ impl<W: Write + Send + 'static> Recorder<W> {
                 }
                 Ok(writer)
             });
-        let sink = match spawned {
+        match spawned {
             Ok(encoder) => match give.send(writer) {
                 Ok(()) => Sink::Thread {
                     parcels: Some(parcels),
@@ -214,14 +232,7 @@ impl<W: Write + Send + 'static> Recorder<W> {
                 writer: Box::new(writer),
                 error: None,
             },
-        };
-        Ok(Recorder {
-            batch: Vec::with_capacity(BATCH),
-            sink,
-            verbosity: header.verbosity,
-            handed: 0,
-            groups,
-        })
+        }
     }
 
     /// Events recorded so far.
