@@ -1230,3 +1230,72 @@ fn one_core_pipelines_work_in_line_and_write_the_same_bytes() {
         assert!(String::from_utf8_lossy(&json[0]).contains("\"complete\": true"));
     }
 }
+
+#[test]
+fn an_output_never_replaces_the_trace_it_replays_and_a_failed_rename_leaves_nothing() {
+    let dir = tmp("own-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["kernelslist.g", "kernel-1.traceg"] {
+        std::fs::copy(shared_vectoradd().join(f), dir.join(f)).unwrap();
+    }
+    let before = |f: &str| std::fs::read(shared_vectoradd().join(f)).unwrap();
+    let replay_into = |input: &Path, out: &Path, extra: &[&str]| {
+        Command::new(BIN)
+            .arg("replay")
+            .arg(input)
+            .args(extra)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    // The kernel list, a kernel file given alone or through the list, selected or not.
+    let cases: [(&Path, &str, &[&str]); 4] = [
+        (&dir, "kernelslist.g", &[]),
+        (&dir, "kernel-1.traceg", &[]),
+        (&dir.join("kernel-1.traceg"), "kernel-1.traceg", &[]),
+        (&dir, "kernel-1.traceg", &["--kernel-name", "vecAdd"]),
+    ];
+    for (input, target, extra) in cases {
+        let o = replay_into(input, &dir.join(target), extra);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{target}: {stderr}");
+        assert!(
+            stderr.contains("a file of the trace being replayed"),
+            "{stderr}"
+        );
+        for f in ["kernelslist.g", "kernel-1.traceg"] {
+            assert!(std::fs::read(dir.join(f)).unwrap() == before(f), "{f} changed");
+        }
+    }
+    // An output that cannot be renamed into place (a directory is there) names it and
+    // leaves no temporary file behind.
+    let blocked = tmp("own-files-blocked");
+    std::fs::create_dir_all(&blocked).unwrap();
+    let o = replay_into(&dir, &blocked, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("into {}", blocked.display())),
+        "{stderr}"
+    );
+    assert!(!warpscope::pending::tmp_path(&blocked).exists());
+
+    // `record` refuses to write its trace over the launch file it runs.
+    let launch = tmp("own-launch.json");
+    let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    // (The check comes before the launch file is read: its kernels need not be beside it.)
+    let text = std::fs::read_to_string(kernels.join("reduce.json")).unwrap();
+    std::fs::write(&launch, &text).unwrap();
+    let o = Command::new(BIN)
+        .arg("record")
+        .arg(&launch)
+        .arg("-o")
+        .arg(&launch)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("would replace the input"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&launch).unwrap(), text);
+}

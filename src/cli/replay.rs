@@ -165,7 +165,13 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             args.verbosity,
         )
     })
-    .with_context(|| format!("replaying {}", args.input.display()))?;
+    .with_context(|| {
+        format!(
+            "replaying {} into {}",
+            args.input.display(),
+            args.output.display()
+        )
+    })?;
     let elapsed = started.elapsed();
 
     let r = &outcome.record.report;

@@ -91,6 +91,9 @@ pub struct ReplayInput {
     pub kernels: Vec<KernelTrace>,
     /// Kernel launches in the list (or 1 for a single `.traceg`), selected or not.
     pub listed_kernels: usize,
+    /// Every file the application's trace consists of: the kernel list and each kernel trace it
+    /// names, selected or not (an output must never replace one of them).
+    pub files: Vec<PathBuf>,
     /// Host-to-device copies: count and bytes (listed, not performed).
     pub memcpys: u64,
     pub memcpy_bytes: u64,
@@ -219,6 +222,7 @@ pub fn open_filtered(path: &Path, filter: &KernelFilter) -> Result<ReplayInput, 
         kernelslist: None,
         kernels: Vec::new(),
         listed_kernels: 0,
+        files: Vec::new(),
         memcpys: 0,
         memcpy_bytes: 0,
     };
@@ -259,6 +263,7 @@ pub fn open_filtered(path: &Path, filter: &KernelFilter) -> Result<ReplayInput, 
         input.kernelslist = Some(list);
     }
     input.listed_kernels = kernel_files.len();
+    input.files = input.kernelslist.iter().chain(&kernel_files).cloned().collect();
     if filter.is_all() {
         for k in &kernel_files {
             input.kernels.push(traceg::scan(k)?);
@@ -393,6 +398,26 @@ impl KernelTrace {
 }
 
 impl ReplayInput {
+    /// An error if writing `output` would replace one of the trace's own [`files`]
+    /// (`ReplayInput::files`): `-o kernel-1.traceg` would destroy the recording it replays.
+    pub fn check_output(&self, output: &Path) -> Result<(), ReplayError> {
+        // An output that does not exist yet cannot be one of them.
+        let Ok(out) = output.canonicalize() else {
+            return Ok(());
+        };
+        match self
+            .files
+            .iter()
+            .find(|f| f.canonicalize().is_ok_and(|f| f == out))
+        {
+            Some(f) => Err(ReplayError::Unsupported(format!(
+                "the output would replace {}, a file of the trace being replayed; write it elsewhere",
+                f.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The GPU preset a replay runs on when none is asked for: `hopper` for a trace of sm_90 or
     /// later, else `volta` (the presets differ in latencies and pipes, and both run blocks of
     /// up to 1024 threads, as every traced GPU does).
@@ -643,7 +668,8 @@ pub struct ReplayOutcome {
     pub blocks_read: u64,
 }
 
-/// Replays `input` on `config` and records a warpscope trace to `path` (temp file, rename).
+/// Replays `input` on `config` and records a warpscope trace to `path` (temp file, rename);
+/// `path` may not be one of the input's files.
 pub fn replay(
     config: &GpuConfig,
     input: &ReplayInput,
@@ -652,6 +678,7 @@ pub fn replay(
     format: TraceFormat,
     verbosity: u8,
 ) -> Result<ReplayOutcome, ReplayError> {
+    input.check_output(path)?;
     if config.warp_size != 32 {
         return Err(ReplayError::Unsupported(format!(
             "GPU `{}` has {}-lane warps; Accel-Sim traces are recorded with 32-lane warps",

@@ -552,7 +552,10 @@ pub fn record_with_source(
     })();
     match result {
         Ok((report, fault, events, bytes)) => {
-            std::fs::rename(&tmp, path).map_err(TraceError::io("renaming the trace file"))?;
+            if let Err(e) = std::fs::rename(&tmp, path) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(TraceError::io("renaming the trace file")(e));
+            }
             Ok(RecordOutcome {
                 report,
                 fault,
