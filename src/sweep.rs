@@ -22,14 +22,35 @@ pub struct SweepPoint {
     pub config: GpuConfig,
 }
 
+/// An error naming the first value `flag` lists more than once.
+fn twice<T: PartialEq>(
+    flag: &str,
+    values: &[T],
+    name: impl Fn(&T) -> String,
+) -> Result<(), String> {
+    match values
+        .iter()
+        .enumerate()
+        .find(|(i, v)| values[..*i].contains(v))
+    {
+        Some((_, v)) => Err(format!("{flag} lists {} twice", name(v))),
+        None => Ok(()),
+    }
+}
+
 /// The combinations of `policies × scoreboards × warps` on `base`, in that nesting order; an
-/// empty list keeps the base config's value. Each config is validated.
+/// empty list keeps the base config's value. Each config is validated; a value listed twice
+/// is an error.
 pub fn plan(
     base: &GpuConfig,
     policies: &[Policy],
     scoreboards: &[ScoreboardKind],
     warps: &[u32],
 ) -> Result<Vec<SweepPoint>, String> {
+    // Two equal points would be one trace written twice, its file raced for by the jobs.
+    twice("--policy", policies, |p| p.name().to_string())?;
+    twice("--scoreboard", scoreboards, |s| s.name().to_string())?;
+    twice("--warps", warps, u32::to_string)?;
     let policies = if policies.is_empty() {
         vec![base.scheduler.policy]
     } else {

@@ -307,6 +307,33 @@ fn sweep_records_every_combination_deterministically() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("at least two combinations"));
+    // A value given twice would be one trace written twice: refused before anything runs.
+    for (flag, values, named) in [
+        ("--policy", "gto,lrr,gto", "gto"),
+        ("--scoreboard", "bitmap,bitmap", "bitmap"),
+        ("--warps", "8,16,16", "16"),
+    ] {
+        let d = dir("sweep-twice");
+        let o = ws(&[
+            "sweep",
+            "kernels/reduce.json",
+            flag,
+            values,
+            "-o",
+            d.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{flag} lists {named} twice")),
+            "{stderr}"
+        );
+        assert!(
+            std::fs::read_dir(&d).unwrap().next().is_none(),
+            "{}",
+            d.display()
+        );
+    }
 
     // In the compact format: version-5 traces, the same comparison.
     let d3 = dir("sweep3");
