@@ -347,7 +347,9 @@ fn a_fault_exits_1_with_its_location() {
     // The timing simulator's watchdog counts cycles.
     let o = ws(&["run", "kernels/loop.json", "--max-cycles", "100"]);
     assert_fails_with(&o, "fault at cycle 100 on small: kernel `loop`: watchdog");
-    assert_fails_with(&o, "--max-cycles N");
+    assert_fails_with(&o, "hint: the run stopped at --max-cycles 100");
+    let o = ws(&["run", "kernels/loop.json", "--max-cycles", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // The same memory fault on the timing simulator.
     let o = ws(&[
         "run",

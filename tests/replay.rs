@@ -1265,7 +1265,10 @@ fn an_output_never_replaces_the_trace_it_replays_and_a_failed_rename_leaves_noth
             "{stderr}"
         );
         for f in ["kernelslist.g", "kernel-1.traceg"] {
-            assert!(std::fs::read(dir.join(f)).unwrap() == before(f), "{f} changed");
+            assert!(
+                std::fs::read(dir.join(f)).unwrap() == before(f),
+                "{f} changed"
+            );
         }
     }
     // An output that cannot be renamed into place (a directory is there) names it and
@@ -1298,4 +1301,112 @@ fn an_output_never_replaces_the_trace_it_replays_and_a_failed_rename_leaves_noth
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("would replace the input"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&launch).unwrap(), text);
+}
+
+#[test]
+fn a_stopped_replay_names_the_recorded_instructions_and_why_each_warp_waits() {
+    let out = tmp("stopped.wstrace");
+    let o = Command::new(BIN)
+        .arg("replay")
+        .arg(shared_vectoradd())
+        .args(["--max-cycles", "300", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    // The trace's SASS and addresses, not the stand-in program's (which has FFMA for the
+    // FADD), and the wait in words with the producer's instruction.
+    assert!(
+        stderr.contains(
+            "warp 0 at /*00d0*/ FADD R0, R2, R4: waiting for R2 (L1TEX path) from /*00b0*/ LDG.E.CG R2, [R2]"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("FFMA") && !stderr.contains("Scoreboard {"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: the run stopped at --max-cycles 300"),
+        "{stderr}"
+    );
+    // The trace keeps the same words in its fault event.
+    let mut r = TraceReader::open(&out).unwrap();
+    let mut fault = None;
+    r.for_each_event(|e| {
+        if let Event::Fault { fault: f, .. } = e {
+            fault = Some(f.to_string());
+        }
+    })
+    .unwrap();
+    let fault = fault.expect("a fault event");
+    assert!(fault.contains("at /*00d0*/ FADD R0, R2, R4"), "{fault}");
+
+    // A native kernel names its own instructions by pc.
+    let o = Command::new(BIN)
+        .args(["run", "kernels/reduce.json", "--max-cycles", "100"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(
+            "at pc 5 `STS [R3], R2`: waiting for R2 (L1TEX path) from pc 3 `LDG R2, [R1]`"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_accelsim_trace_given_where_a_warpscope_trace_belongs_gets_advice() {
+    let va = shared_vectoradd();
+    let kernel = va.join("kernel-1.traceg");
+    let cases: [(&[&str], &Path, &str); 7] = [
+        (
+            &["analyze"],
+            &va,
+            "is an Accel-Sim trace, not a warpscope trace",
+        ),
+        (
+            &["analyze"],
+            &kernel,
+            "is an Accel-Sim trace, not a warpscope trace",
+        ),
+        (&["trace", "info"], &va, "replay it first"),
+        (&["trace", "dump"], &kernel, "replay it first"),
+        (
+            &["export", "--perfetto", "/dev/null"],
+            &va,
+            "warpscope profile",
+        ),
+        (&["run"], &va, "is an Accel-Sim trace: `warpscope replay"),
+        (
+            &["record", "-o", "/dev/null"],
+            &kernel,
+            "is an Accel-Sim trace: `warpscope replay",
+        ),
+    ];
+    for (args, input, want) in cases {
+        let o = Command::new(BIN).args(args).arg(input).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+    // A directory of traces (a profile's output) names one.
+    let dir = tmp("a-profile");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("k.wstrace"), b"").unwrap();
+    for args in [
+        &["render", "--chart", "timeline", "-o", "/dev/null"][..],
+        &["report", "-o", "/dev/null"],
+    ] {
+        let o = Command::new(BIN).args(args).arg(&dir).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("is a directory, not a trace (it holds 1 .wstrace file(s), e.g. "),
+            "{stderr}"
+        );
+    }
 }

@@ -308,6 +308,51 @@ fn a_faulting_kernel_still_gets_a_partial_report() {
         html.contains("INCOMPLETE"),
         "the page says the run is partial"
     );
+    // And what stopped it, on the page and in report.txt.
+    let text = std::fs::read_to_string(d.join("out/report.txt")).unwrap();
+    for page in [&html, &text] {
+        assert!(
+            page.contains("fault at cycle 7") && page.contains("beyond the memory limit"),
+            "{page}"
+        );
+    }
+    assert!(html.contains("<pre class=\"fault\">"), "{html}");
+
+    // A run stopped before any warp was resident still gets its report: the charts with
+    // nothing to draw say why.
+    let kernels = root().join("kernels");
+    let launch = warpscope::launchfile::LaunchFile::load(&kernels.join("reduce.json")).unwrap();
+    let config = warpscope::sim::config::GpuConfig::preset("small").unwrap();
+    let trace = d.join("stopped.wstrace");
+    let outcome = warpscope::trace::record(
+        &config,
+        &launch.kernel_launches(),
+        &mut launch.initial_memory(),
+        warpscope::sim::gpu::SimOptions {
+            max_cycles: 0,
+            skip_idle: true,
+        },
+        &trace,
+        warpscope::trace::TraceFormat::Binary,
+        1,
+    )
+    .unwrap();
+    assert!(outcome.fault.is_some());
+    let report = warpscope::report::build(&[trace]).unwrap();
+    let timeline = &report.traces[0]
+        .charts
+        .iter()
+        .find(|c| c.name == "timeline")
+        .unwrap();
+    assert!(
+        timeline
+            .svg
+            .contains("timeline: no warp was resident in cycles 0..1"),
+        "{}",
+        timeline.svg
+    );
+    let page = warpscope::report::html::page(&report);
+    assert!(page.contains("watchdog: stopped after 0 cycles"));
 
     let o = ws_in(&d, &["profile", "missing.json"]);
     assert_eq!(o.status.code(), Some(1));

@@ -509,6 +509,8 @@ pub(crate) struct Steps {
     /// The cycle of the latest event pushed without a step: the accumulator takes a step's
     /// own, so a step costs the decode thread no comparison.
     last_cycle: u64,
+    /// The fault that stopped the run, in words with its cycle, if the batch holds it.
+    fault: Option<String>,
 }
 
 impl Steps {
@@ -527,13 +529,22 @@ impl Steps {
         self.steps.clear();
         self.others = 0;
         self.last_cycle = 0;
+        self.fault = None;
+    }
+}
+
+/// A fault event in words, as reports show it.
+fn fault_text(event: &Event) -> Option<String> {
+    match event {
+        Event::Fault { cycle, fault } => Some(format!("fault at cycle {cycle}: {fault}")),
+        _ => None,
     }
 }
 
 impl EventSink for Steps {
     // A completion is a step of nothing: only its cycle is read.
     const COMPLETION_NAMES: bool = false;
-    type Mark = (usize, usize, u64);
+    type Mark = (usize, usize, u64, bool);
 
     #[inline(always)]
     fn push(&mut self, event: Event) {
@@ -542,6 +553,9 @@ impl EventSink for Steps {
             None => {
                 self.others += 1;
                 self.last_cycle = self.last_cycle.max(event.cycle());
+                if let Some(text) = fault_text(&event) {
+                    self.fault = Some(text);
+                }
             }
         }
     }
@@ -551,13 +565,21 @@ impl EventSink for Steps {
     }
 
     fn mark(&self) -> Self::Mark {
-        (self.steps.len(), self.others, self.last_cycle)
+        (
+            self.steps.len(),
+            self.others,
+            self.last_cycle,
+            self.fault.is_some(),
+        )
     }
 
-    fn rewind(&mut self, (steps, others, last_cycle): Self::Mark) {
+    fn rewind(&mut self, (steps, others, last_cycle, fault): Self::Mark) {
         self.steps.truncate(steps);
         self.others = others;
         self.last_cycle = last_cycle;
+        if !fault {
+            self.fault = None;
+        }
     }
 }
 
@@ -584,6 +606,8 @@ pub struct Accumulator {
     warps: Vec<Option<WarpTrack>>,
     slots_per_sm: usize,
     last_cycle: u64,
+    /// The fault that stopped the run (see [`fault_text`]).
+    fault: Option<String>,
 }
 
 impl Accumulator {
@@ -617,6 +641,7 @@ impl Accumulator {
             warps: Vec::new(),
             slots_per_sm: c.sm.max_warps.max(1) as usize,
             last_cycle: 0,
+            fault: None,
         }
     }
 
@@ -691,8 +716,13 @@ impl Accumulator {
 
     pub fn event(&mut self, event: &Event) {
         self.last_cycle = self.last_cycle.max(event.cycle());
-        if let Some(step) = Step::of(event) {
-            self.step(&step);
+        match Step::of(event) {
+            Some(step) => self.step(&step),
+            None => {
+                if let Some(text) = fault_text(event) {
+                    self.fault = Some(text);
+                }
+            }
         }
     }
 
@@ -702,6 +732,14 @@ impl Accumulator {
             self.step(step);
         }
         self.last_cycle = self.last_cycle.max(batch.last_cycle);
+        if let Some(text) = &batch.fault {
+            self.fault = Some(text.clone());
+        }
+    }
+
+    /// The fault that stopped the run, in words with its cycle, if the trace has one.
+    pub fn fault(&self) -> Option<&str> {
+        self.fault.as_deref()
     }
 
     // Inlined into the batch loop: called per step, saving and restoring registers was a

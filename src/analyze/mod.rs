@@ -40,6 +40,9 @@ pub struct Analysis {
     pub taxonomy: Taxonomy,
     /// Whether the run completed (from the trailer; a faulted run is incomplete).
     pub complete: bool,
+    /// What stopped a faulted run (its fault event in words, with the cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
     pub launches: Vec<LaunchAnalysis>,
 }
 
@@ -86,6 +89,7 @@ pub fn analyze<R: Read>(
         gpu: header.config.name.clone(),
         taxonomy,
         complete,
+        fault: acc.fault().map(str::to_string),
         launches: acc.finish(header, taxonomy),
     })
 }

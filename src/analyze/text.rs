@@ -357,6 +357,11 @@ pub fn render_text(analysis: &Analysis) -> String {
             " — run INCOMPLETE (faulted or truncated)"
         }
     );
+    if let Some(fault) = &analysis.fault {
+        for line in fault.lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     for l in &analysis.launches {
         let _ = writeln!(out);
         launch(&mut out, l);

@@ -35,6 +35,9 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: CompareArgs) -> Result<ExitCode> {
+    for t in &args.traces {
+        super::expect_warpscope_trace(t)?;
+    }
     if args.baselines == 0 || args.baselines >= args.traces.len() {
         bail!(
             "--baselines {} must be at least 1 and leave at least one trace to compare ({} given)",

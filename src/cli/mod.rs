@@ -226,6 +226,55 @@ pub fn write_file_atomically<T>(
     result
 }
 
+/// An error, before anything is read, for an input that cannot be a warpscope trace but is
+/// often given as one: an Accel-Sim trace (to replay first) or a directory (a profile's or a
+/// sweep's output holds its traces).
+pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
+    let shown = path.display();
+    if path.is_dir() && !path.join("kernelslist.g").is_file() {
+        let mut held: Vec<String> = std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "wstrace"))
+            .map(|p| p.display().to_string())
+            .collect();
+        held.sort();
+        anyhow::bail!(
+            "{shown} is a directory, not a trace{}",
+            match held.first() {
+                Some(first) => format!(" (it holds {} .wstrace file(s), e.g. {first})", held.len()),
+                None => String::new(),
+            }
+        );
+    }
+    if warpscope::replay::is_trace_path(path) {
+        anyhow::bail!(
+            "{shown} is an Accel-Sim trace, not a warpscope trace: replay it first \
+             (`warpscope replay {shown} -o OUT.wstrace`), or replay, analyze and report it in \
+             one step (`warpscope profile {shown}`)"
+        );
+    }
+    Ok(())
+}
+
+/// The hint after a fault message: for the watchdog, how to give a slow kernel more cycles
+/// (`command` is the subcommand, `max_cycles` the limit asked for, if any); else nothing.
+pub fn fault_hint(command: &str, fault: &warpscope::sim::Fault, max_cycles: Option<u64>) -> String {
+    if !matches!(fault.kind, warpscope::sim::FaultKind::Watchdog { .. }) {
+        return String::new();
+    }
+    match max_cycles {
+        Some(n) => format!(
+            "\nhint: the run stopped at --max-cycles {n}; give a slow kernel more, or see above why a stuck one waits"
+        ),
+        None => format!(
+            "\nhint: `warpscope {command}` takes --max-cycles N (default {})",
+            warpscope::sim::gpu::SimOptions::default().max_cycles
+        ),
+    }
+}
+
 /// Writes `text` to stdout; a closed pipe (`warpscope ... | head`) is not an error.
 pub fn emit(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();

@@ -52,7 +52,7 @@ pub struct ProfileArgs {
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_cycles: Option<u64>,
     #[command(flatten)]
     pub select: KernelSelection,

@@ -51,6 +51,7 @@ pub struct CountedTrace {
 
 /// Opens a trace like `TraceReader::open`, counting the bytes read (errors name the path).
 pub fn open_trace(path: &Path) -> Result<CountedTrace> {
+    super::expect_warpscope_trace(path)?;
     let file = File::open(path)
         .context("opening the trace")
         .with_context(|| path.display().to_string())?;

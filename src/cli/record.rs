@@ -10,7 +10,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::sim::gpu::SimOptions;
-use warpscope::sim::FaultKind;
 use warpscope::trace::{self, TraceFormat, DEFAULT_VERBOSITY};
 
 pub const EXAMPLES: &str = "\
@@ -80,7 +79,7 @@ pub struct RecordArgs {
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_cycles: Option<u64>,
     /// Lanes per warp (default: the GPU's, 32, or 4 for the tiny preset).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
@@ -167,11 +166,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     emit(&out)?;
 
     if let Some(fault) = &outcome.fault {
-        let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
-            "\nhint: `warpscope record` takes --max-cycles N"
-        } else {
-            ""
-        };
+        let hint = super::fault_hint("record", fault, args.max_cycles);
         eprintln!(
             "error: fault at cycle {} on {}: {fault}{hint}\nthe trace is written but incomplete",
             r.cycles, config.name

@@ -75,6 +75,9 @@ pub struct RenderArgs {
 }
 
 pub fn run(args: RenderArgs) -> Result<ExitCode> {
+    for t in &args.traces {
+        super::expect_warpscope_trace(t)?;
+    }
     let options = RenderOptions {
         from: args.from,
         to: args.to,

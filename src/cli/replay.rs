@@ -14,7 +14,6 @@ use std::time::Instant;
 use warpscope::replay::{KernelFilter, ReplayInput};
 use warpscope::sim::config::GpuConfig;
 use warpscope::sim::gpu::SimOptions;
-use warpscope::sim::FaultKind;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 
 pub const EXAMPLES: &str = "\
@@ -61,7 +60,7 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_cycles: Option<u64>,
     #[command(flatten)]
     pub select: KernelSelection,
@@ -247,11 +246,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         r.warp_instructions as f64 / seconds / 1e6
     );
     if let Some(fault) = &outcome.record.fault {
-        let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
-            "\nhint: `warpscope replay` takes --max-cycles N"
-        } else {
-            ""
-        };
+        let hint = super::fault_hint("replay", fault, args.max_cycles);
         eprintln!(
             "error: fault at cycle {} on {}: {fault}{hint}\nthe trace is written but incomplete",
             r.cycles, config.name

@@ -54,6 +54,9 @@ pub(super) fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
+    for t in &args.traces {
+        super::expect_warpscope_trace(t)?;
+    }
     let report = report::build(&args.traces)?;
     let index = write_report(&args.output, &report)?;
     emit(&format!(

@@ -65,7 +65,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Timing watchdog: stop with a fault after N cycles [default: 50000000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_cycles: Option<u64>,
     /// With --functional: stop with a watchdog fault after N warp instructions
     /// [default: 100000000].
@@ -345,6 +345,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 /// The launch file named by `args.input`, or the one a kernel file and --grid/--block/--param
 /// describe (shared with `record`).
 pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
+    let dir = args.input.is_dir();
+    if warpscope::replay::is_trace_path(&args.input)
+        && (!dir || args.input.join("kernelslist.g").is_file())
+    {
+        bail!(
+            "{0} is an Accel-Sim trace: `warpscope replay {0} -o OUT.wstrace` runs it on the timing simulator, `warpscope profile {0}` also analyzes it",
+            args.input.display()
+        );
+    }
     let k = &args.kernel;
     let is_launch_file = args
         .input
@@ -492,11 +501,7 @@ fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> R
             timing: Some(o.report),
         }),
         Err(SimError::Fault { fault, partial }) => {
-            let hint = if matches!(fault.kind, FaultKind::Watchdog { .. }) {
-                "\nhint: `warpscope run` takes --max-cycles N"
-            } else {
-                ""
-            };
+            let hint = super::fault_hint("run", &fault, args.max_cycles);
             bail!(
                 "fault at cycle {} on {}: {fault}{hint}",
                 partial.cycles,

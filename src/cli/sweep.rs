@@ -73,7 +73,7 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub kernel: KernelFlags,
     /// Timing watchdog per run [default: 50000000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_cycles: Option<u64>,
     #[command(flatten)]
     pub select: KernelSelection,

@@ -102,6 +102,7 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
 }
 
 fn open(path: &Path) -> Result<TraceReader<trace::Peeked<io::BufReader<File>>>> {
+    super::expect_warpscope_trace(path)?;
     TraceReader::open(path).with_context(|| path.display().to_string())
 }
 

@@ -263,7 +263,12 @@ pub fn open_filtered(path: &Path, filter: &KernelFilter) -> Result<ReplayInput, 
         input.kernelslist = Some(list);
     }
     input.listed_kernels = kernel_files.len();
-    input.files = input.kernelslist.iter().chain(&kernel_files).cloned().collect();
+    input.files = input
+        .kernelslist
+        .iter()
+        .chain(&kernel_files)
+        .cloned()
+        .collect();
     if filter.is_all() {
         for k in &kernel_files {
             input.kernels.push(traceg::scan(k)?);
@@ -630,6 +635,10 @@ impl TraceSource<'_> {
 impl InstructionSource for TraceSource<'_> {
     fn replay_ops(&self, launch: usize) -> Option<Arc<[ReplayOp]>> {
         self.ops.get(launch).cloned()
+    }
+
+    fn listing(&self, launch: usize) -> Option<Arc<[String]>> {
+        self.input.kernels.get(launch).map(|k| k.listing().into())
     }
 
     fn block_streams(&mut self, launch: usize, block: u64, warps: u32) -> Vec<WarpStream> {

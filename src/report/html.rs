@@ -45,6 +45,7 @@ header { display:flex; flex-wrap:wrap; gap:8px 16px; align-items:baseline; justi
 h1 { font-size:1.35rem; margin:0; } h2 { font-size:1.15rem; margin:28px 0 8px; }
 h3 { font-size:1rem; margin:20px 0 6px; color:var(--muted); text-transform:uppercase; letter-spacing:.04em; }
 .meta { color:var(--muted); font-size:.9rem; }
+pre.fault { font-size:.8rem; white-space:pre-wrap; border-left:3px solid #c0392b; padding:4px 10px; margin:4px 0 12px; }
 button.theme { font:inherit; background:var(--card); color:var(--fg); border:1px solid var(--line);
   border-radius:6px; padding:4px 10px; cursor:pointer; }
 .panels { display:grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap:0 24px; }
@@ -670,6 +671,9 @@ pub fn page(report: &Report) -> String {
             if t.analysis.complete { "complete run" } else { "INCOMPLETE run (faulted or truncated)" },
             if t.header.verbosity >= 2 { "" } else { " · no memory events" }
         );
+        if let Some(fault) = &t.analysis.fault {
+            let _ = write!(out, "<pre class=\"fault\">{}</pre>", esc(fault));
+        }
     }
     if let Some(c) = &report.comparison {
         figures(&mut out, &report.comparison_charts);

@@ -55,18 +55,43 @@ fn with_tooltips(chart: &render::Chart) -> String {
     }
 }
 
+/// A chart with nothing to draw: its name and why, in a box of a chart's width.
+fn empty_chart(kind: ChartKind, why: &str) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"60\" viewBox=\"0 0 640 60\">\
+         <rect x=\"0.5\" y=\"0.5\" width=\"639\" height=\"59\" fill=\"none\" stroke=\"#999\"/>\
+         <text x=\"12\" y=\"35\" font-family=\"sans-serif\" font-size=\"14\" fill=\"#666\">{}: {}</text></svg>",
+        kind.name(),
+        html::esc(why)
+    )
+}
+
 fn render_chart(
     kind: ChartKind,
     traces: &[render::Loaded],
     caption: &str,
 ) -> Result<Chart, ReportError> {
-    let chart = render::chart_of(kind, traces, &RenderOptions::default()).map_err(|e| {
-        ReportError::Chart {
-            path: traces.first().map(|t| t.path.clone()).unwrap_or_default(),
-            chart: kind.name(),
-            message: e.to_string(),
+    let chart = match render::chart_of(kind, traces, &RenderOptions::default()) {
+        Ok(chart) => chart,
+        // A run stopped before any warp ran still gets its report (a fault is what it is
+        // for): the chart says why it is empty.
+        Err(render::RenderError::Empty { message, .. }) => {
+            let svg = empty_chart(kind, &message);
+            return Ok(Chart {
+                name: kind.name(),
+                caption: caption.to_string(),
+                page_svg: svg.clone(),
+                svg,
+            });
         }
-    })?;
+        Err(e) => {
+            return Err(ReportError::Chart {
+                path: traces.first().map(|t| t.path.clone()).unwrap_or_default(),
+                chart: kind.name(),
+                message: e.to_string(),
+            })
+        }
+    };
     Ok(Chart {
         name: kind.name(),
         caption: caption.to_string(),

@@ -113,6 +113,7 @@ pub fn prepare(
                 footprint,
                 launch: launch.clone(),
                 replay: None,
+                listing: None,
             })
         })
         .collect()
@@ -142,6 +143,7 @@ pub fn simulate_with_source<O: Observer>(
     let mut prepared = prepare(config, launches)?;
     for (i, p) in prepared.iter_mut().enumerate() {
         p.replay = source.replay_ops(i);
+        p.listing = source.listing(i);
     }
     let mut dispatcher = Dispatcher::new(launches, prepared.iter().map(|p| p.footprint).collect());
     let mut sms: Vec<Sm> = (0..config.num_sms).map(|i| Sm::new(i, config)).collect();

@@ -70,6 +70,50 @@ impl WarpState {
     pub fn is_eligible(self) -> bool {
         matches!(self, WarpState::Selected | WarpState::NotSelected)
     }
+
+    /// In words, for messages (the analyzer has Nsight's names for reports), naming the
+    /// instruction a wait is for by `producer(pc)`: a watchdog or deadlock message lists each
+    /// resident warp's last state this way.
+    pub fn describe(self, producer: impl Fn(u32) -> String) -> String {
+        let path = |p: DepPath| match p {
+            DepPath::Fixed => "fixed-latency pipe",
+            DepPath::Short => "MIO path",
+            DepPath::Long => "L1TEX path",
+        };
+        match self {
+            WarpState::Selected => "issuing".into(),
+            WarpState::NotSelected => "eligible, another warp selected".into(),
+            WarpState::Scoreboard {
+                reg,
+                producer_pc,
+                path: p,
+            } => format!(
+                "waiting for {reg} ({}) from {}",
+                path(p),
+                producer(producer_pc)
+            ),
+            WarpState::DependencyBarrier {
+                barrier,
+                producer_pc,
+                path: p,
+            } => format!(
+                "waiting on dependency barrier {barrier} ({}) set by {}",
+                path(p),
+                producer(producer_pc)
+            ),
+            WarpState::StallCount => "stalled by its control code's stall count".into(),
+            WarpState::CtaBarrier => "at BAR.SYNC".into(),
+            WarpState::Membar => "at MEMBAR, memory operations outstanding".into(),
+            WarpState::PipeBusy { pipe } => format!("the {} pipe is busy", pipe.name()),
+            WarpState::MioThrottle => "the MIO queue is full".into(),
+            WarpState::LgThrottle => "the LSU queue is full".into(),
+            WarpState::TableFull => "no free scoreboard entry".into(),
+            WarpState::BranchResolving => "waiting for a branch to resolve".into(),
+            WarpState::NoInstruction => "no instruction fetched yet".into(),
+            WarpState::Drain => "exited, memory operations outstanding".into(),
+            WarpState::Sleeping => "yielded".into(),
+        }
+    }
 }
 
 /// Identity of a warp that starts on an SM.

@@ -40,6 +40,19 @@ pub struct PreparedLaunch {
     /// For a replayed launch, each PC's control flow and memory access; its warps take their
     /// instructions from recorded streams instead of executing the program.
     pub replay: Option<Arc<[ReplayOp]>>,
+    /// For a replayed launch, each PC's recorded instruction as text (real SASS and address):
+    /// what messages show instead of the stand-in program's instructions.
+    pub listing: Option<Arc<[String]>>,
+}
+
+impl PreparedLaunch {
+    /// The instruction at `pc` as messages show it.
+    pub fn instruction_text(&self, pc: u32) -> String {
+        match self.listing.as_ref().and_then(|l| l.get(pc as usize)) {
+            Some(text) => text.clone(),
+            None => format!("pc {pc} `{}`", self.program.instruction_text(pc)),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -2134,11 +2147,10 @@ impl Sm {
             let Some(block) = self.blocks[w.block_slot].as_ref() else {
                 continue;
             };
-            let program = &launches[w.launch as usize].program;
-            let pc = w.next_pc();
-            let text = pc
-                .map(|pc| program.instruction_text(pc))
-                .unwrap_or_default();
+            let launch = &launches[w.launch as usize];
+            let at = w
+                .next_pc()
+                .map_or("-".to_string(), |pc| launch.instruction_text(pc));
             let why = match self.reported_state(slot) {
                 Some(WarpState::CtaBarrier) => {
                     let lanes = w.arrived_lanes.count_ones();
@@ -2151,17 +2163,12 @@ impl Sm {
                         "at BAR.SYNC".to_string()
                     }
                 }
-                Some(state) => format!("{state:?}"),
+                Some(state) => state.describe(|pc| launch.instruction_text(pc)),
                 None => "not yet scheduled".to_string(),
             };
             lines.push(format!(
-                "sm {} slot {slot}: kernel `{}` block {} warp {} pc {} `{}`: {why}",
-                self.id,
-                program.name,
-                block.ctaid,
-                w.ctx.warp_in_block,
-                pc.map_or("-".to_string(), |p| p.to_string()),
-                text
+                "sm {} slot {slot}: kernel `{}` block {} warp {} at {at}: {why}",
+                self.id, launch.program.name, block.ctaid, w.ctx.warp_in_block,
             ));
         }
         lines

@@ -366,6 +366,12 @@ pub trait InstructionSource {
     /// `None` when that launch executes natively.
     fn replay_ops(&self, launch: usize) -> Option<Arc<[ReplayOp]>>;
 
+    /// Each PC's recorded instruction as text, for messages (see
+    /// [`super::sm::PreparedLaunch::listing`]); `None` to show the program's.
+    fn listing(&self, _launch: usize) -> Option<Arc<[String]>> {
+        None
+    }
+
     /// The streams of block `block` (linear index, x fastest) of launch `launch`, one per warp
     /// of the block in warp order. Missing warps get an empty stream (they leave at once); a
     /// source that fails to read keeps its error for its caller and returns empty streams.
