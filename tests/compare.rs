@@ -222,6 +222,29 @@ fn compare_cli_formats_and_errors() {
     let text = ok(&ws(&["compare", a, b]));
     assert!(text.contains("config.scheduler.policy"), "{text}");
     assert!(text.contains("[1]") && text.contains('%'), "{text}");
+    // Every metric row ends at the same column, however long its name; the header
+    // differences' values line up too.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("    ") && l.ends_with('%') || l.ends_with(" -"))
+        .collect();
+    assert!(rows.len() > 20, "{text}");
+    assert!(
+        rows.iter().all(|r| r.len() == rows[0].len()),
+        "{}",
+        rows.join("\n")
+    );
+    let bars: Vec<usize> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Header differences"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.find('|').unwrap())
+        .collect();
+    assert!(
+        bars.len() >= 2 && bars.iter().all(|&b| b == bars[0]),
+        "{text}"
+    );
     let csv = ok(&ws(&["compare", a, b, "--format", "csv"]));
     let header = csv.lines().next().unwrap();
     assert!(header.starts_with("launch,kernel,section,metric,unit,trace,baseline,value"));

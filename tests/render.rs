@@ -511,13 +511,25 @@ fn cli_writes_the_chart_and_reports_errors_without_panicking() {
     let lib = render(ChartKind::Dispatch, &trace, &RenderOptions::default());
     assert_eq!(svg, lib.svg);
 
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--chart", "pie"], "invalid value 'pie'"),
         (
             &["--chart", "timeline", "--from", "9", "--to", "3"],
             "--from 9 must be less than --to 3",
         ),
-        (&["--chart", "timeline", "--sm", "2"], "no SM 2"),
+        (&["--chart", "timeline", "--sm", "2"], "has 2 SMs (0 to 1)"),
+        (
+            &["--chart", "dispatch", "--from", "1000000000"],
+            "--from 1000000000 is past the trace's last cycle (it covers cycles 0..",
+        ),
+        (
+            &["--chart", "source", "--to", "10"],
+            "--to does not apply to the source chart",
+        ),
+        (
+            &["--chart", "stalls", "--sm", "0"],
+            "--sm does not apply to the stalls chart",
+        ),
         (
             &["--chart", "slots", "--from", "0", "--to", "1", "--sm", "x"],
             "invalid value 'x'",

@@ -428,6 +428,15 @@ fn error_of(name: &str, header_extra: &str, block: &str) -> String {
 }
 
 #[test]
+fn control_bytes_of_a_damaged_trace_are_shown_escaped() {
+    let block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n\
+                 0000 ff\0\0\x1b 0 EXIT 0 0\n#END_TB\n";
+    let e = error_of("nul.traceg", "", block);
+    assert!(!e.contains(char::is_control), "{e:?}");
+    assert!(e.contains("ff\\u{0}\\u{0}\\u{1b}"), "{e}");
+}
+
+#[test]
 fn malformed_traces_are_rejected_with_file_and_line() {
     let ok_block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n\
                     0000 ffffffff 1 R1 MOV 0 0\n0010 ffffffff 0 EXIT 0 0\n#END_TB\n";

@@ -161,6 +161,15 @@ fn several_traces_are_compared_and_output_is_deterministic() {
     }
     let html = std::fs::read_to_string(d1.join("index.html")).unwrap();
     assert!(html.contains("Comparison") && html.contains("config.scheduler.policy"));
+    // Every element id is unique on the page (each trace's launch 0 has its own).
+    let ids: Vec<&str> = html
+        .split(" id=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    let unique: std::collections::BTreeSet<_> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    assert!(ids.contains(&"trace-1-launch-0"), "{ids:?}");
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(d1.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["comparison"]["baselines"], 1);
@@ -360,4 +369,21 @@ fn a_faulting_kernel_still_gets_a_partial_report() {
     let o = ws_in(&d, &["report", "nope.wstrace", "-o", "r"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nope.wstrace"));
+    // A file where the output directory should go is named as such, and left alone.
+    std::fs::write(d.join("taken"), "keep").unwrap();
+    for args in [
+        &["report", "out/bad.wstrace", "-o", "taken"][..],
+        &[
+            "profile", "bad.sasm", "--grid", "1", "--block", "32", "-o", "taken",
+        ],
+    ] {
+        let o = ws_in(&d, args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("taken exists and is not a directory"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(d.join("taken")).unwrap(), "keep");
 }

@@ -269,18 +269,54 @@ pub fn render_text(c: &Comparison) -> String {
     let _ = writeln!(out, "warpscope compare — {} traces", c.traces.len());
     for (i, t) in c.traces.iter().enumerate() {
         let role = if i < c.baselines { "baseline" } else { "" };
-        let _ = writeln!(out, "  [{i}] {t} {role}");
+        let _ = writeln!(out, "{}", format!("  [{i}] {t} {role}").trim_end());
     }
     let _ = writeln!(out);
     if c.header_differences.is_empty() {
         let _ = writeln!(out, "Headers: identical (same GPU config and launches)");
     } else {
         let _ = writeln!(out, "Header differences:");
+        // Columns as wide as their widest entry, so that each trace's values line up.
+        let field_w = c.header_differences.iter().map(|d| d.field.len()).max();
+        let mut value_w: Vec<usize> = Vec::new();
         for d in &c.header_differences {
-            let _ = writeln!(out, "  {:<44} {}", d.field, d.values.join("  |  "));
+            for (i, v) in d.values.iter().enumerate() {
+                match value_w.get_mut(i) {
+                    Some(w) => *w = (*w).max(v.chars().count()),
+                    None => value_w.push(v.chars().count()),
+                }
+            }
+        }
+        for d in &c.header_differences {
+            let values: Vec<String> = d
+                .values
+                .iter()
+                .zip(&value_w)
+                .map(|(v, &w)| format!("{v:<w$}"))
+                .collect();
+            let line = format!(
+                "  {:<fw$} {}",
+                d.field,
+                values.join("  |  "),
+                fw = field_w.unwrap_or(0)
+            );
+            let _ = writeln!(out, "{}", line.trim_end());
         }
     }
     let w = 14;
+    let label = |row: &MetricRow| match row.unit.is_empty() {
+        true => row.metric.clone(),
+        false => format!("{} [{}]", row.metric, row.unit),
+    };
+    // Metric names as wide as the longest, so that no value is pushed out of its column.
+    let label_w = c
+        .launches
+        .iter()
+        .flat_map(|l| &l.metrics)
+        .map(|r| label(r).len())
+        .max()
+        .unwrap_or(0)
+        .max(44);
     for l in &c.launches {
         let _ = writeln!(out);
         let names: Vec<String> = l
@@ -289,7 +325,7 @@ pub fn render_text(c: &Comparison) -> String {
             .map(|n| n.clone().unwrap_or_else(|| "-".into()))
             .collect();
         let _ = writeln!(out, "Launch {}: {}", l.index, names.join(" | "));
-        let mut head = format!("  {:<46}", "metric");
+        let mut head = format!("  {:<hw$}", "metric", hw = label_w + 2);
         for i in 0..c.traces.len() {
             let _ = write!(head, " {:>w$}", format!("[{i}]"));
             if i >= c.baselines {
@@ -306,12 +342,7 @@ pub fn render_text(c: &Comparison) -> String {
                 section = row.section;
                 let _ = writeln!(out, "  {section}");
             }
-            let label = if row.unit.is_empty() {
-                row.metric.clone()
-            } else {
-                format!("{} [{}]", row.metric, row.unit)
-            };
-            let mut line = format!("    {label:<44}");
+            let mut line = format!("    {:<label_w$}", label(row));
             for (i, v) in row.values.iter().enumerate() {
                 let _ = write!(line, " {:>w$}", cell(v));
                 if i >= c.baselines {

@@ -111,8 +111,12 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
     if o.theoretical_pct > 0.0 && o.achieved_pct < o.theoretical_pct * OCCUPANCY_GAP {
         let cause = if l.launch.waves_per_sm < 1.0 {
             format!(
-                "the grid's {} blocks are {:.2} of a wave, too few to fill the SMs",
-                l.launch.blocks, l.launch.waves_per_sm
+                "{} {:.2} of a wave, too few to fill the SMs",
+                match l.launch.blocks {
+                    1 => "the grid's single block is".to_string(),
+                    n => format!("the grid's {n} blocks are"),
+                },
+                l.launch.waves_per_sm
             )
         } else if l.launch.waves_per_sm.fract() > 0.0 {
             format!(

@@ -258,6 +258,19 @@ pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Creates the output directory `dir` (and its parents); a file in its place is an error
+/// that says so.
+pub fn create_output_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "{} exists and is not a directory; the output needs a directory (give -o a new name)",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+}
+
 /// The hint after a fault message: for the watchdog, how to give a slow kernel more cycles
 /// (`command` is the subcommand, `max_cycles` the limit asked for, if any); else nothing.
 pub fn fault_hint(command: &str, fault: &warpscope::sim::Fault, max_cycles: Option<u64>) -> String {

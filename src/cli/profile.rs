@@ -98,7 +98,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         args.max_cycles,
         "profiling",
     )?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    super::create_output_dir(&dir)?;
     let trace_path = dir.join(format!("{}.wstrace", stem(&input)));
     let options = SimOptions {
         max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),

@@ -1,7 +1,7 @@
 //! `warpscope render TRACE [MORE...] --chart NAME -o OUT.svg`: one chart of a trace as SVG.
 
 use super::{emit, write_file_atomically};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -84,6 +84,21 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         sm: args.sm,
     };
     let kind = ChartKind::from(args.chart);
+    // The stalls and source charts sum over the whole run and every SM: a zoom would be
+    // silently ignored.
+    if matches!(kind, ChartKind::Stalls | ChartKind::Source) {
+        let given = [
+            (args.from.is_some(), "--from"),
+            (args.to.is_some(), "--to"),
+            (args.sm.is_some(), "--sm"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+            bail!(
+                "{flag} does not apply to the {} chart, which sums the whole run over every SM (it zooms timeline, dispatch, occupancy and slots)",
+                kind.name()
+            );
+        }
+    }
     let chart = render::chart(kind, &args.traces, &options)?;
     write_file_atomically(&args.output, |w| {
         w.write_all(chart.svg.as_bytes())

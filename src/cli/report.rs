@@ -2,7 +2,7 @@
 //! report.json for one trace, or a comparison of several (the first is the baseline).
 
 use super::{emit, write_file_atomically};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ pub struct ReportArgs {
 
 /// Writes the report's three files into `dir`; returns the path of index.html.
 pub(super) fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    super::create_output_dir(dir)?;
     let files = [
         ("index.html", report::html::page(report)),
         ("report.txt", report::text(report)),

@@ -122,8 +122,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     if points.len() < 2 {
         bail!("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps");
     }
-    std::fs::create_dir_all(&args.output)
-        .with_context(|| format!("creating {}", args.output.display()))?;
+    super::create_output_dir(&args.output)?;
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

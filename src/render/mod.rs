@@ -168,7 +168,7 @@ pub enum RenderError {
     BadRange { from: u64, to: u64 },
     #[error("{path}: the trace has no kernel launch")]
     NoLaunches { path: PathBuf },
-    #[error("{path}: no SM {sm}: the GPU `{gpu}` has {num_sms} SMs (0..{num_sms})")]
+    #[error("{path}: no SM {sm}: the GPU `{gpu}` has {num_sms} SMs (0 to {})", num_sms.saturating_sub(1))]
     NoSuchSm {
         path: PathBuf,
         sm: u32,
@@ -357,6 +357,16 @@ pub fn retained(
 /// The cycle window `[from, to)` a time chart shows.
 pub(crate) fn window(t: &Loaded, options: &RenderOptions) -> Result<(u64, u64), RenderError> {
     let from = options.from.unwrap_or(t.model.start);
+    if options.from.is_some() && options.to.is_none() && from >= t.model.end.max(t.model.start + 1)
+    {
+        return Err(RenderError::Empty {
+            path: t.path.clone(),
+            message: format!(
+                "--from {from} is past the trace's last cycle (it covers cycles {}..{})",
+                t.model.start, t.model.end
+            ),
+        });
+    }
     let to = options.to.unwrap_or(t.model.end.max(from + 1));
     if from >= to && options.from.is_none() {
         return Err(RenderError::Empty {

@@ -66,10 +66,23 @@ pub enum ReplayError {
 
 impl ReplayError {
     pub(crate) fn parse(path: &Path, line: u64, message: impl Into<String>) -> ReplayError {
+        // A message quotes the bad text: control bytes from a damaged file are shown
+        // escaped (`\u{0}`), not written to the terminal.
+        let message: String = message.into();
+        let message = match message.contains(char::is_control) {
+            false => message,
+            true => message
+                .chars()
+                .map(|c| match c.is_control() {
+                    true => c.escape_default().to_string(),
+                    false => c.to_string(),
+                })
+                .collect(),
+        };
         ReplayError::Parse {
             path: path.display().to_string(),
             line,
-            message: message.into(),
+            message,
         }
     }
 

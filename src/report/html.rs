@@ -205,12 +205,12 @@ pub fn top_stall(l: &LaunchAnalysis) -> Option<(&str, u64)> {
         .map(|(k, &v)| (k.as_str(), v))
 }
 
-fn launch_section(out: &mut String, t: &TraceReport, li: usize) {
+/// Launch `li` of trace `t`; `id` is its heading's element id (unique on the page).
+fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     let l = &t.analysis.launches[li];
     let _ = write!(
         out,
-        "<h2 id=\"launch-{}\">{} <span class=\"meta\">launch {} · cycles {}..{}{}</span></h2>",
-        l.index,
+        "<h2 id=\"{id}\">{} <span class=\"meta\">launch {} · cycles {}..{}{}</span></h2>",
         esc(&l.name),
         l.index,
         l.start_cycle,
@@ -679,7 +679,7 @@ pub fn page(report: &Report) -> String {
         figures(&mut out, &report.comparison_charts);
         comparison_section(&mut out, c);
     }
-    for t in &report.traces {
+    for (ti, t) in report.traces.iter().enumerate() {
         if report.traces.len() > 1 {
             let _ = write!(out, "<h2>{}</h2>", esc(&t.label));
         }
@@ -688,7 +688,12 @@ pub fn page(report: &Report) -> String {
             figures(&mut out, &t.charts);
         }
         for li in 0..t.analysis.launches.len() {
-            launch_section(&mut out, t, li);
+            let index = t.analysis.launches[li].index;
+            let id = match report.traces.len() {
+                1 => format!("launch-{index}"),
+                _ => format!("trace-{ti}-launch-{index}"),
+            };
+            launch_section(&mut out, t, li, &id);
         }
     }
     let _ = write!(
