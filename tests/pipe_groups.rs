@@ -155,7 +155,8 @@ fn grouped_reports_expand_to_the_per_warp_ones_for_replayed_traces() {
 
 /// Runs `scripts/gen-accelsim-trace.py` with `args` into a fresh directory.
 fn generated(name: &str, args: &[&str]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpscope-groups-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("warpscope-groups-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-accelsim-trace.py");
     let o = std::process::Command::new("python3")

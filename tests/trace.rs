@@ -40,7 +40,8 @@ fn read_all(bytes: &[u8]) -> Result<(Vec<Event>, Option<bool>), TraceError> {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpscope-trace-test-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("warpscope-trace-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
