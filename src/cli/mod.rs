@@ -226,12 +226,19 @@ pub fn write_file_atomically<T>(
     result
 }
 
+/// Whether `path` is an Accel-Sim trace: a kernel list, a kernel's `.traceg`, or a directory
+/// holding `kernelslist.g`.
+pub fn is_accelsim_trace(path: &std::path::Path) -> bool {
+    warpscope::replay::is_trace_path(path)
+        && (!path.is_dir() || path.join("kernelslist.g").is_file())
+}
+
 /// An error, before anything is read, for an input that cannot be a warpscope trace but is
 /// often given as one: an Accel-Sim trace (to replay first) or a directory (a profile's or a
 /// sweep's output holds its traces).
 pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
     let shown = path.display();
-    if path.is_dir() && !path.join("kernelslist.g").is_file() {
+    if path.is_dir() && !is_accelsim_trace(path) {
         let mut held: Vec<String> = std::fs::read_dir(path)
             .into_iter()
             .flatten()
@@ -248,7 +255,7 @@ pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
             }
         );
     }
-    if warpscope::replay::is_trace_path(path) {
+    if is_accelsim_trace(path) {
         anyhow::bail!(
             "{shown} is an Accel-Sim trace, not a warpscope trace: replay it first \
              (`warpscope replay {shown} -o OUT.wstrace`), or replay, analyze and report it in \

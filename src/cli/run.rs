@@ -345,10 +345,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 /// The launch file named by `args.input`, or the one a kernel file and --grid/--block/--param
 /// describe (shared with `record`).
 pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
-    let dir = args.input.is_dir();
-    if warpscope::replay::is_trace_path(&args.input)
-        && (!dir || args.input.join("kernelslist.g").is_file())
-    {
+    if super::is_accelsim_trace(&args.input) {
         bail!(
             "{0} is an Accel-Sim trace: `warpscope replay {0} -o OUT.wstrace` runs it on the timing simulator, `warpscope profile {0}` also analyzes it",
             args.input.display()

@@ -78,6 +78,16 @@ enum Sink<W: Write + Send + 'static> {
     },
 }
 
+impl<W: Write + Send + 'static> Sink<W> {
+    /// Encoding on the simulation's thread.
+    fn inline(writer: TraceWriter<W>) -> Sink<W> {
+        Sink::Inline {
+            writer: Box::new(writer),
+            error: None,
+        }
+    }
+}
+
 /// Events per batch sent to the encoder thread.
 const BATCH: usize = 4096;
 /// Batches on their way to the encoder, at most (bounds the memory held).
@@ -177,10 +187,7 @@ impl<W: Write + Send + 'static> Recorder<W> {
         let groups = writer.stores_groups();
         let sink = match crate::threads::helpers_pay() {
             true => Self::start_encoder(writer),
-            false => Sink::Inline {
-                writer: Box::new(writer),
-                error: None,
-            },
+            false => Sink::inline(writer),
         };
         Ok(Recorder {
             batch: Vec::with_capacity(BATCH),
@@ -223,15 +230,9 @@ impl<W: Write + Send + 'static> Recorder<W> {
                     empties,
                     encoder,
                 },
-                Err(mpsc::SendError(writer)) => Sink::Inline {
-                    writer: Box::new(writer),
-                    error: None,
-                },
+                Err(mpsc::SendError(writer)) => Sink::inline(writer),
             },
-            Err(_) => Sink::Inline {
-                writer: Box::new(writer),
-                error: None,
-            },
+            Err(_) => Sink::inline(writer),
         }
     }
 
