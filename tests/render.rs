@@ -855,3 +855,35 @@ fn a_dispatch_chart_of_many_blocks_draws_bands_within_the_size_bound() {
         "the dispatch chart keeps {a} numbers for 6,000 blocks, {b} for 24,000"
     );
 }
+
+#[test]
+fn a_zoomed_cycle_axis_labels_whole_cycles_only() {
+    let trace = sample("reduce.small.gto.wstrace");
+    for kind in [
+        ChartKind::Timeline,
+        ChartKind::Dispatch,
+        ChartKind::Occupancy,
+        ChartKind::Slots,
+    ] {
+        let options = RenderOptions {
+            from: Some(10),
+            to: Some(13),
+            sm: None,
+        };
+        let svg = render(kind, &trace, &options).svg;
+        // The axis labels: the texts that are numbers.
+        let labels: Vec<String> = svg
+            .split("</text>")
+            .filter_map(|t| t.rsplit('>').next())
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty() && t.parse::<f64>().is_ok())
+            .collect();
+        for cycle in ["10", "11", "12", "13"] {
+            assert!(labels.iter().any(|l| l == cycle), "{kind:?}: {labels:?}");
+        }
+        assert!(
+            !labels.iter().any(|l| l.contains('.')),
+            "{kind:?}: {labels:?}"
+        );
+    }
+}

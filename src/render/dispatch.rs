@@ -330,7 +330,7 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
             }
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
-        canvas.x_axis(&plot, "cycle")?;
+        canvas.x_axis(&plot, "cycle", true)?;
         canvas.finish()?;
     }
     Ok(Chart {
@@ -480,7 +480,7 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
             top = bottom;
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
-        canvas.x_axis(&plot, "cycle")?;
+        canvas.x_axis(&plot, "cycle", true)?;
         canvas.finish()?;
     }
     Ok(Chart {

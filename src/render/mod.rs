@@ -591,15 +591,19 @@ impl<'a> Canvas<'a> {
         )
     }
 
-    /// The x axis under `plot`: ticks, labels and the axis name.
-    pub fn x_axis(&self, plot: &PlotArea, name: &str) -> Result<(), RenderError> {
+    /// The x axis under `plot`: ticks, labels and the axis name. An axis of `whole` units
+    /// (cycles, counts) has no ticks between two of them, however far it is zoomed.
+    pub fn x_axis(&self, plot: &PlotArea, name: &str, whole: bool) -> Result<(), RenderError> {
         self.line(
             vec![(plot.left, plot.bottom), (plot.right, plot.bottom)],
             palette::INK,
             1,
         )?;
         let px = (plot.right - plot.left).max(1) as f64;
-        let step = tick_step(plot.x_to - plot.x_from, (px / 90.0).max(2.0) as u32);
+        let mut step = tick_step(plot.x_to - plot.x_from, (px / 90.0).max(2.0) as u32);
+        if whole {
+            step = step.max(1.0);
+        }
         let mut v = (plot.x_from / step).ceil() * step;
         while v <= plot.x_to + 1e-9 {
             let x = plot.x(v);

@@ -293,7 +293,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                 bottom,
             });
         }
-        canvas.x_axis(&plot, "cycle")?;
+        canvas.x_axis(&plot, "cycle", true)?;
         canvas.finish()?;
     }
     Ok(Chart {

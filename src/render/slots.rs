@@ -468,7 +468,7 @@ fn render_columns(
             });
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
-        canvas.x_axis(&plot, "cycle")?;
+        canvas.x_axis(&plot, "cycle", true)?;
         let mut entries = vec![
             (REFILL, "refill (coarse switch)".to_string()),
             (VERTICAL_WASTE, "no issue (vertical waste)".to_string()),

@@ -193,7 +193,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
             palette::INK,
             1,
         )?;
-        canvas.x_axis(&plot, "stall warp-cycles")?;
+        canvas.x_axis(&plot, "stall warp-cycles", true)?;
         let entries: Vec<_> = NsightState::ALL
             .iter()
             .enumerate()

@@ -163,7 +163,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
                 });
             }
         }
-        canvas.x_axis(&plot, "warp-cycles per issued warp instruction")?;
+        canvas.x_axis(&plot, "warp-cycles per issued warp instruction", false)?;
         canvas.finish()?;
     }
     Ok(Chart {

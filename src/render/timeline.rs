@@ -372,7 +372,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
             rows.push(Row { label, top, bottom });
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
-        canvas.x_axis(&plot, "cycle")?;
+        canvas.x_axis(&plot, "cycle", true)?;
         canvas.text(
             "warp state",
             (plot.right + 20, TOP + 4),
