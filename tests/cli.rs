@@ -313,6 +313,39 @@ fn failing_expect_exits_1_with_a_diff() {
 }
 
 #[test]
+fn the_functional_runner_refuses_blocks_the_gpu_cannot_hold() {
+    // The wrapped product of these dimensions was 0 threads (a silent no-op run), and larger
+    // ones exhausted memory; the limit is the GPU's, as on the timing simulator.
+    for (block, threads) in [
+        ("65536,65536,65536", "281474976710656"),
+        ("4294967295,4294967295,4294967295", "18446744073709551615"),
+        ("512", "512"),
+    ] {
+        let o = ws(&[
+            "run",
+            "kernels/vecadd.sasm",
+            "--grid",
+            "1",
+            "--block",
+            block,
+            "--param",
+            "a=0",
+            "--param",
+            "b=0",
+            "--param",
+            "c=0",
+            "--param",
+            "n=4",
+            "--functional",
+        ]);
+        assert_fails_with(
+            &o,
+            &format!("block of {threads} threads exceeds the limit of 256 threads per block"),
+        );
+    }
+}
+
+#[test]
 fn a_fault_exits_1_with_its_location() {
     let o = ws(&[
         "run",

@@ -306,7 +306,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
 
     let config = gpu_config(&args, &launch_file)?;
-    let warp_size = config.warp_size;
 
     let outcome = if args.functional {
         if let Some(flag) = args.gpu.overrides_given() {
@@ -315,7 +314,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         if args.max_cycles.is_some() {
             bail!("--max-cycles is for the timing simulator; with --functional use --max-instructions N");
         }
-        run_functional(&launch_file, &args, warp_size)?
+        run_functional(&launch_file, &args, &config)?
     } else {
         if args.max_instructions.is_some() {
             bail!("--max-instructions is for --functional; the timing simulator stops at --max-cycles N");
@@ -441,9 +440,10 @@ pub(super) fn gpu_config(args: &RunArgs, launch_file: &LaunchFile) -> Result<Gpu
     validated(config)
 }
 
-fn run_functional(launch_file: &LaunchFile, args: &RunArgs, warp_size: u32) -> Result<Outcome> {
+fn run_functional(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> Result<Outcome> {
     let options = FunctionalOptions {
-        warp_size,
+        warp_size: config.warp_size,
+        max_threads_per_block: config.sm.max_threads_per_block,
         max_warp_instructions: args
             .max_instructions
             .unwrap_or(FunctionalOptions::default().max_warp_instructions),

@@ -13,6 +13,8 @@ pub struct FunctionalOptions {
     pub warp_size: u32,
     /// Stop with a watchdog fault after this many warp instructions.
     pub max_warp_instructions: u64,
+    /// The largest block accepted (the GPU's limit; a block's warps are all held at once).
+    pub max_threads_per_block: u32,
 }
 
 impl Default for FunctionalOptions {
@@ -20,6 +22,8 @@ impl Default for FunctionalOptions {
         FunctionalOptions {
             warp_size: 32,
             max_warp_instructions: 100_000_000,
+            // CUDA's limit on every GPU since Fermi.
+            max_threads_per_block: 1024,
         }
     }
 }
@@ -53,6 +57,18 @@ pub fn run(
         return Err(LaunchError::DoesNotFit {
             kernel: launch.program.name.clone(),
             what: format!("warp size {ws} is not in 1..={MAX_WARP_SIZE}"),
+        }
+        .into());
+    }
+    let (threads, limit) = (
+        launch.threads_per_block(),
+        options.max_threads_per_block as u64,
+    );
+    if threads > limit {
+        return Err(LaunchError::BlockTooLarge {
+            kernel: launch.program.name.clone(),
+            threads,
+            limit,
         }
         .into());
     }

@@ -22,9 +22,10 @@ impl Dim3 {
         Dim3 { x, y: 1, z: 1 }
     }
 
-    /// x·y·z, widened so that a huge grid cannot overflow.
+    /// x·y·z, widened (and saturating at `u64::MAX`, past any run's reach) so that a huge
+    /// grid cannot overflow.
     pub fn count(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
+        (self.x as u64 * self.y as u64).saturating_mul(self.z as u64)
     }
 
     /// The coordinates of linear index `i` (x fastest).
@@ -109,5 +110,21 @@ impl KernelLaunch {
 
     pub fn warps_per_block(&self, warp_size: u32) -> u32 {
         self.block.count().div_ceil(warp_size as u64) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_saturates_instead_of_wrapping() {
+        assert_eq!(Dim3::new(4, 3, 2).count(), 24);
+        let huge = Dim3::new(u32::MAX, u32::MAX, u32::MAX);
+        assert_eq!(huge.count(), u64::MAX);
+        assert_eq!(
+            Dim3::new(u32::MAX, u32::MAX, 1).count(),
+            (u32::MAX as u64).pow(2)
+        );
     }
 }
