@@ -793,3 +793,56 @@ fn bench_help_and_errors() {
     let o = ws(&["bench", "--scale", "0"]);
     assert!(!o.status.success());
 }
+
+#[test]
+fn no_command_writes_an_output_over_its_input_or_another_output() {
+    let d = scratch("clobber");
+    let trace = d.join("t.wstrace");
+    std::fs::copy("traces/reduce.small.gto.wstrace", &trace).unwrap();
+    let before = std::fs::read(&trace).unwrap();
+    let t = trace.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["export", t, "--perfetto", t],
+            "the export would replace the trace it is made from",
+        ),
+        (
+            vec!["render", t, "--chart", "timeline", "-o", t],
+            "the chart would replace the trace it is made from",
+        ),
+    ] {
+        assert_fails_with(&ws(&args), want);
+    }
+    assert!(std::fs::read(&trace).unwrap() == before);
+
+    // study: two outputs on one file, and a failure found before anything is written.
+    let svg = d.join("s.svg");
+    let s = svg.to_str().unwrap();
+    assert_fails_with(
+        &ws(&["study", "--svg", s, "--html", s]),
+        "given for both the SVG and the HTML page",
+    );
+    let missing = d.join("nodir/x.html");
+    assert_fails_with(
+        &ws(&["study", "--svg", s, "--html", missing.to_str().unwrap()]),
+        "directory",
+    );
+    let big = d.join("big.wstrace");
+    assert_fails_with(
+        &ws(&[
+            "study",
+            "--groups",
+            "1000",
+            "--lat",
+            "1000",
+            "--stalls",
+            "heavy",
+            "--svg",
+            s,
+            "--trace",
+            big.to_str().unwrap(),
+        ]),
+        "too many to draw",
+    );
+    assert!(!svg.exists() && !big.exists());
+}

@@ -27,6 +27,7 @@ pub struct ExportArgs {
 }
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
+    super::distinct_files(&[("export", &args.perfetto)], &[("trace", &args.trace)])?;
     let trace = super::progress::open_trace(&args.trace)?;
     let what = format!("exporting {}", args.trace.display());
     let stats = write_file_atomically(&args.perfetto, |w| {

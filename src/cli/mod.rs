@@ -265,6 +265,35 @@ pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An error if an output would replace an input or another output of the same command:
+/// `outputs` and `inputs` as (what, path). Compared as the files they name once both exist
+/// (an output not yet there replaces nothing), and by path among outputs.
+pub fn distinct_files(
+    outputs: &[(&str, &std::path::Path)],
+    inputs: &[(&str, &std::path::Path)],
+) -> anyhow::Result<()> {
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize())
+    {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    for (i, (what, out)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = inputs.iter().find(|(_, p)| same(out, p)) {
+            anyhow::bail!(
+                "{}: the {what} would replace the {other} it is made from; write it elsewhere",
+                out.display()
+            );
+        }
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(out, p)) {
+            anyhow::bail!(
+                "{}: given for both the {other} and the {what}; give each its own file",
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Creates the output directory `dir` (and its parents); a file in its place is an error
 /// that says so.
 pub fn create_output_dir(dir: &std::path::Path) -> anyhow::Result<()> {

@@ -106,13 +106,7 @@ impl RecordArgs {
 
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let (args, output, format, verbosity) = args.run_args();
-    if let (Ok(i), Ok(o)) = (args.input.canonicalize(), output.canonicalize()) {
-        anyhow::ensure!(
-            i != o,
-            "{}: the trace would replace the input it records; write it elsewhere",
-            output.display()
-        );
-    }
+    super::distinct_files(&[("trace", &output)], &[("input", &args.input)])?;
     let format = format.map_or_else(|| TraceFormat::from_path(&output), Into::into);
     let launch_file = load_launch_file(&args)?;
     let config = gpu_config(&args, &launch_file)?;

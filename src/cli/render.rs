@@ -75,9 +75,12 @@ pub struct RenderArgs {
 }
 
 pub fn run(args: RenderArgs) -> Result<ExitCode> {
+    let mut inputs = Vec::new();
     for t in &args.traces {
         super::expect_warpscope_trace(t)?;
+        inputs.push(("trace", t.as_path()));
     }
+    super::distinct_files(&[("chart", &args.output)], &inputs)?;
     let options = RenderOptions {
         from: args.from,
         to: args.to,

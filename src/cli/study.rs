@@ -137,6 +137,16 @@ pub fn run(args: StudyArgs) -> Result<ExitCode> {
         seed: args.seed,
     };
     cfg.validate()?;
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("table", &args.output),
+        ("trace", &args.trace),
+        ("SVG", &args.svg),
+        ("HTML page", &args.html),
+    ]
+    .into_iter()
+    .filter_map(|(what, p)| p.as_deref().map(|p| (what, p)))
+    .collect();
+    super::distinct_files(&outputs, &[])?;
     let streams = study::generate_streams(&cfg);
     let wanted: Vec<Scheme> = args.scheme.iter().map(|&s| s.into()).collect();
     let results: Vec<_> = Scheme::ALL
@@ -144,6 +154,22 @@ pub fn run(args: StudyArgs) -> Result<ExitCode> {
         .filter(|s| wanted.is_empty() || wanted.contains(s))
         .map(|s| study::simulate(s, &streams, &cfg))
         .collect();
+    // Whatever can fail does so before the first file is written, so that a failed command
+    // leaves none of its outputs half made.
+    if args.svg.is_some() || args.html.is_some() {
+        study::check_drawable(&results)?;
+    }
+    for (what, path) in &outputs {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                anyhow::bail!(
+                    "{}: the {what}'s directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                );
+            }
+        }
+    }
     if let Some(path) = &args.trace {
         let format = TraceFormat::from_path(path);
         write_file_atomically(path, |out| {
@@ -151,9 +177,6 @@ pub fn run(args: StudyArgs) -> Result<ExitCode> {
             Ok(())
         })
         .with_context(|| format!("writing the trace {}", path.display()))?;
-    }
-    if args.svg.is_some() || args.html.is_some() {
-        study::check_drawable(&results)?;
     }
     let outputs = [
         (&args.svg, study::svg::render as fn(&_, &_) -> String),
