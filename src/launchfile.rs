@@ -538,6 +538,8 @@ fn from_json<T: de::DeserializeOwned>(
     what: &str,
     open: char,
 ) -> Result<T, LaunchFileError> {
+    // Editors on Windows start a UTF-8 file with a byte-order mark; JSON has no place for it.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // serde would read a struct from a JSON list, too; insist on the documented shape.
     if let Some(first) = text.trim_start().chars().next() {
         if first != open && matches!(first, '{' | '[') {

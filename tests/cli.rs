@@ -846,3 +846,48 @@ fn no_command_writes_an_output_over_its_input_or_another_output() {
     );
     assert!(!svg.exists() && !big.exists());
 }
+
+#[test]
+fn a_byte_order_mark_is_ignored_and_an_empty_kernel_is_refused_before_it_runs() {
+    let d = scratch("bom");
+    let bom = "\u{feff}";
+    let kernel = std::fs::read_to_string("kernels/vecadd.sasm").unwrap();
+    std::fs::write(d.join("vecadd.sasm"), format!("{bom}{kernel}")).unwrap();
+    let launch = std::fs::read_to_string("kernels/vecadd.json").unwrap();
+    std::fs::write(d.join("vecadd.json"), format!("{bom}{launch}")).unwrap();
+    let config = stdout(&ws(&["config", "show", "small"]));
+    std::fs::write(d.join("gpu.json"), format!("{bom}{config}")).unwrap();
+    // The copies run as the originals do (the launch file names its kernel beside it).
+    let plain = ws(&["run", "kernels/vecadd.json"]);
+    let marked = ws(&[
+        "run",
+        d.join("vecadd.json").to_str().unwrap(),
+        "--gpu",
+        d.join("gpu.json").to_str().unwrap(),
+    ]);
+    assert!(marked.status.success(), "{}", stderr(&marked));
+    let cycles = |o: &Output| {
+        stdout(o)
+            .lines()
+            .find(|l| l.contains("cycles"))
+            .map(str::to_string)
+    };
+    assert_eq!(cycles(&plain), cycles(&marked));
+
+    let empty = d.join("empty.sasm");
+    std::fs::write(&empty, ".kernel empty\n.regs 2\n").unwrap();
+    for extra in [&[][..], &["--functional"]] {
+        let mut args = vec![
+            "run",
+            empty.to_str().unwrap(),
+            "--grid",
+            "1",
+            "--block",
+            "32",
+        ];
+        args.extend_from_slice(extra);
+        let o = ws(&args);
+        assert_fails_with(&o, "kernel `empty`: the program has no instructions");
+        assert!(!stderr(&o).contains("try another --gpu"), "{}", stderr(&o));
+    }
+}

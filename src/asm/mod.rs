@@ -52,6 +52,8 @@ impl Dialect {
 
 /// Assembles `source` in `dialect`. `default_name` names the kernel when the source does not.
 pub fn assemble(dialect: Dialect, source: &str, default_name: &str) -> Result<Program, AsmErrors> {
+    // A byte-order mark (Windows editors write one) is invisible, so columns count without it.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let mut program = match dialect {
         Dialect::Native => native::assemble(source)?,
         Dialect::Tinygpu => tinygpu::assemble_text(source)?,

@@ -21,7 +21,7 @@ use warpscope::sim::functional::{FunctionalOptions, FunctionalStats, RunError};
 use warpscope::sim::gpu::{SimError, SimOptions, SimReport};
 use warpscope::sim::memory::GlobalMemory;
 use warpscope::sim::observer::{Observer, WarpInfo, WarpRef};
-use warpscope::sim::{Dim3, FaultKind, LaneMask};
+use warpscope::sim::{Dim3, FaultKind, LaneMask, LaunchError};
 use warpscope::workload::Workload;
 
 pub const EXAMPLES: &str = "\
@@ -505,11 +505,15 @@ fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> R
                 config.name
             )
         }
-        Err(SimError::Launch(e)) => bail!(
+        // Only a limit of the GPU is worth another one.
+        Err(SimError::Launch(
+            e @ (LaunchError::BlockTooLarge { .. } | LaunchError::DoesNotFit { .. }),
+        )) => bail!(
             "{}: {e} (on gpu {}; try another --gpu)",
             launch_file.path.display(),
             config.name
         ),
+        Err(SimError::Launch(e)) => bail!("{}: {e}", launch_file.path.display()),
     }
 }
 

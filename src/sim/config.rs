@@ -284,6 +284,8 @@ impl GpuConfig {
 
     /// Parses and validates a JSON config.
     pub fn from_json(text: &str) -> Result<GpuConfig, ConfigError> {
+        // (A byte-order mark from a Windows editor is not JSON.)
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let config: GpuConfig =
             serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
         config.validate()?;

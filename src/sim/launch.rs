@@ -78,6 +78,8 @@ pub enum LaunchError {
     },
     #[error("kernel `{kernel}`: {what}")]
     DoesNotFit { kernel: String, what: String },
+    #[error("kernel `{kernel}`: the program has no instructions")]
+    NoInstructions { kernel: String },
 }
 
 impl KernelLaunch {
@@ -92,6 +94,10 @@ impl KernelLaunch {
                     value,
                 });
             }
+        }
+        if self.program.instructions.is_empty() {
+            // It would fault at its first fetch; say why before anything runs.
+            return Err(LaunchError::NoInstructions { kernel });
         }
         if self.params.len() != self.program.params.len() {
             return Err(LaunchError::ParamCount {
