@@ -420,6 +420,33 @@ fn error_bad_control_code() {
 }
 
 #[test]
+fn a_float_literal_is_an_error_only_where_it_would_be_read_as_a_number() {
+    for (line, op) in [
+        ("IADD R1, RZ, 1.5", "IADD"),
+        ("ISETP.LT P0, R1, 0.5", "ISETP.LT"),
+        ("SHL R1, R1, 2e0", "SHL"),
+    ] {
+        let out = rendered(&format!("{line}\nEXIT\n"));
+        let col = line.rfind(' ').unwrap() + 2;
+        assert!(
+            out.starts_with(&format!("k.sasm:1:{col}: error: float literal")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("in the integer instruction {op}")),
+            "{out}"
+        );
+    }
+    // Float instructions read it as a float; MOV and the bitwise operations move its bits;
+    // a hex immediate with an `e` digit is an integer.
+    let prog = ok("FADD R1, RZ, 1.5\nMOV R2, 1.5\nXOR R3, R3, -0.0\nIADD R4, RZ, 0xe5\nEXIT\n");
+    assert_eq!(prog.instructions[0].operands[2], fimm(1.5));
+    assert_eq!(prog.instructions[1].operands[1], fimm(1.5));
+    assert_eq!(prog.instructions[2].operands[2], imm(0x8000_0000));
+    assert_eq!(prog.instructions[3].operands[2], imm(0xe5));
+}
+
+#[test]
 fn error_directives_specials_params() {
     let out = rendered(".regz 4\n");
     assert!(

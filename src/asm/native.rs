@@ -736,6 +736,24 @@ impl Assembler {
         }
         if t.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
             return match number(t) {
+                // Integer arithmetic would take a float's bits as a number (1.5 as
+                // 1069547520); MOV and the bitwise operations work on bits, where a float
+                // constant is an idiom (`XOR R1, R1, -0.0` negates).
+                Ok(("", text))
+                    if !op.is_float()
+                        && !matches!(op, Opcode::Mov | Opcode::And | Opcode::Or | Opcode::Xor)
+                        && !text.to_ascii_lowercase().starts_with("0x")
+                        && text.contains(['.', 'e', 'E']) =>
+                {
+                    fail_hint(
+                        t,
+                        format!(
+                            "float literal `{text}` in the integer instruction {}",
+                            op.mnemonic()
+                        ),
+                        "write an integer, or load the float's bits with `MOV Rn, 1.5` first",
+                    )
+                }
                 Ok(("", text)) => match immediate_bits(text, op.is_float()) {
                     Ok(bits) => Ok(Parsed::Done(Operand::Imm(bits))),
                     Err(msg) => fail(t, msg),
