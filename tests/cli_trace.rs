@@ -216,7 +216,8 @@ fn compact_format_records_converts_and_analyses_like_the_default() {
     assert_eq!(events(dump(&bin)), events(dump(&compact)));
     let analysis = |t: &Path| stdout(&ws(&["analyze", s(t), "--format", "json"]));
     assert_eq!(analysis(&bin), analysis(&compact));
-    // Converting either way gives back the other's bytes apart from the header's version.
+    // Converting either way gives back the other's bytes: the header's version follows
+    // the format written.
     let back = d.join("c.wstrace");
     ok(&ws(&[
         "trace",
@@ -238,6 +239,23 @@ fn compact_format_records_converts_and_analyses_like_the_default() {
     ]));
     assert_eq!(events(dump(&small)), events(dump(&bin)));
     assert!(std::fs::metadata(&small).unwrap().len() < std::fs::metadata(&bin).unwrap().len());
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&bin).unwrap());
+    assert_eq!(
+        std::fs::read(&small).unwrap(),
+        std::fs::read(&compact).unwrap()
+    );
+    assert_eq!(info_json(&small)["version"], 5);
+    // Through JSON Lines (whose header remembers the version) a compact trace comes back
+    // compact, byte for byte; an upper-case extension is still JSON Lines.
+    let lines = d.join("e.JSONL");
+    ok(&ws(&["trace", "convert", s(&compact), s(&lines)]));
+    assert_eq!(std::fs::read(&lines).unwrap()[0], b'{');
+    let again = d.join("f.wstrace");
+    ok(&ws(&["trace", "convert", s(&lines), s(&again)]));
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&compact).unwrap()
+    );
 }
 
 fn assert_clean_failure(o: &Output, want: &str) {
@@ -291,6 +309,22 @@ fn damaged_traces_fail_cleanly_with_an_offset() {
         &ws(&["trace", "info", s(&d.join("missing.wstrace"))]),
         "missing.wstrace",
     );
+    // The header has no CRC: a GPU config no GPU could have is refused, in either format.
+    let lines = d.join("good.jsonl");
+    ok(&ws(&["trace", "convert", s(&t), s(&lines)]));
+    for (good, bad) in [(&t, d.join("sms0.wstrace")), (&lines, d.join("sms0.jsonl"))] {
+        let bytes = std::fs::read(good).unwrap();
+        let key = b"\"num_sms\":";
+        let at = bytes.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+        let mut edited = bytes.clone();
+        edited[at] = b'0';
+        assert_eq!(edited[at + 1], b',', "a one-digit SM count");
+        std::fs::write(&bad, &edited).unwrap();
+        assert_clean_failure(
+            &ws(&["analyze", s(&bad)]),
+            "bad trace header: gpu config: num_sms: must be at least 1",
+        );
+    }
 }
 
 #[test]

@@ -128,18 +128,25 @@ fn dump(path: &Path) -> Result<()> {
     }
 }
 
+/// The format `convert` writes without `--format`: JSON Lines for `.jsonl`/`.json`, else the
+/// binary version the trace's header names, so that a compact trace taken through JSON Lines
+/// comes back compact.
+fn default_format<R: io::Read>(reader: &TraceReader<R>, output: &Path) -> TraceFormat {
+    match TraceFormat::from_path(output) {
+        TraceFormat::Jsonl => TraceFormat::Jsonl,
+        _ => TraceFormat::binary_of_version(reader.header().version),
+    }
+}
+
 fn convert(input: &Path, output: &Path, format: Option<FormatArg>) -> Result<()> {
     let reader = open(input)?;
+    let format = format.map_or_else(|| default_format(&reader, output), Into::into);
     let tmp = pending::tmp_path(output);
     let _pending = pending::register(&tmp);
     let result = (|| -> Result<u64> {
         let f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let (out, n) = trace::convert(
-            reader,
-            BufWriter::with_capacity(1 << 16, f),
-            format.map_or_else(|| TraceFormat::from_path(output), Into::into),
-        )
-        .with_context(|| input.display().to_string())?;
+        let (out, n) = trace::convert(reader, BufWriter::with_capacity(1 << 16, f), format)
+            .with_context(|| input.display().to_string())?;
         let f = out
             .into_inner()
             .map_err(|e| e.into_error())

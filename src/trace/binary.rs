@@ -4002,6 +4002,12 @@ impl<R: Read> BinaryReader<R> {
                 offset: 14,
                 message: e.to_string(),
             })?;
+        // The header is not under a CRC: a config no GPU could have (a damaged byte, an
+        // edit) would give nonsense figures instead of an error.
+        header.config.validate().map_err(|e| TraceError::Header {
+            offset: 14,
+            message: e.to_string(),
+        })?;
         let limits = IssueLimits::of(&header);
         Ok(BinaryReader {
             input,

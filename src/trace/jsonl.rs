@@ -162,6 +162,10 @@ impl<R: Read> JsonlReader<R> {
                 line: 1,
                 message: format!("bad trace header: {e}"),
             })?;
+        header.config.validate().map_err(|e| TraceError::Json {
+            line: 1,
+            message: format!("bad trace header: {e}"),
+        })?;
         if header.version > super::FORMAT_VERSION {
             return Err(TraceError::UnsupportedVersion {
                 offset: 0,

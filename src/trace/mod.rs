@@ -195,8 +195,29 @@ impl TraceFormat {
     /// `.jsonl` / `.json` → JSON Lines, anything else → binary.
     pub fn from_path(path: &Path) -> TraceFormat {
         match path.extension().and_then(|e| e.to_str()) {
-            Some("jsonl") | Some("json") => TraceFormat::Jsonl,
+            Some(e) if e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("json") => {
+                TraceFormat::Jsonl
+            }
             _ => TraceFormat::Binary,
+        }
+    }
+
+    /// The binary format whose version is `version` (the default one for any other).
+    pub fn binary_of_version(version: u16) -> TraceFormat {
+        match version {
+            binary::COMPACT_VERSION => TraceFormat::Compact,
+            binary::GROUPED_VERSION => TraceFormat::Grouped,
+            _ => TraceFormat::Binary,
+        }
+    }
+
+    /// The version a binary writer of this format writes (`None` for JSON Lines).
+    fn binary_version(self) -> Option<u16> {
+        match self {
+            TraceFormat::Binary => Some(binary::DEFAULT_VERSION),
+            TraceFormat::Compact => Some(binary::COMPACT_VERSION),
+            TraceFormat::Grouped => Some(binary::GROUPED_VERSION),
+            TraceFormat::Jsonl => None,
         }
     }
 }
@@ -431,7 +452,19 @@ pub fn convert<R: Read, W: Write>(
     format: TraceFormat,
 ) -> Result<(W, u64), TraceError> {
     let mut reader = reader;
-    let mut w = TraceWriter::with_raw_header(out, format, reader.header_json())?;
+    // The header is kept byte for byte (a round trip through JSON Lines gives back the same
+    // file), unless its version would misstate the binary format written.
+    let mut w = match format.binary_version() {
+        Some(v) if v != reader.header().version => TraceWriter::new(
+            out,
+            format,
+            &TraceHeader {
+                version: v,
+                ..reader.header().clone()
+            },
+        )?,
+        _ => TraceWriter::with_raw_header(out, format, reader.header_json())?,
+    };
     for e in reader.by_ref() {
         w.write(&e?)?;
     }
