@@ -891,3 +891,20 @@ fn a_byte_order_mark_is_ignored_and_an_empty_kernel_is_refused_before_it_runs() 
         assert!(!stderr(&o).contains("try another --gpu"), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn config_errors_name_what_was_given_not_a_flag_that_was_not() {
+    let o = ws(&["config", "show", "nope"]);
+    assert_fails_with(
+        &o,
+        "unknown GPU `nope`: expected a preset (tiny, small, volta, hopper)",
+    );
+    assert!(!stderr(&o).contains("--gpu"), "{}", stderr(&o));
+    let d = scratch("config-errors");
+    let file = d.join("c.json");
+    std::fs::write(&file, "{\"name\":\"x\"}").unwrap();
+    let o = ws(&["config", "show", file.to_str().unwrap()]);
+    assert_fails_with(&o, "missing field `num_sms`");
+    // The path once, not twice.
+    assert_eq!(stderr(&o).matches("c.json").count(), 1, "{}", stderr(&o));
+}

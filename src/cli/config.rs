@@ -83,7 +83,9 @@ pub fn run(args: ConfigArgs) -> Result<ExitCode> {
 
 /// Loads `--gpu NAME|FILE.json` (a file relative to the current directory).
 pub fn load_gpu(spec: &str) -> Result<GpuConfig> {
-    load_gpu_config(spec, Path::new("")).map_err(|m| anyhow::anyhow!("--gpu {spec}: {m}"))
+    // Its messages name the preset or the file (the same command reads `--gpu` and
+    // `config show`'s argument).
+    load_gpu_config(spec, Path::new("")).map_err(anyhow::Error::msg)
 }
 
 pub(super) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
@@ -136,7 +138,8 @@ pub struct GpuArgs {
     /// (hopper for sm_90 and later).
     #[arg(long, value_name = "NAME|FILE.json")]
     pub gpu: Option<String>,
-    /// Warp-scheduling policy of every scheduler (overrides the GPU's).
+    /// Warp-scheduling policy of every scheduler (overrides the GPU's); `fine` and `none`
+    /// are seed 004's names for `lrr` and `sequential`.
     #[arg(long, value_parser = policy_parser())]
     pub policy: Option<Policy>,
     /// Dependency tracking: bitmap, ranges or barriers (control codes; kernels without any get
