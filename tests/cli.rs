@@ -908,3 +908,21 @@ fn config_errors_name_what_was_given_not_a_flag_that_was_not() {
     // The path once, not twice.
     assert_eq!(stderr(&o).matches("c.json").count(), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn json_output_is_one_object_even_when_the_kernel_faults() {
+    for extra in [
+        &["--max-cycles", "10"][..],
+        &["--functional", "--max-instructions", "10"],
+    ] {
+        let mut args = vec!["run", "kernels/reduce.json", "--json"];
+        args.extend_from_slice(extra);
+        let o = ws(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["complete"], false, "{v}");
+        assert_eq!(v["kernel"], "reduce");
+        assert!(v["fault"].as_str().unwrap().contains("watchdog"), "{v}");
+        assert_eq!(v["cycles"].is_u64(), extra[0] == "--max-cycles", "{v}");
+    }
+}

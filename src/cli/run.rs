@@ -461,6 +461,9 @@ fn run_functional(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) 
             } else {
                 ""
             };
+            if args.json {
+                emit_fault_json(config, &fault, None)?;
+            }
             bail!("fault: {fault}{hint}")
         }
         Err(e) => bail!("{}: {e}", launch_file.path.display()),
@@ -499,6 +502,9 @@ fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> R
         }),
         Err(SimError::Fault { fault, partial }) => {
             let hint = super::fault_hint("run", &fault, args.max_cycles);
+            if args.json {
+                emit_fault_json(config, &fault, Some(&partial))?;
+            }
             bail!(
                 "fault at cycle {} on {}: {fault}{hint}",
                 partial.cycles,
@@ -515,6 +521,28 @@ fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> R
         ),
         Err(SimError::Launch(e)) => bail!("{}: {e}", launch_file.path.display()),
     }
+}
+
+/// `--json` promises one object on stdout: for a run stopped by a fault, what it got to (the
+/// fault itself, and the timing simulator's partial figures).
+fn emit_fault_json(
+    config: &GpuConfig,
+    fault: &warpscope::sim::Fault,
+    partial: Option<&SimReport>,
+) -> Result<()> {
+    let mut object = json!({
+        "complete": false,
+        "gpu": config.name,
+        "kernel": fault.kernel,
+        "fault": fault.to_string(),
+    });
+    if let Some(r) = partial {
+        object["cycles"] = json!(r.cycles);
+        object["warp_instructions"] = json!(r.warp_instructions);
+        object["thread_instructions"] = json!(r.thread_instructions);
+    }
+    emit(&(serde_json::to_string_pretty(&object)? + "\n"))?;
+    Ok(())
 }
 
 fn render_json(
