@@ -215,12 +215,35 @@ pub fn parse_word(text: &str) -> Result<u32, String> {
             let v = if neg { -(m as i128) } else { m as i128 };
             word_from_i128(v)
         }
-        None => match t.to_ascii_lowercase().parse::<f32>() {
-            Ok(f) => Ok(f.to_bits()),
-            Err(_) => Err(format!(
+        None => match text_f32(t) {
+            Some(f) => f.map(f32::to_bits),
+            None => Err(format!(
                 "`{t}` is not a number (integer, float, 0x.. hex or 0b.. binary)"
             )),
         },
+    }
+}
+
+/// `v` as an f32; a finite number past f32's range is an error (it would become infinity
+/// without a word), while `inf` written as such stays infinite.
+fn to_f32(v: f64, shown: &dyn fmt::Display) -> Result<f32, String> {
+    check_f32(v as f32, v.is_finite(), shown)
+}
+
+/// Text read as an f32 (rounded once, from the decimal), with [`to_f32`]'s range check.
+fn text_f32(t: &str) -> Option<Result<f32, String>> {
+    let lower = t.to_ascii_lowercase();
+    let f = lower.parse::<f32>().ok()?;
+    let finite = lower.parse::<f64>().is_ok_and(f64::is_finite);
+    Some(check_f32(f, finite, &format_args!("`{t}`")))
+}
+
+fn check_f32(f: f32, written_finite: bool, shown: &dyn fmt::Display) -> Result<f32, String> {
+    match f.is_infinite() && written_finite {
+        true => Err(format!(
+            "{shown} is out of f32 range (at most about ±3.4e38)"
+        )),
+        false => Ok(f),
     }
 }
 
@@ -293,7 +316,9 @@ impl<'de> Deserialize<'de> for Word {
                 word_from_i128(v as i128).map(Word).map_err(E::custom)
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Word, E> {
-                Ok(Word((v as f32).to_bits()))
+                to_f32(v, &format_args!("{v:e}"))
+                    .map(|f| Word(f.to_bits()))
+                    .map_err(E::custom)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Word, E> {
                 parse_word(v).map(Word).map_err(E::custom)
@@ -322,7 +347,9 @@ impl<'de> Deserialize<'de> for F32 {
                 Ok(F32(v as f32))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<F32, E> {
-                Ok(F32(v as f32))
+                to_f32(v, &format_args!("{v:e}"))
+                    .map(F32)
+                    .map_err(E::custom)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<F32, E> {
                 let t = v.trim();
@@ -331,10 +358,10 @@ impl<'de> Deserialize<'de> for F32 {
                         .map(|b| F32(f32::from_bits(b)))
                         .map_err(|_| E::custom(format!("`{t}` is not 32-bit hex")));
                 }
-                t.to_ascii_lowercase()
-                    .parse::<f32>()
+                text_f32(t)
+                    .ok_or_else(|| E::custom(format!("`{t}` is not a float")))?
                     .map(F32)
-                    .map_err(|_| E::custom(format!("`{t}` is not a float")))
+                    .map_err(E::custom)
             }
         }
         d.deserialize_any(V)
@@ -1435,6 +1462,11 @@ mod tests {
         assert_eq!(parse_word("1.5"), Ok(1.5f32.to_bits()));
         assert_eq!(parse_word("-2.0"), Ok((-2.0f32).to_bits()));
         assert!(parse_word("nan").is_ok());
+        assert_eq!(parse_word("-inf"), Ok(f32::NEG_INFINITY.to_bits()));
+        assert_eq!(
+            parse_word("1e40"),
+            Err("`1e40` is out of f32 range (at most about ±3.4e38)".into())
+        );
         assert!(parse_word("4294967296").is_err());
         assert!(parse_word("-2147483649").is_err());
         assert!(parse_word("abc").is_err());

@@ -926,3 +926,36 @@ fn json_output_is_one_object_even_when_the_kernel_faults() {
         assert_eq!(v["cycles"].is_u64(), extra[0] == "--max-cycles", "{v}");
     }
 }
+
+#[test]
+fn a_float_past_f32_range_is_an_error_not_infinity() {
+    let d = scratch("f32-range");
+    std::fs::copy("kernels/vecadd.sasm", d.join("vecadd.sasm")).unwrap();
+    let launch = d.join("l.json");
+    std::fs::write(
+        &launch,
+        r#"{"kernel":"vecadd.sasm","grid":1,"block":32,"params":{"a":0,"b":0,"c":0,"n":1e40}}"#,
+    )
+    .unwrap();
+    assert_fails_with(
+        &ws(&["run", launch.to_str().unwrap()]),
+        "params.n: 1e40 is out of f32 range",
+    );
+    let o = ws(&[
+        "run",
+        "kernels/vecadd.sasm",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--param",
+        "a=0",
+        "--param",
+        "b=0",
+        "--param",
+        "c=0",
+        "--param",
+        "n=-1e39",
+    ]);
+    assert_fails_with(&o, "`-1e39` is out of f32 range");
+}
