@@ -282,7 +282,11 @@ fn hex_bad_words_are_all_reported() {
     );
     assert_eq!(
         found[1],
-        (1, 29, "`0x12345` does not fit in 16 bits".into())
+        (
+            1,
+            29,
+            "hex word `0x12345` (0x12345) does not fit in 16 bits".into()
+        )
     );
     assert_eq!((found[2].0, found[2].1), (1, 38));
     assert_eq!(

@@ -411,8 +411,8 @@ pub fn assemble_hex(source: &str) -> Result<Program, AsmErrors> {
                     Some(v) if v <= 0xffff => words.push((v as u16, off)),
                     _ => errs.add(
                         off,
-                        format!("`{w}` does not fit in 16 bits"),
-                        Some("tiny-gpu instructions are 16-bit words, 0x0000 to 0xffff".into()),
+                        format!("hex word `{w}` (0x{}) does not fit in 16 bits", digits.to_ascii_lowercase()),
+                        Some("tiny-gpu instructions are 16-bit words, 0x0000 to 0xffff; words are read as hex, even without `0x`".into()),
                     ),
                 }
             }

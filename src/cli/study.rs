@@ -93,13 +93,13 @@ pub struct StudyArgs {
     /// Stall probabilities after each group.
     #[arg(long, value_enum, default_value = "mixed")]
     pub stalls: StallsArg,
-    /// Miss latency in cycles.
+    /// Miss latency in cycles (0 to 1000).
     #[arg(long, default_value_t = 6)]
     pub lat: usize,
-    /// Refill cycles each coarse-grained switch costs.
+    /// Refill cycles each coarse-grained switch costs (0 to 1000).
     #[arg(long, default_value_t = 2)]
     pub switch_cost: usize,
-    /// Groups per thread.
+    /// Groups per thread (1 to 1000).
     #[arg(long, default_value_t = 12)]
     pub groups: usize,
     /// Seed of the two streams (the default gives five distinct finishing times).
@@ -118,10 +118,10 @@ pub struct StudyArgs {
     /// Write a warpscope trace (one launch per scheme; `.jsonl` for JSON Lines).
     #[arg(long, value_name = "OUT.wstrace")]
     pub trace: Option<PathBuf>,
-    /// Write the grids of every scheme on one time axis as SVG.
+    /// Write the grids of every scheme on one time axis as SVG (runs of at most 2000 cycles).
     #[arg(long, value_name = "OUT.svg")]
     pub svg: Option<PathBuf>,
-    /// Write the animated, self-contained HTML page.
+    /// Write the animated, self-contained HTML page (runs of at most 2000 cycles).
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
 }

@@ -50,7 +50,7 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_parser = scoreboard_parser())]
     pub scoreboard: Vec<ScoreboardKind>,
     /// Warp slots per SM to sweep, comma-separated (default: the GPU's).
-    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = clap::value_parser!(u32).range(1..))]
     pub warps: Vec<u32>,
     /// GPU preset or JSON config (default: the launch file's, else small; for an Accel-Sim
     /// trace volta, hopper for sm_90 and later).

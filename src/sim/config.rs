@@ -606,9 +606,19 @@ impl GpuConfig {
                             .into(),
                     );
                 }
-                let sets = c.size_bytes / (c.line_bytes * c.associativity).max(1);
-                if c.size_bytes != 0 && sets == 0 {
+                let set_bytes = (c.line_bytes * c.associativity).max(1);
+                if c.size_bytes != 0 && c.size_bytes < set_bytes {
                     return bad(field, "size_bytes is smaller than one set".into());
+                }
+                // The cache holds whole sets; the rest would silently go unused.
+                if c.size_bytes % set_bytes != 0 {
+                    return bad(
+                        field,
+                        format!(
+                            "size_bytes {} is not a whole number of sets of {set_bytes} bytes (line_bytes × associativity); 0 means no cache",
+                            c.size_bytes
+                        ),
+                    );
                 }
             }
             if !m.sector_bytes.is_power_of_two() {
@@ -688,5 +698,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("num_smz"));
+        // A cache holds whole sets: 1000 bytes of 512-byte sets would behave as 512.
+        let mut c = GpuConfig::preset("volta").unwrap();
+        c.memory.l1.size_bytes = 1000;
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("memory.l1: size_bytes 1000 is not a whole number of sets of 512 bytes"));
+        c.memory.l1.size_bytes = 0;
+        assert!(c.validate().is_ok(), "0 means no cache");
     }
 }
