@@ -330,6 +330,31 @@ fn sweep_records_every_combination_deterministically() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("at least two combinations"));
+    // A combination stopped by the watchdog is marked in the summary (lrr needs 2606 cycles).
+    let d = dir("sweep-stopped");
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--max-cycles",
+        "2200",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        row("lrr.bitmap").ends_with("[incomplete: see below]"),
+        "{out}"
+    );
+    assert!(!row("gto.bitmap").contains("incomplete"), "{out}");
     // A value given twice would be one trace written twice: refused before anything runs.
     for (flag, values, named) in [
         ("--policy", "gto,lrr,gto", "gto"),

@@ -203,9 +203,14 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
                 .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
                 .map_or("-", |(k, _)| k.as_str());
             let name = t.label.trim_end_matches(".wstrace");
+            // A faulted run's figures stop where it did: the row says so (why is below).
+            let stopped = match t.analysis.complete {
+                true => "",
+                false => "  [incomplete: see below]",
+            };
             let _ = writeln!(
                 out,
-                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}",
+                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}{stopped}",
                 l.cycles, l.ipc, l.warp_cycles_per_issued_instruction
             );
         }
