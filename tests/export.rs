@@ -38,6 +38,7 @@ fn every_sample_exports_a_well_formed_trace() {
         let mut processes = 0;
         let mut threads = 0;
         let mut counters = 0;
+        let mut counter_points = std::collections::HashSet::new();
         for e in events {
             match e["ph"].as_str().unwrap() {
                 "X" => {
@@ -59,6 +60,13 @@ fn every_sample_exports_a_well_formed_trace() {
                     counters += 1;
                     assert!(e["ts"].is_u64() && e["pid"].is_u64(), "{what}: {e}");
                     assert!(e["args"].as_object().unwrap().len() == 1, "{what}: {e}");
+                    // One value per counter and cycle (the one the cycle ended with).
+                    let at = (
+                        e["pid"].as_u64().unwrap(),
+                        e["name"].as_str().unwrap().to_string(),
+                        e["ts"].as_u64().unwrap(),
+                    );
+                    assert!(counter_points.insert(at), "{what}: repeated {e}");
                 }
                 other => panic!("{what}: unexpected phase {other}"),
             }

@@ -48,6 +48,9 @@ struct WarpTrack {
 #[derive(Default, Clone, Copy)]
 struct SchedulerTrack {
     eligible: i64,
+    /// The cycle whose final eligible count is not written yet: several warps change in one
+    /// cycle, and the counter takes one value per cycle.
+    eligible_cycle: Option<u64>,
     issued_cycle: Option<u64>,
     issued: u64,
 }
@@ -186,10 +189,24 @@ impl<W: Write> Exporter<'_, W> {
         let Some(scheduler) = self.warps.get(&w).map(|t| t.scheduler) else {
             return Ok(());
         };
-        let s = self.schedulers.entry((w.sm, scheduler)).or_default();
+        let key = (w.sm, scheduler);
+        let s = *self.schedulers.entry(key).or_default();
+        if s.eligible_cycle != Some(cycle) {
+            self.end_eligible(key)?;
+        }
+        let s = self.schedulers.get_mut(&key).expect("just inserted");
         s.eligible += if now { 1 } else { -1 };
-        let value = s.eligible;
-        self.counter(w.sm, scheduler, "eligible", cycle, value)
+        s.eligible_cycle = Some(cycle);
+        Ok(())
+    }
+
+    /// Writes the eligible count the scheduler's last changing cycle ended with.
+    fn end_eligible(&mut self, key: (u32, u32)) -> Result<(), TraceError> {
+        let s = self.schedulers.get(&key).copied().unwrap_or_default();
+        match s.eligible_cycle {
+            Some(c) => self.counter(key.0, key.1, "eligible", c, s.eligible),
+            None => Ok(()),
+        }
     }
 
     fn issued(&mut self, w: WarpRef, cycle: u64) -> Result<(), TraceError> {
@@ -354,6 +371,7 @@ pub fn export<R: Read, W: Write>(
     let mut keys: Vec<(u32, u32)> = ex.schedulers.keys().copied().collect();
     keys.sort();
     for k in keys {
+        ex.end_eligible(k)?;
         ex.end_issue_burst(k, None)?;
     }
     let stats = ex.stats;
