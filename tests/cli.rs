@@ -312,6 +312,29 @@ fn failing_expect_exits_1_with_a_diff() {
     assert_eq!(v["checks"]["failed"], 21);
 }
 
+/// `run kernels/vecadd.sasm` on one block of `block` threads, with null pointers and `n`.
+fn run_vecadd(block: &str, n: &str, extra: &[&str]) -> Output {
+    let n = format!("n={n}");
+    let mut args = vec![
+        "run",
+        "kernels/vecadd.sasm",
+        "--grid",
+        "1",
+        "--block",
+        block,
+        "--param",
+        "a=0",
+        "--param",
+        "b=0",
+        "--param",
+        "c=0",
+        "--param",
+        &n,
+    ];
+    args.extend_from_slice(extra);
+    ws(&args)
+}
+
 #[test]
 fn the_functional_runner_refuses_blocks_the_gpu_cannot_hold() {
     // The wrapped product of these dimensions was 0 threads (a silent no-op run), and larger
@@ -321,23 +344,7 @@ fn the_functional_runner_refuses_blocks_the_gpu_cannot_hold() {
         ("4294967295,4294967295,4294967295", "18446744073709551615"),
         ("512", "512"),
     ] {
-        let o = ws(&[
-            "run",
-            "kernels/vecadd.sasm",
-            "--grid",
-            "1",
-            "--block",
-            block,
-            "--param",
-            "a=0",
-            "--param",
-            "b=0",
-            "--param",
-            "c=0",
-            "--param",
-            "n=4",
-            "--functional",
-        ]);
+        let o = run_vecadd(block, "4", &["--functional"]);
         assert_fails_with(
             &o,
             &format!("block of {threads} threads exceeds the limit of 256 threads per block"),
@@ -941,21 +948,6 @@ fn a_float_past_f32_range_is_an_error_not_infinity() {
         &ws(&["run", launch.to_str().unwrap()]),
         "params.n: 1e40 is out of f32 range",
     );
-    let o = ws(&[
-        "run",
-        "kernels/vecadd.sasm",
-        "--grid",
-        "1",
-        "--block",
-        "32",
-        "--param",
-        "a=0",
-        "--param",
-        "b=0",
-        "--param",
-        "c=0",
-        "--param",
-        "n=-1e39",
-    ]);
+    let o = run_vecadd("32", "-1e39", &[]);
     assert_fails_with(&o, "`-1e39` is out of f32 range");
 }
