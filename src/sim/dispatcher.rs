@@ -25,15 +25,8 @@ pub struct BlockFootprint {
 impl BlockFootprint {
     pub fn of(launch: &KernelLaunch, config: &GpuConfig) -> Result<BlockFootprint, LaunchError> {
         let kernel = || launch.program.name.clone();
+        launch.check_block_size(config.sm.max_threads_per_block)?;
         let threads = launch.block.count();
-        let limit = config.sm.max_threads_per_block as u64;
-        if threads > limit {
-            return Err(LaunchError::BlockTooLarge {
-                kernel: kernel(),
-                threads,
-                limit,
-            });
-        }
         let fp = BlockFootprint::new(
             threads,
             launch.program.regs as u32,

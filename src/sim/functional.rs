@@ -60,18 +60,7 @@ pub fn run(
         }
         .into());
     }
-    let (threads, limit) = (
-        launch.threads_per_block(),
-        options.max_threads_per_block as u64,
-    );
-    if threads > limit {
-        return Err(LaunchError::BlockTooLarge {
-            kernel: launch.program.name.clone(),
-            threads,
-            limit,
-        }
-        .into());
-    }
+    launch.check_block_size(options.max_threads_per_block)?;
     let program = &launch.program;
     let decoded = exec::Decoded::of(program);
     let mut stats = FunctionalStats::default();

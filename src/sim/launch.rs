@@ -110,6 +110,20 @@ impl KernelLaunch {
         Ok(())
     }
 
+    /// An error if a block has more than `limit` threads (a GPU's `max_threads_per_block`):
+    /// both runners hold a block's warps at once.
+    pub fn check_block_size(&self, limit: u32) -> Result<(), LaunchError> {
+        let threads = self.threads_per_block();
+        match threads > limit as u64 {
+            true => Err(LaunchError::BlockTooLarge {
+                kernel: self.program.name.clone(),
+                threads,
+                limit: limit as u64,
+            }),
+            false => Ok(()),
+        }
+    }
+
     pub fn threads_per_block(&self) -> u64 {
         self.block.count()
     }
