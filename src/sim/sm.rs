@@ -371,6 +371,9 @@ pub struct Sm {
     free_events: Vec<usize>,
     mio_inflight: u32,
     lsu_inflight: u32,
+    /// The scheduler stepped first in a cycle, and so first to a freed LSU or MIO queue entry:
+    /// the one after the last to take an entry, as a round-robin arbiter grants.
+    queue_priority: usize,
     room: SmRoom,
     pub blocks_run: u64,
     /// Cycles with a resident block, counted up to `busy_from` while one is resident (see
@@ -467,6 +470,7 @@ impl Sm {
             free_events: Vec::new(),
             mio_inflight: 0,
             lsu_inflight: 0,
+            queue_priority: 0,
             room: SmRoom {
                 free_warps: config.sm.max_warps,
                 free_blocks: config.sm.max_blocks,
@@ -1040,7 +1044,13 @@ impl Sm {
         let coarse = cx.config.scheduler.policy == Policy::Coarse;
         // The first cycle some scheduler must be stepped in, events aside.
         let mut quiet_until = if coarse { 0 } else { u64::MAX };
-        for s in 0..self.schedulers.len() {
+        // The schedulers share the SM's LSU and MIO queues: the first stepped takes a freed
+        // entry. Stepping in a fixed order would make the last scheduler's warps wait longest
+        // for the queues (71 % of their cycles against 14 % for the first's, in a vector add).
+        let count = self.schedulers.len();
+        let first = self.queue_priority;
+        for k in 0..count {
+            let s = (first + k) % count;
             // (Most calls have no freed queue entry to hand on: no scheduler's bit to test.)
             if throttled != 0 {
                 let bit = scheduler_bit(s);
@@ -1087,9 +1097,10 @@ impl Sm {
                 self.schedule_one(cycle, s, cx, &mut out)
             };
             if let Err(fault) = stepped {
-                // The schedulers before this one are done with the cycle.
-                for earlier in 0..s {
-                    self.settle_scheduler(earlier, cycle + 1, cx.config.sm.issue_width);
+                // The schedulers stepped before this one are done with the cycle.
+                for earlier in 0..k {
+                    let e = (first + earlier) % count;
+                    self.settle_scheduler(e, cycle + 1, cx.config.sm.issue_width);
                 }
                 return Err(fault);
             }
@@ -1942,6 +1953,9 @@ impl Sm {
             Pipe::Global => self.lsu_inflight += 1,
             Pipe::Mufu | Pipe::Shared => self.mio_inflight += 1,
             _ => {}
+        }
+        if matches!(pipe, Pipe::Global | Pipe::Mufu | Pipe::Shared) {
+            self.queue_priority = (s + 1) % self.schedulers.len();
         }
         self.schedulers[s].pipe_free[pipe_index(pipe)] = cycle + pipe_cfg.interval as u64;
         if config.scheduler.scoreboard == ScoreboardKind::Barriers {
