@@ -292,6 +292,8 @@ struct SchedAcc {
     resident: u32,
     since: u64,
     eligible_cycles: u64,
+    /// Cycles with a warp of the launch resident on the scheduler (Nsight's "active" cycles).
+    active_cycles: u64,
     last_issue_cycle: Option<u64>,
     busy_cycles: u64,
 }
@@ -301,6 +303,9 @@ impl SchedAcc {
         if cycle > self.since {
             if self.eligible > 0 {
                 self.eligible_cycles += cycle - self.since;
+            }
+            if self.resident > 0 {
+                self.active_cycles += cycle - self.since;
             }
             self.since = cycle;
         }
@@ -818,6 +823,7 @@ impl Accumulator {
                 if let Some(l) = self.launch_mut(launch) {
                     l.start.get_or_insert(cycle);
                     if let Some(s) = l.scheds.get_mut(sched) {
+                        s.advance(cycle);
                         s.resident += 1;
                     }
                 }
@@ -908,6 +914,7 @@ impl Accumulator {
         let was = w.state.is_some_and(|s| s.is_eligible());
         Self::set_eligible(acc, w.sched, cycle, was, false);
         if let Some(s) = acc.scheds.get_mut(w.sched) {
+            s.advance(cycle);
             s.resident = s.resident.saturating_sub(1);
         }
     }
@@ -968,10 +975,12 @@ struct GpuShape<'a> {
     memory_recorded: bool,
 }
 
+/// `active_sm_cycles`: the SM-cycles in which the launch had a block resident, over which
+/// Nsight Compute averages achieved occupancy.
 fn occupancy(
     h: &crate::trace::LaunchHeader,
     resident: u64,
-    cycles: u64,
+    active_sm_cycles: u64,
     gpu: &GpuShape,
 ) -> Occupancy {
     let config = gpu.config;
@@ -980,7 +989,7 @@ fn occupancy(
     let (blocks_per_sm, limiter) = fp.blocks_per_sm(config);
     let max_warps = config.sm.max_warps;
     let theoretical = (blocks_per_sm * fp.warps).min(max_warps) as f64;
-    let achieved = ratio(resident as f64, cycles as f64 * config.num_sms as f64);
+    let achieved = ratio(resident as f64, active_sm_cycles as f64);
     Occupancy {
         max_warps_per_sm: max_warps,
         block_limit_registers: limits.registers,
@@ -1050,7 +1059,6 @@ fn finish_launch(
     for s in &mut acc.scheds {
         s.advance(end);
     }
-    let sched_cycles = cycles as f64 * schedulers as f64;
     let states = launch_states(&acc.pcs);
     let mut warp_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), taxonomy);
     for name in taxonomy.fixed_names() {
@@ -1068,7 +1076,9 @@ fn finish_launch(
         .map(|(_, n)| n)
         .sum();
     let eligible_cycles: u64 = acc.scheds.iter().map(|s| s.eligible_cycles).sum();
-    let one_or_more = ratio(eligible_cycles as f64 * 100.0, sched_cycles);
+    // As Nsight Compute's scheduler statistics: per cycle in which the scheduler had a warp.
+    let active_sched_cycles = acc.scheds.iter().map(|s| s.active_cycles).sum::<u64>() as f64;
+    let one_or_more = ratio(eligible_cycles as f64 * 100.0, active_sched_cycles);
     let busy: u64 = acc.scheds.iter().map(|s| s.busy_cycles).sum();
     let total_slots = width as u64 * cycles * schedulers as u64;
     let horizontal = (width as u64 * busy).saturating_sub(acc.warp_instructions);
@@ -1099,11 +1109,12 @@ fn finish_launch(
             }
         })
         .collect();
-    let occupancy = occupancy(h, acc.resident, cycles, gpu);
+    let dispatch = dispatch(&mut acc, start, end);
+    let active_sm_cycles = dispatch.busy_cycles_per_sm.iter().sum();
+    let occupancy = occupancy(h, acc.resident, active_sm_cycles, gpu);
     let blocks = h.grid.count();
     let resident_blocks = occupancy.theoretical_blocks_per_sm as u64 * gpu.config.num_sms as u64;
     let memory = memory(&acc.mem, gpu.memory_recorded);
-    let dispatch = dispatch(&mut acc, start, end);
     let mut analysis = LaunchAnalysis {
         index,
         name: h.kernel.clone(),
@@ -1132,9 +1143,9 @@ fn finish_launch(
         warp_states_per_issue,
         scheduler: SchedulerStats {
             schedulers: schedulers as u32,
-            active_warps_per_scheduler: ratio(acc.resident as f64, sched_cycles),
-            eligible_warps_per_scheduler: ratio(eligible_warp_cycles as f64, sched_cycles),
-            issued_warp_per_scheduler: ratio(instructions, sched_cycles),
+            active_warps_per_scheduler: ratio(acc.resident as f64, active_sched_cycles),
+            eligible_warps_per_scheduler: ratio(eligible_warp_cycles as f64, active_sched_cycles),
+            issued_warp_per_scheduler: ratio(instructions, active_sched_cycles),
             no_eligible_pct: 100.0 - one_or_more,
             one_or_more_eligible_pct: one_or_more,
         },

@@ -41,6 +41,9 @@ pub struct Hint {
 const DOMINANT_STALL_SHARE: f64 = 0.30;
 /// Achieved occupancy below this fraction of theoretical is worth a look.
 const OCCUPANCY_GAP: f64 = 0.80;
+/// A partial last wave is a cause worth naming only in a grid of fewer waves than this: in
+/// a longer one its idle SM-cycles are a small share of the launch.
+const TAIL_WAVES: f64 = 4.0;
 /// A tail longer than this share of the launch is worth a look.
 const TAIL_SHARE: f64 = 0.20;
 /// SM idle time (%) above which the tail is worth a look.
@@ -118,7 +121,7 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
                 },
                 l.launch.waves_per_sm
             )
-        } else if l.launch.waves_per_sm.fract() > 0.0 {
+        } else if l.launch.waves_per_sm < TAIL_WAVES && l.launch.waves_per_sm.fract() > 0.0 {
             format!(
                 "the last wave is {:.2} full, and warps that exit early leave their slots empty until their whole block retires",
                 l.launch.waves_per_sm.fract()
