@@ -77,6 +77,7 @@ use rand::{Rng, SeedableRng};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -718,11 +719,15 @@ pub struct CheckReport {
     pub passed: u64,
     /// Expected words that did not (or could not be read).
     pub failed: u64,
-    /// Every mismatch, in `expect` order.
+    /// The first [`CheckReport::KEPT`] mismatches, in `expect` order (`failed` counts all).
     pub mismatches: Vec<Mismatch>,
 }
 
 impl CheckReport {
+    /// Mismatches kept for display: a failing check of a 256 MiB region would otherwise hold
+    /// tens of millions of them.
+    pub const KEPT: usize = 1000;
+
     pub fn ok(&self) -> bool {
         self.failed == 0
     }
@@ -968,7 +973,8 @@ fn region(
             return Err(err(
                 "count",
                 format!(
-                    "{c} words at 0x{address:x} go beyond the memory limit of 0x{limit:x} bytes"
+                    "{} at 0x{address:x} would pass the memory limit of 0x{limit:x} bytes",
+                    crate::words::count(c, "word", "words")
                 ),
             ));
         }
@@ -980,8 +986,22 @@ fn region(
         Values::F32(floats.into_iter().map(|f| f.0).collect())
     } else if let Some(path) = raw.file {
         let full = dir.join(&path);
-        let bytes = std::fs::read(&full)
+        // At most the bytes the memory can hold past `address`, and one more to tell a file
+        // that is too large (or endless, as /dev/zero) without reading all of it.
+        let room = limit.saturating_sub(address);
+        let mut bytes = Vec::new();
+        std::fs::File::open(&full)
+            .and_then(|f| f.take(room.saturating_add(1)).read_to_end(&mut bytes))
             .map_err(|e| err("file", format!("cannot read {}: {e}", display(&full))))?;
+        if bytes.len() as u64 > room {
+            return Err(err(
+                "file",
+                format!(
+                    "{} at 0x{address:x} would pass the memory limit of 0x{limit:x} bytes",
+                    display(&full)
+                ),
+            ));
+        }
         if bytes.len() % 4 != 0 {
             return Err(err(
                 "file",
@@ -1050,8 +1070,8 @@ fn region(
         return Err(err(
             "",
             format!(
-                "{} words at 0x{address:x} go beyond the memory limit of 0x{limit:x} bytes",
-                values.len()
+                "{} at 0x{address:x} would pass the memory limit of 0x{limit:x} bytes",
+                crate::words::count(values.len() as u64, "word", "words")
             ),
         ));
     }
@@ -1436,6 +1456,9 @@ impl LaunchFile {
                     report.passed += 1;
                 } else {
                     report.failed += 1;
+                    if report.mismatches.len() == CheckReport::KEPT {
+                        continue;
+                    }
                     report.mismatches.push(Mismatch {
                         address,
                         expected,

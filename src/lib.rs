@@ -15,4 +15,5 @@ pub mod study;
 pub mod sweep;
 pub mod threads;
 pub mod trace;
+pub mod words;
 pub mod workload;

@@ -631,29 +631,33 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
 #[test]
 fn a_corrupt_pc_is_charged_to_one_overflow_line_not_a_table_of_its_size() {
     // Every issue at pc 0 claims pc 4 000 000 000 instead: the per-PC table must not grow to
-    // it (that aborted on a 240 GB allocation), and every warp-cycle is still charged.
+    // it (that aborted on a 240 GB allocation), and every warp-cycle is still charged. (Binary,
+    // with its CRCs intact: JSON Lines are refused at the line, as checked below.)
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/vecadd_tiny.tiny.wstrace");
-    let jsonl = trace_path("corrupt-pc").with_extension("jsonl");
+    let corrupt = trace_path("corrupt-pc");
     let mut reader = TraceReader::open(&sample).unwrap();
-    let mut text = reader.header_json().to_string() + "\n";
+    let header_json = reader.header_json().to_string();
     let events: Vec<Event> = reader.by_ref().map(Result::unwrap).collect();
     let mut corrupted = 0;
+    let mut writer = warpscope::trace::TraceWriter::with_raw_header(
+        Vec::new(),
+        TraceFormat::Binary,
+        &header_json,
+    )
+    .unwrap();
+    let mut text = header_json.clone() + "\n";
     for mut e in events {
         if let Event::Issue { pc: pc @ 0, .. } = &mut e {
             *pc = 4_000_000_000;
             corrupted += 1;
         }
+        writer.write(&e).unwrap();
         text += &serde_json::to_string(&e).unwrap();
         text.push('\n');
     }
-    let trailer = reader.trailer().unwrap();
-    text += &format!(
-        "{{\"trailer\":{{\"complete\":{},\"events\":{},\"last_cycle\":{}}}}}\n",
-        trailer.complete, trailer.events, trailer.last_cycle
-    );
-    std::fs::write(&jsonl, text).unwrap();
+    std::fs::write(&corrupt, writer.finish(true).unwrap()).unwrap();
     assert!(corrupted > 0);
-    let a = analyze(&jsonl);
+    let a = analyze(&corrupt);
     let l = &a.launches[0];
     let total: u64 = l.warp_states.values().sum();
     let by_pc: u64 = l.source.iter().map(|s| s.total_warp_cycles).sum();
@@ -663,4 +667,21 @@ fn a_corrupt_pc_is_charged_to_one_overflow_line_not_a_table_of_its_size() {
         "{} source lines",
         l.source.len()
     );
+
+    // The same events as JSON Lines, as a hand edit would leave them: refused at the line.
+    let trailer = reader.trailer().unwrap();
+    text += &format!(
+        "{{\"trailer\":{{\"complete\":{},\"events\":{},\"last_cycle\":{}}}}}\n",
+        trailer.complete, trailer.events, trailer.last_cycle
+    );
+    let jsonl = corrupt.with_extension("jsonl");
+    std::fs::write(&jsonl, text).unwrap();
+    let err = analyze_file(&jsonl, Taxonomy::Nsight)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the issue event names pc 4000000000, past every launch's listing"),
+        "{err}"
+    );
+    assert!(err.contains("line "), "{err}");
 }

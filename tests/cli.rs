@@ -310,6 +310,18 @@ fn failing_expect_exits_1_with_a_diff() {
     let v = json(&o);
     assert_eq!(v["checks"]["passed"], 3);
     assert_eq!(v["checks"]["failed"], 21);
+
+    // A large failing region: every mismatch is counted, the first thousand kept (it held
+    // every one, and 64 Mi of them aborted on memory).
+    let big = text.replace(r#""count": 20"#, r#""count": 60000"#);
+    std::fs::write(&path, big).unwrap();
+    let o = ws(&["run", p]);
+    assert_fails_with(&o, "60001 of 60004 expected words differ");
+    assert!(
+        stderr(&o).contains("... and 59991 more mismatches"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `run kernels/vecadd.sasm` on one block of `block` threads, with null pointers and `n`.

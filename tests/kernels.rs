@@ -271,7 +271,9 @@ fn launch_file_errors_name_the_field() {
         (r#"{"grid": 1, "block": 1}"#.into(), "kernel: missing"),
         (r#"{"kernel": "vecadd.sasm", "grid": 1,, }"#.into(), "at line 1 column"),
         (format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {ok_params}, "memory": [{{"address": 6, "words": [1]}}]}}"#), "memory[0].address: address 6"),
-        (format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {ok_params}, "memory_limit": 4096, "memory": [{{"address": 4096, "words": [1]}}]}}"#), "memory[0]: 1 words at 0x1000 go beyond the memory limit"),
+        (format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {ok_params}, "memory_limit": 4096, "memory": [{{"address": 4096, "words": [1]}}]}}"#), "memory[0]: 1 word at 0x1000 would pass the memory limit"),
+        // An endless file is refused without being read to its (missing) end.
+        (format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {ok_params}, "memory_limit": 4096, "memory": [{{"address": 0, "file": "/dev/zero"}}]}}"#), "memory[0].file: /dev/zero at 0x0 would pass the memory limit of 0x1000 bytes"),
         (format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {ok_params}, "expect": [{{"address": 0, "file": "missing.bin"}}]}}"#), "expect[0].file: cannot read"),
         (format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {ok_params}, "expect": [{{"address": 0, "words": [1], "tolerance": 0.5}}]}}"#), "expect[0].tolerance: only applies to f32 values"),
         (format!(r#"{{"kernel": "vecadd.sasm", "grid": 1, "block": 1, {ok_params}, "launches": []}}"#), "kernel: cannot be combined with `launches`"),

@@ -610,6 +610,9 @@ pub struct Accumulator {
     /// Resident warps by `sm × slots_per_sm + slot`.
     warps: Vec<Option<WarpTrack>>,
     slots_per_sm: usize,
+    /// The header's SM count: a damaged trace's warp on SM 4 000 000 000 would otherwise
+    /// size `warps` at hundreds of gigabytes.
+    num_sms: usize,
     last_cycle: u64,
     /// The fault that stopped the run (see [`fault_text`]).
     fault: Option<String>,
@@ -645,6 +648,7 @@ impl Accumulator {
                 .collect(),
             warps: Vec::new(),
             slots_per_sm: c.sm.max_warps.max(1) as usize,
+            num_sms: c.num_sms as usize,
             last_cycle: 0,
             fault: None,
         }
@@ -653,7 +657,8 @@ impl Accumulator {
     /// Where warp `w` lives in `warps`; `None` for a slot the GPU does not have.
     fn index(&self, w: WarpRef) -> Option<usize> {
         let slot = w.slot as usize;
-        (slot < self.slots_per_sm).then(|| w.sm as usize * self.slots_per_sm + slot)
+        (slot < self.slots_per_sm && (w.sm as usize) < self.num_sms)
+            .then(|| w.sm as usize * self.slots_per_sm + slot)
     }
 
     fn track(
@@ -1166,4 +1171,45 @@ fn finish_launch(
     let nsight_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), Taxonomy::Nsight);
     analysis.hints = super::rules::hints(&analysis, &nsight_states);
     analysis
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::observer::{WarpInfo, WarpRef};
+    use crate::sim::Dim3;
+
+    /// A warp on an SM the header does not have (a damaged trace whose CRCs still hold) is
+    /// left out: its index once sized the warp table at `sm × slots`, 352 GB for SM 4·10⁹.
+    #[test]
+    fn a_warp_on_an_sm_the_gpu_lacks_is_not_tracked() {
+        let config = crate::sim::config::GpuConfig::preset("tiny").unwrap();
+        let program =
+            crate::asm::assemble(crate::asm::Dialect::Native, ".kernel k\nEXIT\n", "k").unwrap();
+        let launch = crate::sim::KernelLaunch {
+            program: std::sync::Arc::new(program),
+            grid: Dim3::linear(1),
+            block: Dim3::linear(4),
+            params: vec![],
+            stream: 0,
+        };
+        let prepared = crate::sim::gpu::prepare(&config, &[launch]).unwrap();
+        let header = crate::trace::TraceHeader::new(&config, &prepared, 0, 1);
+        let mut acc = Accumulator::new(&header);
+        for sm in [config.num_sms, 4_000_000_000] {
+            acc.event(&Event::WarpLaunch {
+                cycle: 0,
+                warp: WarpRef { sm, slot: 0 },
+                info: WarpInfo {
+                    launch: 0,
+                    block: 0,
+                    ctaid: Dim3::new(0, 0, 0),
+                    warp_in_block: 0,
+                    scheduler: 0,
+                    lanes: 0xF,
+                },
+            });
+        }
+        assert!(acc.warps.is_empty(), "{} warp entries", acc.warps.len());
+    }
 }

@@ -15,6 +15,7 @@ use warpscope::replay::{KernelFilter, ReplayInput};
 use warpscope::sim::config::GpuConfig;
 use warpscope::sim::gpu::SimOptions;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
+use warpscope::words::count;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -210,8 +211,13 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     if input.memcpys > 0 {
         let _ = writeln!(
             out,
-            "  {} host-to-device copies ({} bytes) listed; replay is timing-only and moves no data",
-            input.memcpys, input.memcpy_bytes
+            "  {} ({} bytes) listed; replay is timing-only and moves no data",
+            count(
+                input.memcpys,
+                "host-to-device copy",
+                "host-to-device copies"
+            ),
+            input.memcpy_bytes
         );
     }
     let unknown = input.unknown_opcodes();

@@ -22,6 +22,7 @@ use warpscope::sim::gpu::{SimError, SimOptions, SimReport};
 use warpscope::sim::memory::GlobalMemory;
 use warpscope::sim::observer::{Observer, WarpInfo, WarpRef};
 use warpscope::sim::{Dim3, FaultKind, LaneMask, LaunchError};
+use warpscope::words::count;
 use warpscope::workload::Workload;
 
 pub const EXAMPLES: &str = "\
@@ -279,16 +280,12 @@ pub(super) fn diff(report: &CheckReport) -> String {
     for m in report.mismatches.iter().take(DIFF_LINES) {
         let _ = writeln!(out, "  {m}");
     }
-    if report.mismatches.len() > DIFF_LINES {
+    let shown = report.mismatches.len().min(DIFF_LINES) as u64;
+    if report.failed > shown {
         let _ = writeln!(
             out,
-            "  ... and {} more mismatch{}",
-            report.mismatches.len() - DIFF_LINES,
-            if report.mismatches.len() - DIFF_LINES == 1 {
-                ""
-            } else {
-                "es"
-            }
+            "  ... and {}",
+            count(report.failed - shown, "more mismatch", "more mismatches")
         );
     }
     out
@@ -615,14 +612,6 @@ fn render_json(
     Ok(serde_json::to_string_pretty(&object)? + "\n")
 }
 
-fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
 fn render_text(
     launch_file: &LaunchFile,
     outcome: &Outcome,
@@ -656,11 +645,9 @@ fn render_text(
         );
         let _ = writeln!(
             out,
-            "  {} block{}, {} warp{} of {warp_size} lanes: {} warp instructions, {} thread instructions",
-            s.blocks,
-            plural(s.blocks),
-            s.warps,
-            plural(s.warps),
+            "  {}, {} of {warp_size} lanes: {} warp instructions, {} thread instructions",
+            count(s.blocks, "block", "blocks"),
+            count(s.warps, "warp", "warps"),
             s.warp_instructions,
             s.thread_instructions
         );
@@ -680,10 +667,9 @@ fn render_text(
     if let Some(r) = &outcome.timing {
         let _ = writeln!(
             out,
-            "gpu {} ({} SM{}, policy {}, scoreboard {}, memory {})",
+            "gpu {} ({}, policy {}, scoreboard {}, memory {})",
             config.name,
-            config.num_sms,
-            plural(config.num_sms as u64),
+            count(config.num_sms as u64, "SM", "SMs"),
             config.scheduler.policy.name(),
             config.scheduler.scoreboard.name(),
             memory_model_name(config.memory.model)

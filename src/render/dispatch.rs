@@ -241,9 +241,9 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
         canvas.title(&format!("Blocks on SMs: {}", t.subject()), WIDTH)?;
         canvas.subtitle(
             &format!(
-                "{}, cycles {from}..{to}, {} blocks",
+                "{}, cycles {from}..{to}, {}",
                 t.file_name(),
-                acc.total
+                crate::words::count(acc.total as u64, "block", "blocks")
             ),
             WIDTH,
         )?;

@@ -9,6 +9,7 @@
 use super::{Report, TraceReport};
 use crate::analyze::compare::Comparison;
 use crate::analyze::{LaunchAnalysis, NsightState};
+use crate::words::count;
 use std::fmt::Write;
 
 /// Escapes text for HTML element content and attribute values.
@@ -398,8 +399,10 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     table(out, &["slots", "count", "share"], &rows, 1);
     let _ = write!(
         out,
-        "<p class=\"meta\">{} issue slot(s) per scheduler per cycle × {} cycles × {} schedulers.</p>",
-        i.width, l.cycles, l.scheduler.schedulers
+        "<p class=\"meta\">{} per scheduler per cycle × {} × {}.</p>",
+        count(i.width as u64, "issue slot", "issue slots"),
+        count(l.cycles, "cycle", "cycles"),
+        count(l.scheduler.schedulers as u64, "scheduler", "schedulers")
     );
 
     out.push_str("</section><section><h3>Memory</h3>");
@@ -660,11 +663,11 @@ pub fn page(report: &Report) -> String {
         let c = &t.header.config;
         let _ = write!(
             out,
-            "<p class=\"meta\"><b>{}</b> · GPU <b>{}</b> ({} SMs × {} schedulers, issue width {}) · policy <b>{}</b> · scoreboard <b>{}</b> · {}{}</p>",
+            "<p class=\"meta\"><b>{}</b> · GPU <b>{}</b> ({} × {}, issue width {}) · policy <b>{}</b> · scoreboard <b>{}</b> · {}{}</p>",
             esc(&t.label),
             esc(&c.name),
-            c.num_sms,
-            c.sm.schedulers,
+            count(c.num_sms as u64, "SM", "SMs"),
+            count(c.sm.schedulers as u64, "scheduler", "schedulers"),
             c.sm.issue_width,
             c.scheduler.policy.name(),
             c.scheduler.scoreboard.name(),

@@ -501,6 +501,7 @@ impl GpuConfig {
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        const MAX_LINE_BYTES: u32 = 1 << 16;
         let bad =
             |field: &'static str, message: String| Err(ConfigError::Invalid { field, message });
         let positive = [
@@ -556,6 +557,10 @@ impl GpuConfig {
         if self.sm.max_warps > 1024 {
             return bad("sm.max_warps", "at most 1024".into());
         }
+        // (Each SM keeps a slot per block: an unbounded count is unbounded memory.)
+        if self.sm.max_blocks > 1024 {
+            return bad("sm.max_blocks", "at most 1024".into());
+        }
         if self.scheduler.range_slots > 64 {
             return bad("scheduler.range_slots", "at most 64".into());
         }
@@ -597,21 +602,33 @@ impl GpuConfig {
                 return bad("memory.model.latency", "must be at least 1".into());
             }
         }
+        // Checked under every memory model: the caches are built (and unused) under the others.
+        if !m.sector_bytes.is_power_of_two() || m.sector_bytes > MAX_LINE_BYTES {
+            return bad(
+                "memory.sector_bytes",
+                format!("must be a power of two up to {MAX_LINE_BYTES}"),
+            );
+        }
+        for (field, c) in [("memory.l1", m.l1), ("memory.l2", m.l2)] {
+            if !c.line_bytes.is_power_of_two()
+                || c.line_bytes % m.sector_bytes != 0
+                || c.line_bytes > MAX_LINE_BYTES
+            {
+                return bad(
+                    field,
+                    format!("line_bytes must be a power of two up to {MAX_LINE_BYTES} and a multiple of memory.sector_bytes"),
+                );
+            }
+        }
         if m.model == MemoryModel::Hierarchy {
             for (field, c) in [("memory.l1", m.l1), ("memory.l2", m.l2)] {
-                if !c.line_bytes.is_power_of_two() || c.line_bytes % m.sector_bytes != 0 {
-                    return bad(
-                        field,
-                        "line_bytes must be a power of two and a multiple of memory.sector_bytes"
-                            .into(),
-                    );
-                }
-                let set_bytes = (c.line_bytes * c.associativity).max(1);
-                if c.size_bytes != 0 && c.size_bytes < set_bytes {
+                let set_bytes = (c.line_bytes as u64 * c.associativity as u64).max(1);
+                let size_bytes = c.size_bytes as u64;
+                if size_bytes != 0 && size_bytes < set_bytes {
                     return bad(field, "size_bytes is smaller than one set".into());
                 }
                 // The cache holds whole sets; the rest would silently go unused.
-                if c.size_bytes % set_bytes != 0 {
+                if size_bytes % set_bytes != 0 {
                     return bad(
                         field,
                         format!(
@@ -620,9 +637,6 @@ impl GpuConfig {
                         ),
                     );
                 }
-            }
-            if !m.sector_bytes.is_power_of_two() {
-                return bad("memory.sector_bytes", "must be a power of two".into());
             }
         }
         if self.memory_limit < 4 || self.memory_limit > (1 << 32) {
@@ -708,5 +722,37 @@ mod tests {
             .contains("memory.l1: size_bytes 1000 is not a whole number of sets of 512 bytes"));
         c.memory.l1.size_bytes = 0;
         assert!(c.validate().is_ok(), "0 means no cache");
+    }
+
+    /// Values a config file can hold that the simulator could not build: they were a panic
+    /// (a line size past 2^31 rounds to 0) and an abort (a slot per block allocated up front).
+    #[test]
+    fn sizes_the_simulator_cannot_build_are_refused() {
+        let refused = |c: &GpuConfig, field: &str| {
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(field), "{e}");
+        };
+        for model in [MemoryModel::Ideal, MemoryModel::Hierarchy] {
+            let mut c = GpuConfig::preset("volta").unwrap();
+            c.memory.model = model;
+            c.memory.l2.line_bytes = 0x8000_0001;
+            refused(&c, "memory.l2");
+            c.memory.l2.line_bytes = 1 << 31;
+            refused(&c, "memory.l2");
+            let mut c = GpuConfig::preset("volta").unwrap();
+            c.memory.model = model;
+            c.memory.sector_bytes = 48;
+            refused(&c, "memory.sector_bytes");
+        }
+        // line_bytes × associativity past u32: a whole number of sets, counted in u64.
+        let mut c = GpuConfig::preset("volta").unwrap();
+        c.memory.l2.line_bytes = 1 << 16;
+        c.memory.l2.associativity = 1 << 16;
+        refused(&c, "memory.l2");
+        let mut c = GpuConfig::preset("small").unwrap();
+        c.sm.max_blocks = i32::MAX as u32;
+        refused(&c, "sm.max_blocks: at most 1024");
+        c.sm.max_blocks = 1024;
+        assert!(c.validate().is_ok());
     }
 }

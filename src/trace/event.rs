@@ -6,6 +6,7 @@ use crate::isa::Pipe;
 use crate::sim::observer::{MemEvent, Observer, WarpInfo, WarpRef, WarpState};
 use crate::sim::scoreboard::Hazard;
 use crate::sim::{Fault, LaneMask};
+use crate::words::count;
 use serde::{Deserialize, Serialize};
 
 /// One thing the simulator reported.
@@ -168,6 +169,82 @@ impl EventKind {
 }
 
 impl Event {
+    /// What in this event the trace's header contradicts (an SM, warp slot, scheduler, launch
+    /// or PC the recorded GPU and launches do not have), for readers of hand-edited traces.
+    pub fn out_of_range(&self, header: &super::TraceHeader) -> Option<String> {
+        let c = &header.config;
+        let sm = |sm: u32| {
+            (sm >= c.num_sms).then(|| {
+                format!(
+                    "SM {sm}, but the GPU has {}",
+                    count(c.num_sms as u64, "SM", "SMs")
+                )
+            })
+        };
+        let warp = |w: &WarpRef| {
+            sm(w.sm).or_else(|| {
+                (w.slot >= c.sm.max_warps).then(|| {
+                    format!(
+                        "warp slot {}, but an SM has {}",
+                        w.slot,
+                        count(c.sm.max_warps as u64, "slot", "slots")
+                    )
+                })
+            })
+        };
+        let launch = |l: u32| {
+            (l as usize >= header.launches.len()).then(|| {
+                format!(
+                    "launch {l}, but the trace has {}",
+                    count(header.launches.len() as u64, "launch", "launches")
+                )
+            })
+        };
+        let scheduler = |s: u32| {
+            (s >= c.sm.schedulers).then(|| {
+                format!(
+                    "scheduler {s}, but an SM has {}",
+                    count(c.sm.schedulers as u64, "scheduler", "schedulers")
+                )
+            })
+        };
+        let pc = |pc: u32| {
+            let longest = header.launches.iter().map(|l| l.listing.len()).max();
+            (pc as usize >= longest.unwrap_or(0))
+                .then(|| format!("pc {pc}, past every launch's listing"))
+        };
+        match self {
+            Event::KernelLaunch { launch: l, .. } | Event::KernelComplete { launch: l, .. } => {
+                launch(*l)
+            }
+            Event::BlockAssign {
+                launch: l, sm: s, ..
+            }
+            | Event::BlockComplete {
+                launch: l, sm: s, ..
+            }
+            | Event::BarrierRelease {
+                launch: l, sm: s, ..
+            } => launch(*l).or_else(|| sm(*s)),
+            Event::WarpLaunch { warp: w, info, .. } => warp(w)
+                .or_else(|| launch(info.launch))
+                .or_else(|| scheduler(info.scheduler)),
+            Event::WarpExit { warp: w, .. }
+            | Event::WarpState { warp: w, .. }
+            | Event::BarrierArrive { warp: w, .. }
+            | Event::Hazard { warp: w, .. } => warp(w),
+            Event::Issue { warp: w, pc: p, .. }
+            | Event::Complete { warp: w, pc: p, .. }
+            | Event::Memory { warp: w, pc: p, .. } => warp(w).or_else(|| pc(*p)),
+            Event::Refill {
+                sm: s,
+                scheduler: k,
+                ..
+            } => sm(*s).or_else(|| scheduler(*k)),
+            Event::Fault { .. } => None,
+        }
+    }
+
     pub fn cycle(&self) -> u64 {
         match *self {
             Event::KernelLaunch { cycle, .. }

@@ -250,6 +250,12 @@ impl<R: Read> JsonlReader<R> {
                 cycle: e.cycle(),
             });
         }
+        if let Some(what) = e.out_of_range(&self.header) {
+            return Err(TraceError::Json {
+                line,
+                message: format!("the {} event names {what}", e.kind().name()),
+            });
+        }
         self.last_cycle = e.cycle();
         self.events += 1;
         Ok(Some(e))
