@@ -53,7 +53,7 @@ button.theme { font:inherit; background:var(--card); color:var(--fg); border:1px
 .panels section { min-width:0; }
 .cards { display:grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap:8px; margin:8px 0 4px; }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:8px 10px; min-width:0; }
-.card .v { font-size:1.3rem; font-weight:600; } .card .k { color:var(--muted); font-size:.8rem; }
+.card .v { font-size:1.3rem; font-weight:600; overflow-wrap:normal; } .card .k { color:var(--muted); font-size:.8rem; }
 .scroll { overflow-x:auto; max-width:100%; -webkit-overflow-scrolling: touch; }
 table { border-collapse:collapse; font-size:.88rem; margin:4px 0; }
 th, td { padding:3px 10px 3px 0; text-align:left; border-bottom:1px solid var(--line); vertical-align:top; }
@@ -64,7 +64,8 @@ td.code { white-space:pre; }
 .hint.opt { border-left-color:var(--opt); } .hint b { font-family: ui-monospace, monospace; }
 .bar { display:inline-block; height:.7em; background:var(--bar); vertical-align:middle; border-radius:2px; }
 figure { margin:8px 0 16px; } figcaption { color:var(--muted); font-size:.85rem; }
-figure .scroll svg { display:block; max-width:none; height:auto; background:#fff; border-radius:4px; }
+figure .scroll svg { display:block; max-width:100%; height:auto; background:#fff; border-radius:4px; }
+@media (max-width: 760px) { figure .scroll svg { max-width:none; } }
 .swatch { display:inline-block; width:.8em; height:.8em; border-radius:2px; vertical-align:middle; margin-right:4px; }
 #tip { position:fixed; pointer-events:none; z-index:10; max-width:min(420px, 90vw); display:none;
   background:var(--fg); color:var(--bg); padding:6px 8px; border-radius:6px; font-size:.8rem; white-space:pre-wrap; }
@@ -192,7 +193,8 @@ fn card(out: &mut String, key: &str, value: &str) {
     let _ = write!(
         out,
         "<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>",
-        esc(value),
+        // A state name breaks after an underscore if the card is narrow, not mid-word.
+        esc(value).replace('_', "_<wbr>"),
         esc(key)
     );
 }
