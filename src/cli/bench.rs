@@ -161,7 +161,7 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
             r.name,
             r.gpu,
             r.verbosity,
-            if r.format == TraceFormat::Compact { "compact" } else { "binary" },
+            r.format.name(),
             r.warp_instructions,
             r.cycles,
             r.events,
@@ -177,7 +177,7 @@ fn run_trace(args: &BenchArgs, config: &GpuConfig) -> Result<ExitCode> {
             "",
         );
         row(
-            "recording (binary), s",
+            &format!("recording ({}), s", r.format.name()),
             format!("{:.3}", r.record_elapsed.as_secs_f64()),
             "",
         );

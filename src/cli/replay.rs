@@ -20,9 +20,9 @@ use warpscope::words::count;
 pub const EXAMPLES: &str = "\
 Examples:
   warpscope replay tests/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
-  warpscope replay traces/app/kernelslist.g --gpu hopper --policy lrr -o app.jsonl
-  warpscope replay traces/app/kernel-3.traceg --gpu volta --memory fixed:300 --sms 8 -o k3.wstrace
-  warpscope replay traces/app --gpu volta --kernel-name sgemm --launch-count 2 -o sgemm.wstrace
+  warpscope replay ~/traces/app/kernelslist.g --gpu hopper --policy lrr -o app.jsonl
+  warpscope replay ~/traces/app/kernel-3.traceg --gpu volta --memory fixed:300 --sms 8 -o k3.wstrace
+  warpscope replay ~/traces/app --gpu volta --kernel-name sgemm --launch-count 2 -o sgemm.wstrace
   warpscope analyze vecadd.wstrace
 
 TRACE is an Accel-Sim trace directory (holding kernelslist.g), a kernelslist.g, or one

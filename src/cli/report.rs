@@ -15,8 +15,9 @@ Examples:
   warpscope report traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace -o gto-vs-lrr
 
 Writes DIR/index.html (one file: tables, inline SVG charts with tooltips, light and dark
-scheme, no network access), the charts as DIR/CHART.svg, DIR/report.txt (as `analyze` prints it) and DIR/report.json (as
-`analyze --format json`, plus the comparison as `compare --format json`). With several traces
+scheme, no network access), the charts as DIR/CHART.svg (for several traces only the stall comparison, DIR/stalls.svg; the page has every chart), DIR/report.txt (as `analyze` prints it) and DIR/report.json:
+{\"traces\": [{\"trace\", \"analysis\"}], \"comparison\"}, each analysis as `analyze --format json`
+prints it and the comparison (null for one trace) as `compare --format json`. With several traces
 the first is the baseline of the comparison.";
 
 #[derive(Debug, Args)]

@@ -22,8 +22,8 @@ use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 pub const EXAMPLES: &str = "\
 Examples:
   warpscope sweep kernels/reduce.json --policy lrr,gto,two_level,barrel -o sweep-reduce
-  warpscope sweep kernels/matmul.json --gpu volta --policy gto,lrr \\
-      --scoreboard bitmap,ranges,barriers --warps 16,32,64 -o sweep-matmul
+  warpscope sweep kernels/reduce.json --gpu small --policy gto,lrr \\
+      --scoreboard bitmap,ranges,barriers --warps 8,16 -o sweep-small
   warpscope sweep tests/data/accelsim/vectoradd-100-32 --gpu volta --policy gto,lrr,two_level -o sweep-vecadd
 
 Writes DIR/POLICY.SCOREBOARD[.wWARPS].wstrace for every combination (in the order given),

@@ -48,7 +48,8 @@ pub enum TraceError {
         source: std::io::Error,
     },
     #[error(
-        "offset {offset}: not a warpscope trace: expected magic \"WSTRACE\\0\", found {found:02x?}"
+        "offset {offset}: not a warpscope trace: expected magic \"WSTRACE\\0\", found {}",
+        crate::trace::hex_bytes(found)
     )]
     BadMagic { offset: u64, found: [u8; 8] },
     #[error("offset {offset}: trace format version {found} is newer than this build supports ({supported}); upgrade warpscope")]
@@ -208,6 +209,16 @@ impl TraceFormat {
             binary::COMPACT_VERSION => TraceFormat::Compact,
             binary::GROUPED_VERSION => TraceFormat::Grouped,
             _ => TraceFormat::Binary,
+        }
+    }
+
+    /// Its name on the command line (`--format`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Binary => "binary",
+            TraceFormat::Compact => "compact",
+            TraceFormat::Grouped => "grouped",
+            TraceFormat::Jsonl => "jsonl",
         }
     }
 
@@ -534,4 +545,10 @@ pub fn info<R: Read>(mut reader: TraceReader<R>) -> Result<TraceInfo, TraceError
 /// [`info`] of the trace file at `path`.
 pub fn info_file(path: &Path) -> Result<TraceInfo, TraceError> {
     info(TraceReader::open(path)?)
+}
+
+/// Bytes as `0x57 0x53 ...`, for messages about a file's first bytes.
+pub fn hex_bytes(bytes: &[u8]) -> String {
+    let hex: Vec<String> = bytes.iter().map(|b| format!("0x{b:02x}")).collect();
+    hex.join(" ")
 }
