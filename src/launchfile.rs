@@ -102,8 +102,8 @@ pub enum KernelFileError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{file}: not UTF-8 text")]
-    NotUtf8 { file: String },
+    #[error("{file}:{at}: not UTF-8 text")]
+    NotUtf8 { file: String, at: String },
     #[error(
         "{file}: cannot tell the dialect from the file name; use the extension .sasm, .tgpu or \
          .hex, or name the dialect (native, tinygpu, tinygpu-hex)"
@@ -769,6 +769,14 @@ pub fn load_gpu_config(spec: &str, base: &Path) -> Result<GpuConfig, String> {
     GpuConfig::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// `LINE:COL` (1-based, columns in bytes) of the first byte that is not UTF-8.
+fn first_bad_byte(e: &std::string::FromUtf8Error) -> String {
+    let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+    let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+    format!("{line}:{col}")
+}
+
 fn display(path: &Path) -> String {
     path.display().to_string()
 }
@@ -790,8 +798,10 @@ pub fn assemble_file(
         file: file.clone(),
         source,
     })?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| KernelFileError::NotUtf8 { file: file.clone() })?;
+    let text = String::from_utf8(bytes).map_err(|e| KernelFileError::NotUtf8 {
+        file: file.clone(),
+        at: first_bad_byte(&e),
+    })?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -1182,9 +1192,9 @@ impl LaunchFile {
             file: file.clone(),
             source,
         })?;
-        let text = String::from_utf8(bytes).map_err(|_| LaunchFileError::Syntax {
+        let text = String::from_utf8(bytes).map_err(|e| LaunchFileError::Syntax {
             file: file.clone(),
-            message: "not UTF-8 text".into(),
+            message: format!("{}: not UTF-8 text", first_bad_byte(&e)),
         })?;
         LaunchFile::parse(path, &text)
     }
@@ -1568,5 +1578,20 @@ mod tests {
             .contains("memory[0].tolerance"));
         assert!(msg(r#"[{"address": 0, "words": [1, 99999999999]}]"#)
             .contains("[0].words[1]: 99999999999 does not fit in 32 bits"));
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_located() {
+        let dir = std::env::temp_dir().join(format!("warpscope-utf8-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kernel = dir.join("bad.sasm");
+        std::fs::write(&kernel, b".kernel k\n  EXIT \xff\n").unwrap();
+        let e = assemble_file(&kernel, None).unwrap_err().to_string();
+        assert!(e.ends_with("bad.sasm:2:8: not UTF-8 text"), "{e}");
+        let launch = dir.join("bad.json");
+        std::fs::write(&launch, b"{\xfe}").unwrap();
+        let e = LaunchFile::load(&launch).unwrap_err().to_string();
+        assert!(e.contains("1:2: not UTF-8 text"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
