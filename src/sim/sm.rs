@@ -1949,12 +1949,13 @@ impl Sm {
         if is_memory {
             warp.mem_inflight += 1;
         }
-        match pipe {
-            Pipe::Global => self.lsu_inflight += 1,
-            Pipe::Mufu | Pipe::Shared => self.mio_inflight += 1,
-            _ => {}
-        }
-        if matches!(pipe, Pipe::Global | Pipe::Mufu | Pipe::Shared) {
+        let queue = match pipe {
+            Pipe::Global => Some(&mut self.lsu_inflight),
+            Pipe::Mufu | Pipe::Shared => Some(&mut self.mio_inflight),
+            _ => None,
+        };
+        if let Some(inflight) = queue {
+            *inflight += 1;
             self.queue_priority = (s + 1) % self.schedulers.len();
         }
         self.schedulers[s].pipe_free[pipe_index(pipe)] = cycle + pipe_cfg.interval as u64;

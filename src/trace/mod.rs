@@ -548,7 +548,7 @@ pub fn info_file(path: &Path) -> Result<TraceInfo, TraceError> {
 }
 
 /// Bytes as `0x57 0x53 ...`, for messages about a file's first bytes.
-pub fn hex_bytes(bytes: &[u8]) -> String {
+fn hex_bytes(bytes: &[u8]) -> String {
     let hex: Vec<String> = bytes.iter().map(|b| format!("0x{b:02x}")).collect();
     hex.join(" ")
 }
