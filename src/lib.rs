@@ -5,6 +5,7 @@ pub mod asm;
 pub mod bench;
 pub mod export;
 pub mod isa;
+pub mod kernel_name;
 pub mod launchfile;
 pub mod pending;
 pub mod render;

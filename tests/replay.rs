@@ -175,7 +175,40 @@ fn shared_vectoradd_analysis_charges_long_scoreboard_to_the_fadd() {
     let analysis = analyze_file(&r.path, Taxonomy::Nsight).unwrap();
     let launch = &analysis.launches[0];
     assert_eq!(launch.name, "_Z6vecAddIfEvPT_S1_S1_i");
+    assert_eq!(
+        launch.signature,
+        "vecAdd<float>(float*, float*, float*, int)"
+    );
     assert_eq!(launch.thread_instructions, 10516);
+    // The text report heads the launch with the name a CUDA programmer wrote, and gives the
+    // mangled one that other tools list.
+    let text = warpscope::analyze::render_text(&analysis);
+    assert!(
+        text.contains("\nvecAdd<float>(float*, float*, float*, int) (launch 0): cycles 0.."),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  mangled name: _Z6vecAddIfEvPT_S1_S1_i\n"),
+        "{text}"
+    );
+    // `analyze --kernel` takes either spelling, whole or in part.
+    for name in [
+        "vecAdd<float>",
+        "_Z6vecAdd",
+        "vecAdd<float>(float*, float*, float*, int)",
+    ] {
+        let mut kept = analysis.clone();
+        kept.retain_kernel(name).unwrap();
+        assert_eq!(kept.launches.len(), 1, "{name}");
+    }
+    let e = analysis
+        .clone()
+        .retain_kernel("vecAdd<double>")
+        .unwrap_err();
+    assert!(
+        e.contains("(its kernels: vecAdd<float>(float*, float*, float*, int))"),
+        "{e}"
+    );
     let line = |needle: &str| {
         launch
             .source
@@ -599,6 +632,8 @@ fn kernel_selection_keeps_the_kernels_asked_for_in_list_order() {
     assert_eq!(ids(by("", Some("loop"), 1, None)), [2]);
     assert_eq!(ids(by("", Some("loop"), 0, Some(1))), [1]);
     assert_eq!(ids(by("1-2", Some("Pdi"), 1, Some(5))), [2]);
+    // A part of the demangled name selects too: `_Z4loopPdi` is `loop(double*, int)`.
+    assert_eq!(ids(by("", Some("loop(double*"), 0, None)), [1]);
     let single =
         replay::open_filtered(&dir.join("kernel-1.traceg"), &by("1", None, 0, None)).unwrap();
     assert_eq!((single.kernels.len(), single.listed_kernels), (1, 1));
@@ -612,7 +647,8 @@ fn kernel_selection_keeps_the_kernels_asked_for_in_list_order() {
         "{e}"
     );
     assert!(e.contains("2 of 2 match, all skipped"), "{e}");
-    assert!(e.contains("1 `_Z4loopPdi`, 2 `_Z4loopPdi_again`"), "{e}");
+    // By their demangled names; a name that does not demangle as it is.
+    assert!(e.contains("1 `loop`, 2 `_Z4loopPdi_again`"), "{e}");
     let e = replay::open_filtered(&dir, &by("5-6", None, 0, None))
         .unwrap_err()
         .to_string();
@@ -786,8 +822,9 @@ fn cli_replays_and_reports_on_stdout_and_stderr() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("replayed 2 kernel(s)"), "{stdout}");
-    assert!(stdout.contains("  kernel 1 _Z4loopPdi (sm_70"), "{stdout}");
+    assert!(stdout.contains("replayed 2 kernels"), "{stdout}");
+    // The summary names kernels demangled, without parameters.
+    assert!(stdout.contains("  kernel 1 loop (sm_70"), "{stdout}");
     assert!(
         stdout.contains("100 warp instructions (3072 thread instructions)"),
         "{stdout}"

@@ -319,10 +319,13 @@ pub fn render_text(c: &Comparison) -> String {
         .max(44);
     for l in &c.launches {
         let _ = writeln!(out);
-        let names: Vec<String> = l
+        let names: Vec<_> = l
             .names
             .iter()
-            .map(|n| n.clone().unwrap_or_else(|| "-".into()))
+            .map(|n| {
+                n.as_deref()
+                    .map_or("-".into(), crate::kernel_name::function)
+            })
             .collect();
         let _ = writeln!(out, "Launch {}: {}", l.index, names.join(" | "));
         let mut head = format!("  {:<hw$}", "metric", hw = label_w + 2);

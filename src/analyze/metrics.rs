@@ -212,7 +212,11 @@ fn by_cuda_line(source: &[SourceLine]) -> Vec<CudaSourceLine> {
 pub struct LaunchAnalysis {
     /// Index of the launch in the trace header.
     pub index: u32,
+    /// The kernel's name as the trace spells it (mangled, for a replayed CUDA kernel).
     pub name: String,
+    /// The name demangled, with parameters ([`crate::kernel_name::signature`]); `name` when
+    /// it is not a mangled symbol.
+    pub signature: String,
     pub start_cycle: u64,
     pub end_cycle: u64,
     /// `end_cycle − start_cycle`.
@@ -1123,6 +1127,7 @@ fn finish_launch(
     let mut analysis = LaunchAnalysis {
         index,
         name: h.kernel.clone(),
+        signature: crate::kernel_name::signature(&h.kernel).into_owned(),
         start_cycle: start,
         end_cycle: end,
         cycles,

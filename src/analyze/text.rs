@@ -34,13 +34,16 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     let _ = writeln!(
         out,
         "{} (launch {}): cycles {}..{} ({} cycles){}",
-        l.name,
+        l.signature,
         l.index,
         l.start_cycle,
         l.end_cycle,
         l.cycles,
         if l.completed { "" } else { " [incomplete]" }
     );
+    if l.signature != l.name {
+        let _ = writeln!(out, "  mangled name: {}", l.name);
+    }
     let _ = writeln!(out);
 
     section(out, "Launch Statistics");

@@ -56,8 +56,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
     /// Only the launches of this kernel (all launches by default): its exact name, else any
-    /// kernel whose name contains NAME (a replay's names are mangled: vecAdd finds
-    /// _Z6vecAddIfEvPT_S1_S1_i).
+    /// kernel whose name contains NAME. A replayed kernel answers to its mangled and its
+    /// demangled name: vecAdd<float> and _Z6vecAdd both find _Z6vecAddIfEvPT_S1_S1_i.
     #[arg(long, value_name = "NAME")]
     pub kernel: Option<String>,
 }

@@ -37,7 +37,8 @@ version, --format grouped the one faster to record for compute-bound kernels (se
 --help`).
 
 Kernel selection works as Nsight Compute's: --kernels and --kernel-name pick kernels of the
-list (by the header's `-kernel id` and by a part of its mangled name; the summary shows both),
+list (by the header's `-kernel id` and by a part of its name, mangled or demangled: vecAdd<float>
+and _Z6vecAdd both find _Z6vecAddIfEvPT_S1_S1_i; the summary shows id and name),
 then --launch-skip leaves out the first N of those and --launch-count keeps at most N more.
 Kernels not selected are not scanned, so one kernel of a large application costs the scan of
 that kernel alone.";
@@ -74,7 +75,8 @@ pub struct KernelSelection {
     /// kernel-N.traceg): ids and ranges, e.g. 2,5-7.
     #[arg(long, value_name = "IDS", value_parser = parse_kernel_ids, help_heading = "Kernel selection")]
     pub kernels: Option<KernelIds>,
-    /// Replay only kernels whose name contains TEXT (the mangled name of the trace header).
+    /// Replay only kernels whose name contains TEXT (mangled as the trace header spells it, or
+    /// demangled).
     #[arg(long, value_name = "TEXT", help_heading = "Kernel selection")]
     pub kernel_name: Option<String>,
     /// Of the kernels --kernels and --kernel-name select, leave out the first N.
@@ -177,7 +179,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     let r = &outcome.record.report;
     let mut out = String::new();
     let kernels = match input.kernels.len() == input.listed_kernels {
-        true => format!("{} kernel(s)", input.kernels.len()),
+        true => count(input.kernels.len() as u64, "kernel", "kernels"),
         false => format!(
             "{} of {} kernels",
             input.kernels.len(),
@@ -198,7 +200,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             out,
             "  kernel {} {} (sm_{}, tracer v{}): grid {} block {}, {} warp instructions, cycles {}..{}",
             k.header.kernel_id,
-            k.header.name,
+            warpscope::kernel_name::function(&k.header.name),
             k.header.binary_version,
             k.header.tracer_version,
             k.header.grid,

@@ -14,6 +14,7 @@
 //! Streaming: memory is proportional to resident warps; output goes straight to the writer.
 
 use crate::analyze::{detailed_name, NsightState};
+use crate::kernel_name;
 use crate::sim::observer::{WarpRef, WarpState};
 use crate::trace::{Event, TraceError, TraceHeader, TraceReader};
 use rustc_hash::FxHashMap;
@@ -299,11 +300,11 @@ impl<W: Write> Exporter<'_, W> {
 
     fn metadata(&mut self) -> Result<(), TraceError> {
         let c = &self.header.config;
-        let kernels: Vec<&str> = self
+        let kernels: Vec<_> = self
             .header
             .launches
             .iter()
-            .map(|l| l.kernel.as_str())
+            .map(|l| kernel_name::function(&l.kernel))
             .collect();
         for sm in 0..c.num_sms {
             self.emit(json!({"ph": "M", "name": "process_name", "pid": sm + 1,

@@ -21,6 +21,7 @@ use super::{
     bin_cycles, bin_levels, step_outline, window, within_size, Align, Canvas, Chart, ChartKind,
     Loaded, PlotArea, Region, RenderError, RenderOptions, Row, MAX_SVG_BYTES,
 };
+use crate::kernel_name;
 
 /// The most blocks the chart draws a bar each for; past it, bands per SM.
 pub const MAX_BARS: usize = 4096;
@@ -301,7 +302,7 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
                         .header
                         .launches
                         .get(b.launch as usize)
-                        .map_or("?", |l| l.kernel.as_str());
+                        .map_or("?".into(), |l| kernel_name::function(&l.kernel));
                     regions.push(Region {
                         x: x0,
                         y: top,

@@ -38,6 +38,7 @@ pub mod stalls;
 pub mod timeline;
 
 use crate::analyze::{analyze_file, Analysis, Taxonomy};
+use crate::kernel_name;
 use crate::trace::TraceError;
 use model::TraceModel;
 use palette::Rgb;
@@ -217,10 +218,16 @@ impl Loaded {
         )
     }
 
-    /// "vecadd_tiny on tiny (lrr)".
+    /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names.
     pub fn subject(&self) -> String {
+        // Room in a chart's caption for a kernel name beside the GPU's and the policy's.
+        const SUBJECT_KERNEL_CHARS: usize = 48;
         let h = &self.model.header;
-        let mut kernels: Vec<&str> = h.launches.iter().map(|l| l.kernel.as_str()).collect();
+        let mut kernels: Vec<String> = h
+            .launches
+            .iter()
+            .map(|l| kernel_name::function_within(&l.kernel, SUBJECT_KERNEL_CHARS))
+            .collect();
         kernels.dedup();
         format!(
             "{} on {} ({})",

@@ -119,7 +119,8 @@ pub struct ReplayInput {
 pub struct KernelFilter {
     /// Kernel ids to keep (a header's `-kernel id`, the N of `kernel-N.traceg`); empty: any.
     pub ids: Vec<RangeInclusive<u64>>,
-    /// Keep only the kernels whose name (as the header spells it, mangled) contains this.
+    /// Keep only the kernels whose name contains this: as the header spells it (mangled) or
+    /// demangled ([`crate::kernel_name::contains`]).
     pub name: Option<String>,
     /// Of the kernels that match, leave out this many first ones.
     pub skip: u64,
@@ -162,7 +163,7 @@ impl KernelFilter {
             && self
                 .name
                 .as_ref()
-                .map_or(true, |n| header.name.contains(n.as_str()))
+                .map_or(true, |n| crate::kernel_name::contains(&header.name, n))
     }
 }
 
@@ -300,7 +301,11 @@ pub fn open_filtered(path: &Path, filter: &KernelFilter) -> Result<ReplayInput, 
                 input.kernels.push(traceg::scan(k)?);
             }
         }
-        seen.push(format!("{} `{}`", header.kernel_id, header.name));
+        seen.push(format!(
+            "{} `{}`",
+            header.kernel_id,
+            crate::kernel_name::function(&header.name)
+        ));
     }
     if input.kernels.is_empty() {
         const SHOWN: usize = 20;

@@ -9,6 +9,7 @@
 use super::{Report, TraceReport};
 use crate::analyze::compare::Comparison;
 use crate::analyze::{LaunchAnalysis, NsightState};
+use crate::kernel_name;
 use crate::words::count;
 use std::fmt::Write;
 
@@ -214,12 +215,20 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     let _ = write!(
         out,
         "<h2 id=\"{id}\">{} <span class=\"meta\">launch {} · cycles {}..{}{}</span></h2>",
-        esc(&l.name),
+        esc(&l.signature),
         l.index,
         l.start_cycle,
         l.end_cycle,
         if l.completed { "" } else { " · incomplete" }
     );
+    if l.signature != l.name {
+        // The spelling `--kernel-name` and other tools' listings use.
+        let _ = write!(
+            out,
+            "<p class=\"meta\">mangled name <code>{}</code></p>",
+            esc(&l.name)
+        );
+    }
     out.push_str("<div class=\"cards\">");
     card(out, "cycles", &l.cycles.to_string());
     card(out, "warp instructions", &l.warp_instructions.to_string());
@@ -645,7 +654,8 @@ pub fn page(report: &Report) -> String {
             t.analysis
                 .launches
                 .first()
-                .map_or(t.label.as_str(), |l| l.name.as_str())
+                .map_or(t.label.clone(), |l| kernel_name::function(&l.name)
+                    .into_owned())
         ),
         ts => format!("warpscope report — {} traces", ts.len()),
     };
