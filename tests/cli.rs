@@ -38,6 +38,15 @@ fn assert_fails_with(o: &Output, want: &str) {
     );
 }
 
+/// A command line that cannot work: exit status 2 (as clap gives), the message and a pointer
+/// to --help.
+fn assert_usage_error(o: &Output, want: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(want), "stderr does not contain {want:?}:\n{err}");
+    assert!(err.contains("try '--help'"), "{err}");
+}
+
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -183,11 +192,15 @@ fn run_kernel_flag_errors() {
     );
     assert_fails_with(&with(&["--param", "a"]), "expected NAME=VALUE");
     assert_fails_with(&with(&["--param", "a=zz"]), "--param a:");
-    assert_fails_with(
+    assert_usage_error(
         &ws(&["run", "kernels/vecadd.sasm", "--grid", "0", "--block", "1"]),
-        "--grid: expected 1 to 3 positive integers",
+        "'--grid <X[,Y,Z]>': expected 1 to 3 positive integers",
     );
-    assert_fails_with(
+    assert_usage_error(
+        &ws(&["run", "kernels/vecadd.sasm", "--grid", "1", "--block", "2,,3"]),
+        "invalid value '2,,3' for '--block",
+    );
+    assert_usage_error(
         &ws(&["run", "kernels/vecadd.sasm"]),
         "needs --grid and --block",
     );
@@ -196,11 +209,14 @@ fn run_kernel_flag_errors() {
     ];
     let mut args = full.to_vec();
     args.extend(["--dump", "6:1"]);
-    assert_fails_with(&with(&args), "--dump 6:1: address 6");
+    assert_usage_error(
+        &with(&args),
+        "'6:1' for '--dump <ADDR:COUNT[:f32]>': address 6",
+    );
     let mut args = full.to_vec();
     args.extend(["--dump", "0:x"]);
-    assert_fails_with(&with(&args), "--dump 0:x: COUNT");
-    assert_fails_with(
+    assert_usage_error(&with(&args), "'0:x' for '--dump <ADDR:COUNT[:f32]>': COUNT");
+    assert_usage_error(
         &ws(&["run", "kernels/vecadd_tiny.json", "--grid", "2"]),
         "--grid is only for running a kernel file",
     );
@@ -606,7 +622,7 @@ fn run_timing_overrides() {
         "exceeds the limit of 4 threads per block",
     );
     // Timing-only flags with --functional, and the other way round.
-    assert_fails_with(
+    assert_usage_error(
         &ws(&[
             "run",
             "kernels/loop.json",
@@ -616,7 +632,7 @@ fn run_timing_overrides() {
         ]),
         "--policy is for the timing simulator",
     );
-    assert_fails_with(
+    assert_usage_error(
         &ws(&["run", "kernels/loop.json", "--max-instructions", "5"]),
         "--max-instructions is for --functional",
     );

@@ -254,7 +254,7 @@ fn compare_cli_formats_and_errors() {
     assert_eq!(v["traces"][1], "reduce.small.lrr.wstrace");
 
     let o = ws(&["compare", a, b, "--baselines", "2"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--baselines 2"));
     let o = ws(&["compare", a, "traces/missing.wstrace"]);
     assert_eq!(o.status.code(), Some(1));
@@ -328,7 +328,7 @@ fn sweep_records_every_combination_deterministically() {
         "-o",
         d1.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("at least two combinations"));
     // A combination stopped by the watchdog is marked in the summary (lrr needs 2606 cycles).
     let d = dir("sweep-stopped");
@@ -479,7 +479,7 @@ fn sweep_replays_an_accelsim_trace_at_every_combination() {
     assert_eq!(header.launches.len(), 1);
     assert_eq!(header.launches[0].kernel, "_Z4loopPdi_again");
     let o = run(&["--grid", "4"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("--grid is only for sweeping a kernel file")
     );
@@ -493,7 +493,7 @@ fn sweep_replays_an_accelsim_trace_at_every_combination() {
         "-o",
         d3.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("kernel selection flags are for Accel-Sim traces"));
 }

@@ -265,7 +265,7 @@ fn profile_replays_an_accelsim_trace_and_names_its_hottest_cuda_line() {
     );
     assert!(d.join("profile-v4-volta-2d/v4-volta-2d.wstrace").is_file());
     let o = ws_in(&d, &["profile", list.to_str().unwrap(), "--block", "32"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
         stderr.contains("--block is only for profiling a kernel file"),
@@ -276,7 +276,7 @@ fn profile_replays_an_accelsim_trace_and_names_its_hottest_cuda_line() {
         &d,
         &["profile", launch.to_str().unwrap(), "--kernel-name", "x"],
     );
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
         stderr.contains("kernel selection flags are for Accel-Sim traces"),

@@ -429,7 +429,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         return run_trace(&args, &config);
     }
     if args.grouped && !args.trace && args.replay.is_none() {
-        bail!("--grouped applies to --trace and --replay");
+        return Err(super::usage("--grouped applies to --trace and --replay"));
     }
     if let Some(trace) = &args.replay {
         let format = match (args.no_trace, args.grouped) {

@@ -3,7 +3,7 @@
 
 use super::analyze::{FormatArg, TaxonomyArg};
 use super::emit;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,11 +39,11 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         super::expect_warpscope_trace(t)?;
     }
     if args.baselines == 0 || args.baselines >= args.traces.len() {
-        bail!(
+        return Err(super::usage(format!(
             "--baselines {} must be at least 1 and leave at least one trace to compare ({} given)",
             args.baselines,
             args.traces.len()
-        );
+        )));
     }
     let taxonomy = args.taxonomy.into();
     let traces = args

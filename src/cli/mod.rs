@@ -169,11 +169,27 @@ pub fn main(cli: Cli) -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+            eprintln!("error: {e}\n\nFor more information, try '--help'.");
+            ExitCode::from(2)
+        }
         Err(e) => {
             report(&e);
             ExitCode::FAILURE
         }
     }
+}
+
+/// A command line that asks for something impossible — flags that do not go together, one
+/// missing that another needs — found after clap's parse: exit status 2, as for the errors
+/// clap finds itself, so that scripts can tell a wrong command from a failed run.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(String);
+
+/// A [`UsageError`] saying `message`.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
 }
 
 /// Prints an error. A kernel's own assembler diagnostics are already in `FILE:LINE:COL: error:`

@@ -1,7 +1,7 @@
 //! `warpscope render TRACE [MORE...] --chart NAME -o OUT.svg`: one chart of a trace as SVG.
 
 use super::{emit, write_file_atomically};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -96,10 +96,10 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
             (args.sm.is_some(), "--sm"),
         ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
-            bail!(
+            return Err(super::usage(format!(
                 "{flag} does not apply to the {} chart, which sums the whole run over every SM (it zooms timeline, dispatch, occupancy and slots)",
                 kind.name()
-            );
+            )));
         }
     }
     let chart = render::chart(kind, &args.traces, &options)?;

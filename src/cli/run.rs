@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warpscope::isa::Pipe;
-use warpscope::launchfile::{parse_address, CheckReport, CommandLineLaunch, LaunchFile};
+use warpscope::launchfile::{
+    parse_address, parse_dims, CheckReport, CommandLineLaunch, LaunchFile,
+};
 use warpscope::replay::{self, KernelFilter};
 use warpscope::sim::config::GpuConfig;
 use warpscope::sim::functional::{FunctionalOptions, FunctionalStats, RunError};
@@ -55,8 +57,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub kernel: KernelFlags,
     /// Print COUNT words at byte address ADDR after the run; `:f32` prints them as floats.
-    #[arg(long, value_name = "ADDR:COUNT[:f32]")]
-    pub dump: Vec<String>,
+    #[arg(long, value_name = "ADDR:COUNT[:f32]", value_parser = parse_dump)]
+    pub dump: Vec<Dump>,
     /// Print exactly one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -82,10 +84,10 @@ pub struct RunArgs {
 #[derive(Debug, Args, Default, Clone)]
 pub struct KernelFlags {
     /// Grid of blocks, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = dims_arg)]
     pub grid: Option<String>,
     /// Threads per block, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = dims_arg)]
     pub block: Option<String>,
     /// A kernel parameter by its .param name; VALUE is an integer, float or 0x hex (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
@@ -113,25 +115,35 @@ impl KernelFlags {
     }
 }
 
+/// A grid or block shape as written (checked here, so that a bad one is a usage error).
+fn dims_arg(text: &str) -> Result<String, String> {
+    parse_dims(text).map(|_| text.to_string())
+}
+
 /// One `--dump ADDR:COUNT[:f32]`, with the text exactly as the user wrote it.
-struct Dump {
+#[derive(Debug, Clone)]
+pub struct Dump {
     key: String,
     address: u64,
     count: usize,
     float: bool,
 }
 
-fn parse_dump(text: &str) -> Result<Dump> {
+fn parse_dump(text: &str) -> Result<Dump, String> {
     let parts: Vec<&str> = text.split(':').collect();
     let (addr, count, float) = match parts.as_slice() {
         [a, c] => (*a, *c, false),
         [a, c, "f32"] => (*a, *c, true),
-        _ => bail!("--dump {text}: expected ADDR:COUNT or ADDR:COUNT:f32, e.g. 0x100:16"),
+        _ => return Err("expected ADDR:COUNT or ADDR:COUNT:f32, e.g. 0x100:16".into()),
     };
-    let address = parse_address(addr).map_err(|m| anyhow::anyhow!("--dump {text}: {m}"))?;
+    let address = parse_address(addr)?;
     let count = match count.trim().parse::<usize>() {
         Ok(c) if c > 0 => c,
-        _ => bail!("--dump {text}: COUNT must be a positive number of words, got `{count}`"),
+        _ => {
+            return Err(format!(
+                "COUNT must be a positive number of words, got `{count}`"
+            ))
+        }
     };
     Ok(Dump {
         key: text.to_string(),
@@ -293,9 +305,8 @@ pub(super) fn diff(report: &CheckReport) -> String {
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let launch_file = load_launch_file(&args)?;
-    let mut dumps: Vec<Dump> = Vec::new();
-    for text in &args.dump {
-        let d = parse_dump(text)?;
+    let mut dumps: Vec<&Dump> = Vec::new();
+    for d in &args.dump {
         // The same --dump twice would give a JSON object a duplicate key.
         if !dumps.iter().any(|e| e.key == d.key) {
             dumps.push(d);
@@ -306,15 +317,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 
     let outcome = if args.functional {
         if let Some(flag) = args.gpu.overrides_given() {
-            bail!("{flag} is for the timing simulator; drop --functional to use it");
+            return Err(super::usage(format!(
+                "{flag} is for the timing simulator; drop --functional to use it"
+            )));
         }
         if args.max_cycles.is_some() {
-            bail!("--max-cycles is for the timing simulator; with --functional use --max-instructions N");
+            return Err(super::usage("--max-cycles is for the timing simulator; with --functional use --max-instructions N"));
         }
         run_functional(&launch_file, &args, &config)?
     } else {
         if args.max_instructions.is_some() {
-            bail!("--max-instructions is for --functional; the timing simulator stops at --max-cycles N");
+            return Err(super::usage("--max-instructions is for --functional; the timing simulator stops at --max-cycles N"));
         }
         run_timing(&launch_file, &args, &config)?
     };
@@ -354,18 +367,18 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     let launch_file = if is_launch_file {
         if let Some(flag) = k.first_given() {
-            bail!(
+            return Err(super::usage(format!(
                 "{flag} is only for running a kernel file; {} is a launch file and sets it itself",
                 args.input.display()
-            );
+            )));
         }
         LaunchFile::load(&args.input)?
     } else {
         let (Some(grid), Some(block)) = (&k.grid, &k.block) else {
-            bail!(
+            return Err(super::usage(format!(
                 "{}: running a kernel file needs --grid and --block (or give a launch file .json)",
                 args.input.display()
-            );
+            )));
         };
         LaunchFile::from_command_line(&CommandLineLaunch {
             kernel: args.input.clone(),
@@ -393,19 +406,19 @@ pub(super) fn load_workload(
 ) -> Result<(Workload, GpuConfig)> {
     if replay::is_trace_path(input) {
         if let Some(flag) = kernel.first_given() {
-            bail!(
+            return Err(super::usage(format!(
                 "{flag} is only for {doing} a kernel file; {} is an Accel-Sim trace",
                 input.display()
-            );
+            )));
         }
         let (trace, config) = super::replay::open_trace(input, select, &gpu)?;
         return Ok((Workload::Replay(trace), config));
     }
     if select.filter() != KernelFilter::default() {
-        bail!(
+        return Err(super::usage(format!(
             "the kernel selection flags are for Accel-Sim traces; {} is not one",
             input.display()
-        );
+        )));
     }
     let run_args = RunArgs {
         input: input.to_path_buf(),

@@ -120,7 +120,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     let points = sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps)
         .map_err(anyhow::Error::msg)?;
     if points.len() < 2 {
-        bail!("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps");
+        return Err(super::usage("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps"));
     }
     super::create_output_dir(&args.output)?;
     let jobs = args
