@@ -835,7 +835,11 @@ fn resolve_params(
                 return Err(invalid(
                     file,
                     field,
-                    format!("{} value(s) given, but {}", values.len(), declared()),
+                    format!(
+                        "{} given, but {}",
+                        crate::words::count(values.len() as u64, "value", "values"),
+                        declared()
+                    ),
                 ));
             }
             Ok(values)

@@ -43,7 +43,10 @@ fn assert_fails_with(o: &Output, want: &str) {
 fn assert_usage_error(o: &Output, want: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(want), "stderr does not contain {want:?}:\n{err}");
+    assert!(
+        err.contains(want),
+        "stderr does not contain {want:?}:\n{err}"
+    );
     assert!(err.contains("try '--help'"), "{err}");
 }
 
@@ -197,7 +200,14 @@ fn run_kernel_flag_errors() {
         "'--grid <X[,Y,Z]>': expected 1 to 3 positive integers",
     );
     assert_usage_error(
-        &ws(&["run", "kernels/vecadd.sasm", "--grid", "1", "--block", "2,,3"]),
+        &ws(&[
+            "run",
+            "kernels/vecadd.sasm",
+            "--grid",
+            "1",
+            "--block",
+            "2,,3",
+        ]),
         "invalid value '2,,3' for '--block",
     );
     assert_usage_error(

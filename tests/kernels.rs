@@ -264,7 +264,7 @@ fn launch_file_errors_name_the_field() {
         (format!(r#"{{"launches": [{{"kernel": "vecadd.sasm", "grid": 1, "block": [1,2,3,4], {ok_params}}}]}}"#), "launches[0].block: expected 1 to 3 positive integers"),
         (r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 1, "params": {"a": 0, "b": 0, "c": 0}}"#.into(), "params: missing parameter `n`"),
         (r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 1, "params": {"a": 0, "b": 0, "c": 0, "n": 1, "m": 1}}"#.into(), "params: unknown parameter `m`; kernel `vecadd` has .param a, b, c, n"),
-        (r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 1, "params": [1, 2]}"#.into(), "params: 2 value(s) given"),
+        (r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 1, "params": [1, 2]}"#.into(), "params: 2 values given"),
         (r#"{"kernel": "vecadd.sasm", "grid": 1, "block": 1}"#.into(), "params: missing parameters `a`, `b`, `c`, `n`"),
         (r#"{"kernel": "nope.sasm", "grid": 1, "block": 1}"#.into(), "kernel: "),
         (r#"{"kernel": "vecadd.sasm", "grid": 1}"#.into(), "block: missing"),

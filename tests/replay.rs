@@ -487,7 +487,7 @@ fn malformed_traces_are_rejected_with_file_and_line() {
             "huge-grid.traceg",
             "-grid dim = (2147483647,65535,65535)",
             ok_block,
-            "huge-grid.traceg:7: the grid (2147483647,65535,65535) has 9223090559730712575 thread block(s) but the trace holds 1",
+            "huge-grid.traceg:7: the grid (2147483647,65535,65535) has 9223090559730712575 thread blocks but the trace holds 1",
         ),
         (
             "sm.traceg",
@@ -499,7 +499,7 @@ fn malformed_traces_are_rejected_with_file_and_line() {
             "warp.traceg",
             "",
             "#BEGIN_TB\nthread block = 0,0,0\nwarp = 1\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n#END_TB\n",
-            "warp.traceg:12: warp 1 does not exist: a block of 32 threads has 1 warp(s)",
+            "warp.traceg:12: warp 1 does not exist: a block of 32 threads has 1 warp",
         ),
         (
             "bad-number.traceg",
@@ -547,7 +547,7 @@ fn malformed_traces_are_rejected_with_file_and_line() {
             "blocks.traceg",
             "-grid dim = (2,1,1)",
             ok_block,
-            "blocks.traceg:7: the grid (2,1,1) has 2 thread block(s) but the trace holds 1",
+            "blocks.traceg:7: the grid (2,1,1) has 2 thread blocks but the trace holds 1",
         ),
         (
             "lanes.traceg",
@@ -1452,7 +1452,7 @@ fn an_accelsim_trace_given_where_a_warpscope_trace_belongs_gets_advice() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{stderr}");
         assert!(
-            stderr.contains("is a directory, not a trace (it holds 1 .wstrace file(s), e.g. "),
+            stderr.contains("is a directory, not a trace (it holds 1 .wstrace file, e.g. "),
             "{stderr}"
         );
     }

@@ -266,7 +266,10 @@ pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
         anyhow::bail!(
             "{shown} is a directory, not a trace{}",
             match held.first() {
-                Some(first) => format!(" (it holds {} .wstrace file(s), e.g. {first})", held.len()),
+                Some(first) => format!(
+                    " (it holds {}, e.g. {first})",
+                    warpscope::words::count(held.len() as u64, ".wstrace file", ".wstrace files")
+                ),
                 None => String::new(),
             }
         );

@@ -1259,8 +1259,9 @@ fn parse_block<R: Read>(
             Some(Count::Warp(w)) => {
                 if w >= shape.warps_per_block {
                     return Err(lines.err(format!(
-                        "warp {w} does not exist: a block of {} threads has {} warp(s)",
-                        shape.threads_per_block, shape.warps_per_block
+                        "warp {w} does not exist: a block of {} threads has {}",
+                        shape.threads_per_block,
+                        crate::words::count(shape.warps_per_block as u64, "warp", "warps")
                     )));
                 }
                 if std::mem::replace(&mut seen_warps[w as usize], true) {
@@ -1947,8 +1948,9 @@ fn finish_scan(
             path,
             header.grid_line,
             format!(
-                "the grid {} has {total_blocks} thread block(s) but the trace holds {present}",
-                header.grid
+                "the grid {} has {} but the trace holds {present}",
+                header.grid,
+                crate::words::count(total_blocks as u64, "thread block", "thread blocks")
             ),
         ));
     }
