@@ -1950,7 +1950,7 @@ fn finish_scan(
             format!(
                 "the grid {} has {} but the trace holds {present}",
                 header.grid,
-                crate::words::count(total_blocks as u64, "thread block", "thread blocks")
+                crate::words::count(total_blocks, "thread block", "thread blocks")
             ),
         ));
     }
