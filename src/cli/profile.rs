@@ -139,7 +139,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         let _ = writeln!(
             out,
             "\n{}: {} cycles, {} warp instructions, IPC {:.3}, {:.2} warp cycles per issued instruction",
-            l.name, l.cycles, l.warp_instructions, l.ipc, l.warp_cycles_per_issued_instruction
+            l.signature, l.cycles, l.warp_instructions, l.ipc, l.warp_cycles_per_issued_instruction
         );
         let mut stalls: Vec<_> = l
             .warp_states
