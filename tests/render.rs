@@ -111,6 +111,111 @@ fn row_centre(c: &Chart, label: &str) -> i32 {
     (r.top + r.bottom) / 2
 }
 
+/// A `<text>` of a chart's SVG: where plotters anchored it, its size and its characters.
+struct Text {
+    x: f64,
+    y: f64,
+    anchor: String,
+    size: f64,
+    text: String,
+}
+
+fn texts(svg: &str) -> Vec<Text> {
+    let attr = |tag: &str, name: &str| -> String {
+        let from = tag
+            .find(&format!(" {name}=\""))
+            .unwrap_or_else(|| panic!("no {name} in {tag}"))
+            + name.len()
+            + 3;
+        tag[from..from + tag[from..].find('"').unwrap()].to_string()
+    };
+    svg.split("<text")
+        .skip(1)
+        .map(|t| {
+            let (tag, rest) = t.split_once('>').unwrap();
+            let text = rest.split("</text>").next().unwrap().trim();
+            Text {
+                x: attr(tag, "x").parse().unwrap(),
+                y: attr(tag, "y").parse().unwrap(),
+                anchor: attr(tag, "text-anchor"),
+                size: attr(tag, "font-size").parse().unwrap(),
+                text: text
+                    .replace("&amp;", "&")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&#39;", "'"),
+            }
+        })
+        .collect()
+}
+
+/// Chart text is readable where the report shows it scaled down: no text is under
+/// `TEXT_MIN` pixels, every size is one of the named ones, and no text (its box estimated as
+/// the charts lay them out) runs off the canvas or over another text.
+fn check_text(c: &Chart, what: &str) {
+    use warpscope::render::{
+        text_width, TEXT_CELL, TEXT_HEADING, TEXT_LABEL, TEXT_MIN, TEXT_SUBTITLE, TEXT_TITLE,
+    };
+    let sizes = [
+        TEXT_TITLE,
+        TEXT_SUBTITLE,
+        TEXT_HEADING,
+        TEXT_LABEL,
+        TEXT_CELL,
+    ];
+    let all = texts(&c.svg);
+    assert!(!all.is_empty(), "{what}: no text");
+    assert!(
+        all.iter().any(|t| t.size == TEXT_TITLE as f64),
+        "{what}: no title"
+    );
+    let boxes: Vec<(f64, f64, f64, f64)> = all
+        .iter()
+        .map(|t| {
+            assert!(
+                t.size >= TEXT_MIN as f64,
+                "{what}: `{}` is {} px, under {TEXT_MIN}",
+                t.text,
+                t.size
+            );
+            assert!(
+                sizes.iter().any(|&s| s as f64 == t.size),
+                "{what}: `{}` is {} px, not one of the sizes {sizes:?}",
+                t.text,
+                t.size
+            );
+            let w = text_width(t.text.chars().count(), t.size as u32) as f64;
+            let x0 = match t.anchor.as_str() {
+                "start" => t.x,
+                "middle" => t.x - w / 2.0,
+                _ => t.x - w,
+            };
+            let (y0, y1) = (t.y - t.size / 2.0, t.y + t.size / 2.0);
+            assert!(
+                x0 >= 0.0 && x0 + w <= c.width as f64 && y0 >= 0.0 && y1 <= c.height as f64,
+                "{what}: `{}` at ({}, {}) runs off the {}x{} canvas",
+                t.text,
+                t.x,
+                t.y,
+                c.width,
+                c.height
+            );
+            (x0, y0, x0 + w, y1)
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        for (j, b) in boxes.iter().enumerate().skip(i + 1) {
+            let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
+            assert!(
+                apart,
+                "{what}: `{}` and `{}` overlap",
+                all[i].text, all[j].text
+            );
+        }
+    }
+}
+
 fn render(kind: ChartKind, path: &Path, options: &RenderOptions) -> Chart {
     chart(kind, &[path.to_path_buf()], options).unwrap_or_else(|e| panic!("{kind:?}: {e}"))
 }
@@ -408,6 +513,51 @@ fn every_chart_of_every_sample_renders_small_and_deterministic() {
 }
 
 #[test]
+fn chart_text_is_readable_and_clear_of_other_text_in_every_chart() {
+    let options = [
+        RenderOptions::default(),
+        // Zoomed in: one column per cycle, numbers in the slot cells.
+        RenderOptions {
+            from: Some(100),
+            to: Some(160),
+            sm: Some(0),
+        },
+    ];
+    let mut checked = 0;
+    for p in samples() {
+        for kind in ChartKind::ALL {
+            for o in &options {
+                // Not every sample has warps on SM0 in that window.
+                let Ok(c) = chart(kind, std::slice::from_ref(&p), o) else {
+                    continue;
+                };
+                check_text(&c, &format!("{kind:?} of {} {o:?}", p.display()));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 60, "{checked} charts checked");
+    let compared = [
+        sample("reduce.small.gto.wstrace"),
+        sample("reduce.small.lrr.wstrace"),
+    ];
+    let c = chart(ChartKind::Stalls, &compared, &RenderOptions::default()).unwrap();
+    check_text(&c, "stalls of gto vs lrr");
+    let c = render(
+        ChartKind::Dispatch,
+        &tiny_trace(),
+        &RenderOptions::default(),
+    );
+    check_text(&c, "dispatch of the tiny trace");
+    // 96 SMs: rows thinner than their labels, labelled every few rows.
+    let wide = record_vecadd_warps(384, 96);
+    for kind in ChartKind::ALL {
+        let c = render(kind, &wide, &RenderOptions::default());
+        check_text(&c, &format!("{kind:?} of 96 SMs"));
+    }
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     let path = sample("vecadd_tiny.tiny.wstrace");
     let missing = tmp("no-such.wstrace");
@@ -595,6 +745,8 @@ fn a_busy_trace_with_hundreds_of_warp_slots_stays_under_the_size_bound() {
             c.svg.len()
         );
         Raster::of(&c);
+        // Hundreds of thin rows: labelled every few rows, never overprinted.
+        check_text(&c, &format!("{kind:?} of the busy trace"));
     }
     let c = render(ChartKind::Timeline, &path, &RenderOptions::default());
     assert_eq!(
@@ -761,11 +913,12 @@ fn what_the_charts_keep_does_not_grow_with_the_trace() {
     }
 }
 
-/// Records `kernels/vecadd.sasm` over `blocks` one-warp blocks on `small` (2 SMs).
-fn record_vecadd_warps(blocks: u32) -> PathBuf {
-    let path = tmp(&format!("vecadd.{blocks}x32.wstrace"));
+/// Records `kernels/vecadd.sasm` over `blocks` one-warp blocks on `small` with `sms` SMs.
+fn record_vecadd_warps(blocks: u32, sms: u32) -> PathBuf {
+    let path = tmp(&format!("vecadd.{blocks}x32.{sms}sms.wstrace"));
     let status = Command::new(env!("CARGO_BIN_EXE_warpscope"))
         .args(["record", "kernels/vecadd.sasm", "--gpu", "small"])
+        .args(["--sms", &sms.to_string()])
         .args(["--grid", &blocks.to_string(), "--block", "32"])
         .args([
             "--param",
@@ -803,8 +956,8 @@ fn tooltip_number(text: &str, word: &str) -> f64 {
 fn a_dispatch_chart_of_many_blocks_draws_bands_within_the_size_bound() {
     // A bar per block made 1.1 MB of SVG for the 6,000 blocks and 3.5 MB for the 24,000, and
     // kept a span and a tooltip per block; bands per SM and column keep the same for both.
-    let few = record_vecadd_warps(6000);
-    let many = record_vecadd_warps(24_000);
+    let few = record_vecadd_warps(6000, 2);
+    let many = record_vecadd_warps(24_000, 2);
     let options = RenderOptions::default();
     let mut kept = Vec::new();
     for (path, blocks) in [(&few, 6000u64), (&many, 24_000)] {
@@ -871,12 +1024,12 @@ fn a_zoomed_cycle_axis_labels_whole_cycles_only() {
             sm: None,
         };
         let svg = render(kind, &trace, &options).svg;
-        // The axis labels: the texts that are numbers.
-        let labels: Vec<String> = svg
-            .split("</text>")
-            .filter_map(|t| t.rsplit('>').next())
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty() && t.parse::<f64>().is_ok())
+        // The x axis labels: the centred texts that are numbers (the occupancy chart's y axes
+        // are aligned to their side, and may well count halves).
+        let labels: Vec<String> = texts(&svg)
+            .into_iter()
+            .filter(|t| t.anchor == "middle" && t.text.parse::<f64>().is_ok())
+            .map(|t| t.text)
             .collect();
         for cycle in ["10", "11", "12", "13"] {
             assert!(labels.iter().any(|l| l == cycle), "{kind:?}: {labels:?}");

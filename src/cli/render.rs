@@ -31,7 +31,8 @@ pub enum ChartArg {
     Dispatch,
     /// Warp-cycles per issued instruction by state; grouped bars for several traces.
     Stalls,
-    /// Active and eligible warps and issued instructions per scheduler over time.
+    /// Active and eligible warps (left axis) and instructions issued per cycle (IPC, right
+    /// axis) per scheduler over time.
     Occupancy,
     /// The issue-slot grid: one row per issue slot, coloured by warp; refill and waste marked.
     Slots,

@@ -18,8 +18,9 @@
 use super::model::{BlockSpan, Sink};
 use super::palette::{self, identity_colour, text_on};
 use super::{
-    bin_cycles, bin_levels, step_outline, window, within_size, Align, Canvas, Chart, ChartKind,
-    Loaded, PlotArea, Region, RenderError, RenderOptions, Row, MAX_SVG_BYTES,
+    bin_cycles, bin_levels, step_outline, text_width, width_of, window, within_size, Align, Canvas,
+    Chart, ChartKind, LabelColumn, Loaded, PlotArea, Region, RenderError, RenderOptions, Row,
+    AXIS_H, HEADER_H, MAX_SVG_BYTES, TEXT_CELL, TEXT_LABEL,
 };
 use crate::kernel_name;
 
@@ -132,10 +133,13 @@ impl Sink for Acc {
 }
 
 const WIDTH: u32 = 1000;
-const LEFT: i32 = 90;
-const RIGHT_MARGIN: i32 = 30;
-const TOP: i32 = 50;
-const BOTTOM_MARGIN: i32 = 50;
+/// SM labels as long as `SM131`.
+const LEFT: i32 = 16 + text_width(5, TEXT_LABEL) + 24;
+/// Half the widest tick label at the right end of the axis.
+const RIGHT_MARGIN: i32 = 8 + text_width(4, TEXT_LABEL);
+const TOP: i32 = HEADER_H;
+/// Lanes high enough for a block number written in the bar.
+const LANE_H: i32 = 24;
 
 /// The SMs shown and, streamed from the trace, the spans or columns to draw them from.
 fn collect(t: &Loaded, options: &RenderOptions) -> Result<(Vec<u32>, Acc), RenderError> {
@@ -220,12 +224,12 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
     }
     let lane_count: i32 = lanes_of.iter().map(|l| l.len() as i32).sum();
     let lane_h = if lane_count <= 24 {
-        24
+        LANE_H
     } else {
-        (900 / lane_count).clamp(3, 24)
+        (900 / lane_count).clamp(3, LANE_H)
     };
     let plot_h = lane_h * lane_count;
-    let height = (TOP + plot_h + BOTTOM_MARGIN) as u32;
+    let height = (TOP + plot_h + AXIS_H) as u32;
     let plot = PlotArea {
         left: LEFT,
         top: TOP,
@@ -249,6 +253,7 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
             WIDTH,
         )?;
         let mut top = TOP;
+        let mut labels = LabelColumn::new();
         for (&sm, lanes) in sms.iter().zip(&lanes_of) {
             if top > TOP {
                 canvas.line(
@@ -258,15 +263,9 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
                 )?;
             }
             let group_h = lane_h * lanes.len() as i32;
-            if lane_h >= 8 || sm % 8 == 0 {
-                canvas.text(
-                    &format!("SM{sm}"),
-                    (plot.left - 8, top + group_h / 2),
-                    12,
-                    palette::INK,
-                    Align::Right,
-                    "sans-serif",
-                )?;
+            let y = top + group_h / 2;
+            if labels.fits(y, TEXT_LABEL) {
+                canvas.label(&format!("SM{sm}"), (plot.left - 8, y), Align::Right)?;
             }
             for (lane, in_lane) in lanes.iter().enumerate() {
                 let bottom = top + lane_h;
@@ -288,11 +287,13 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
                     } else {
                         b.block.to_string()
                     };
-                    if x1 - x0 >= 8 * name.len() as i32 + 4 && lane_h >= 12 {
+                    if x1 - x0 >= width_of(&name, TEXT_CELL) + 6
+                        && lane_h - 2 * pad >= TEXT_CELL as i32 + 2
+                    {
                         canvas.text(
                             &name,
                             ((x0 + x1) / 2, (top + bottom) / 2),
-                            12,
+                            TEXT_CELL,
                             text_on(c),
                             Align::Centre,
                             "sans-serif",
@@ -350,9 +351,13 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
 fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, RenderError> {
     let (from, to) = (acc.from, acc.to);
     let n = sms.len().max(1) as i32;
-    let row_h = if n <= 24 { 24 } else { (900 / n).clamp(3, 24) };
+    let row_h = if n <= 24 {
+        LANE_H
+    } else {
+        (900 / n).clamp(3, LANE_H)
+    };
     let plot_h = row_h * n;
-    let height = (TOP + plot_h + BOTTOM_MARGIN) as u32;
+    let height = (TOP + plot_h + AXIS_H) as u32;
     let plot = PlotArea {
         left: LEFT,
         top: TOP,
@@ -419,6 +424,7 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
             WIDTH,
         )?;
         let mut top = TOP;
+        let mut labels = LabelColumn::new();
         for (r, &sm) in sms.iter().enumerate() {
             let bottom = top + row_h;
             if top > TOP {
@@ -428,15 +434,9 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
                     1,
                 )?;
             }
-            if row_h >= 8 || sm % 8 == 0 {
-                canvas.text(
-                    &format!("SM{sm}"),
-                    (plot.left - 8, top + row_h / 2),
-                    12,
-                    palette::INK,
-                    Align::Right,
-                    "sans-serif",
-                )?;
+            let y = top + row_h / 2;
+            if labels.fits(y, TEXT_LABEL) {
+                canvas.label(&format!("SM{sm}"), (plot.left - 8, y), Align::Right)?;
             }
             let base = bottom - pad;
             let h = &heights[r];

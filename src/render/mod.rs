@@ -24,7 +24,11 @@
 //! chart reads its trace twice, the report once per time chart more.
 //!
 //! Text is drawn with generic font families (`sans-serif`, `monospace`) and no font files:
-//! plotters' SVG backend writes `<text>` elements and the viewer picks the font.
+//! plotters' SVG backend writes `<text>` elements and the viewer picks the font. Every text is
+//! one of the sizes [`TEXT_TITLE`] to [`TEXT_CELL`] (pixels at the SVG's natural size; the
+//! report scales a chart down to its column, so none is under [`TEXT_MIN`]), and the margins,
+//! label columns and legends are sized from them with [`text_width`], so they grow with the
+//! text.
 //!
 //! Output is deterministic: the same trace and options give the same bytes.
 
@@ -493,6 +497,133 @@ pub(crate) fn tick_label(v: f64) -> String {
     }
 }
 
+/// Chart titles.
+pub const TEXT_TITLE: u32 = 18;
+/// The line under the title.
+pub const TEXT_SUBTITLE: u32 = 14;
+/// Axis names, legend headings and group headings.
+pub const TEXT_HEADING: u32 = 16;
+/// Tick labels, row labels, legend entries, values beside bars, the source listing.
+pub const TEXT_LABEL: u32 = 14;
+/// Numbers written inside bars and cells, where the row height is the limit.
+pub const TEXT_CELL: u32 = 12;
+/// The smallest text any chart may draw: 12 px, 9 px in a report column of 900 px.
+pub const TEXT_MIN: u32 = 12;
+
+/// The width `chars` characters take at `size` pixels, a little over: 0.62 em each, above the
+/// average glyph of the common sans-serif fonts and of monospace ones (0.6 em), so a column
+/// sized by it holds its text whichever font the viewer picks.
+pub const fn text_width(chars: usize, size: u32) -> i32 {
+    (chars as u32 * size * 62).div_ceil(100) as i32
+}
+
+/// [`text_width`] of `s`.
+pub(crate) fn width_of(s: &str, size: u32) -> i32 {
+    text_width(s.chars().count(), size)
+}
+
+/// The height of a row with a label of its own (timeline, slots): room for the label and for
+/// the group lines between rows.
+pub(crate) const LABELLED_ROW_H: i32 = TEXT_LABEL as i32 + 5;
+
+/// The longest Nsight state name (`math_pipe_throttle`), for the columns that list states.
+pub(crate) const STATE_NAME_CHARS: usize = 18;
+
+/// Where the title and subtitle sit (their centres), and the height they take.
+const TITLE_Y: i32 = 8 + TEXT_TITLE as i32 / 2;
+const SUBTITLE_Y: i32 = TITLE_Y + (TEXT_TITLE + TEXT_SUBTITLE) as i32 / 2 + 6;
+/// The height of the title and subtitle: a chart's content starts under it.
+pub(crate) const HEADER_H: i32 = SUBTITLE_Y + TEXT_SUBTITLE as i32 / 2 + 12;
+/// The height of a title with no subtitle.
+pub(crate) const TITLE_H: i32 = TITLE_Y + TEXT_TITLE as i32 / 2 + 12;
+
+/// The x axis under a plot: tick length, the centres of the tick labels and of the axis name
+/// below the plot, and the height it takes.
+const TICK: i32 = 5;
+const TICK_LABEL_DY: i32 = TICK + 4 + TEXT_LABEL as i32 / 2;
+const AXIS_NAME_DY: i32 = TICK_LABEL_DY + (TEXT_LABEL + TEXT_HEADING) as i32 / 2 + 5;
+/// The space an x axis takes under the plot: a chart's bottom margin.
+pub(crate) const AXIS_H: i32 = AXIS_NAME_DY + TEXT_HEADING as i32 / 2 + 10;
+
+/// A legend's rows: the swatch and the gap after it, and the pitch of the rows.
+const SWATCH: i32 = TEXT_LABEL as i32 - 1;
+const SWATCH_GAP: i32 = 6;
+pub(crate) const LEGEND_ROW: i32 = TEXT_LABEL as i32 + 7;
+
+/// The width of a legend entry whose name has `chars` characters.
+pub(crate) const fn legend_entry_width(chars: usize) -> i32 {
+    SWATCH + SWATCH_GAP + text_width(chars, TEXT_LABEL)
+}
+
+/// A legend: sections of a heading (may be empty) and its entries, a swatch and a name each.
+pub(crate) type Legend<'a> = [(&'a str, Vec<(Rgb, String)>)];
+
+/// The height of a vertical legend ([`Canvas::legend`]; sections without entries are left out).
+pub(crate) fn legend_height(legend: &Legend) -> i32 {
+    legend
+        .iter()
+        .filter(|(_, entries)| !entries.is_empty())
+        .map(|(heading, entries)| {
+            LEGEND_ROW * (entries.len() as i32 + i32::from(!heading.is_empty()))
+        })
+        .sum()
+}
+
+/// Where the entries of a legend laid out across, from `x` to at most `right`, go: their
+/// offsets from the legend's top left corner, a new row when the next entry would not fit.
+fn across(x: i32, right: i32, entries: &[(Rgb, String)]) -> Vec<(i32, i32)> {
+    let (mut dx, mut dy) = (0, 0);
+    let mut at = Vec::new();
+    for (_, name) in entries {
+        let w = legend_entry_width(name.chars().count());
+        if dx > 0 && x + dx + w > right {
+            dx = 0;
+            dy += LEGEND_ROW;
+        }
+        at.push((dx, dy));
+        dx += w + 2 * TEXT_LABEL as i32;
+    }
+    at
+}
+
+/// The height of a legend laid out across ([`Canvas::legend_across`]).
+pub(crate) fn legend_across_height(x: i32, right: i32, entries: &[(Rgb, String)]) -> i32 {
+    across(x, right, entries)
+        .last()
+        .map_or(0, |&(_, dy)| dy + LEGEND_ROW)
+}
+
+/// Which labels of a column of rows are drawn: a label only where it clears the last one drawn,
+/// so that rows thinner than the text are labelled every few rows instead of overprinted.
+pub(crate) struct LabelColumn {
+    free_from: i32,
+}
+
+impl LabelColumn {
+    pub fn new() -> LabelColumn {
+        LabelColumn {
+            free_from: i32::MIN,
+        }
+    }
+
+    /// Whether a label of `size` centred at `y` fits; if so, it takes its place.
+    pub fn fits(&mut self, y: i32, size: u32) -> bool {
+        let half = size as i32 / 2 + 1;
+        if y - half < self.free_from {
+            return false;
+        }
+        self.free_from = y + half;
+        true
+    }
+}
+
+/// The font size to give plotters for text `px` pixels high: its SVG backend writes
+/// `size / 1.24` (a points-to-pixels factor). For the sizes above the quotient is exactly `px`;
+/// for some (13, 15) no float is, and the SVG would say `13.000000000000002`.
+fn plotters_size(px: u32) -> f64 {
+    px as f64 * 1.24
+}
+
 fn draw_err<E: std::fmt::Debug>(e: E) -> RenderError {
     RenderError::Draw(format!("{e:?}"))
 }
@@ -567,7 +698,7 @@ impl<'a> Canvas<'a> {
             Align::Right => HPos::Right,
         };
         let colour = c.plotters();
-        let style = TextStyle::from((family, size).into_font())
+        let style = TextStyle::from((family, plotters_size(size)).into_font())
             .color(&colour)
             .pos(Pos::new(h, VPos::Center));
         self.area
@@ -579,8 +710,8 @@ impl<'a> Canvas<'a> {
     pub fn subtitle(&self, s: &str, width: u32) -> Result<(), RenderError> {
         self.text(
             s,
-            (width as i32 / 2, 36),
-            11,
+            (width as i32 / 2, SUBTITLE_Y),
+            TEXT_SUBTITLE,
             palette::INK,
             Align::Centre,
             "sans-serif",
@@ -590,16 +721,27 @@ impl<'a> Canvas<'a> {
     pub fn title(&self, s: &str, width: u32) -> Result<(), RenderError> {
         self.text(
             s,
-            (width as i32 / 2, 18),
-            17,
+            (width as i32 / 2, TITLE_Y),
+            TEXT_TITLE,
             palette::INK,
             Align::Centre,
             "sans-serif",
         )
     }
 
-    /// The x axis under `plot`: ticks, labels and the axis name. An axis of `whole` units
-    /// (cycles, counts) has no ticks between two of them, however far it is zoomed.
+    /// Text in one of the label roles: a tick, row or legend label ([`TEXT_LABEL`]).
+    pub fn label(&self, s: &str, at: (i32, i32), align: Align) -> Result<(), RenderError> {
+        self.text(s, at, TEXT_LABEL, palette::INK, align, "sans-serif")
+    }
+
+    /// A heading: an axis name, legend heading or group heading ([`TEXT_HEADING`]).
+    pub fn heading(&self, s: &str, at: (i32, i32), align: Align) -> Result<(), RenderError> {
+        self.text(s, at, TEXT_HEADING, palette::INK, align, "sans-serif")
+    }
+
+    /// The x axis under `plot`: ticks, labels and the axis name (it takes [`AXIS_H`] pixels).
+    /// An axis of `whole` units (cycles, counts) has no ticks between two of them, however far
+    /// it is zoomed.
     pub fn x_axis(&self, plot: &PlotArea, name: &str, whole: bool) -> Result<(), RenderError> {
         self.line(
             vec![(plot.left, plot.bottom), (plot.right, plot.bottom)],
@@ -615,44 +757,58 @@ impl<'a> Canvas<'a> {
         while v <= plot.x_to + 1e-9 {
             let x = plot.x(v);
             self.line(
-                vec![(x, plot.bottom), (x, plot.bottom + 5)],
+                vec![(x, plot.bottom), (x, plot.bottom + TICK)],
                 palette::INK,
                 1,
             )?;
-            self.text(
+            self.label(
                 &tick_label(v),
-                (x, plot.bottom + 15),
-                11,
-                palette::INK,
+                (x, plot.bottom + TICK_LABEL_DY),
                 Align::Centre,
-                "sans-serif",
             )?;
             v += step;
         }
-        self.text(
+        self.heading(
             name,
-            ((plot.left + plot.right) / 2, plot.bottom + 34),
-            13,
-            palette::INK,
+            ((plot.left + plot.right) / 2, plot.bottom + AXIS_NAME_DY),
             Align::Centre,
-            "sans-serif",
         )
     }
 
-    /// A vertical legend: a swatch and a name per entry, from `(x, y)` downwards.
-    pub fn legend(&self, (x, y): (i32, i32), entries: &[(Rgb, String)]) -> Result<(), RenderError> {
-        for (i, (c, name)) in entries.iter().enumerate() {
-            let top = y + i as i32 * 18;
-            self.rect(x, top, x + 12, top + 12, *c)?;
-            self.frame(x, top, x + 12, top + 12, palette::INK)?;
-            self.text(
-                name,
-                (x + 18, top + 6),
-                12,
-                palette::INK,
-                Align::Left,
-                "sans-serif",
-            )?;
+    /// One legend entry: a swatch and its name, `(x, y)` the swatch's top left corner.
+    fn legend_entry(&self, (x, y): (i32, i32), c: Rgb, name: &str) -> Result<(), RenderError> {
+        self.rect(x, y, x + SWATCH, y + SWATCH, c)?;
+        self.frame(x, y, x + SWATCH, y + SWATCH, palette::INK)?;
+        self.label(name, (x + SWATCH + SWATCH_GAP, y + SWATCH / 2), Align::Left)
+    }
+
+    /// A vertical legend from `(x, y)` downwards, [`legend_height`] high: per section its
+    /// heading, then a row per entry.
+    pub fn legend(&self, (x, y): (i32, i32), legend: &Legend) -> Result<(), RenderError> {
+        let mut top = y;
+        for (heading, entries) in legend.iter().filter(|(_, e)| !e.is_empty()) {
+            if !heading.is_empty() {
+                self.heading(heading, (x, top + SWATCH / 2), Align::Left)?;
+                top += LEGEND_ROW;
+            }
+            for (c, name) in entries {
+                self.legend_entry((x, top), *c, name)?;
+                top += LEGEND_ROW;
+            }
+        }
+        Ok(())
+    }
+
+    /// A legend laid out across from `(x, y)`, rows wrapping before `right`;
+    /// [`legend_across_height`] high.
+    pub fn legend_across(
+        &self,
+        (x, y): (i32, i32),
+        right: i32,
+        entries: &[(Rgb, String)],
+    ) -> Result<(), RenderError> {
+        for ((c, name), (dx, dy)) in entries.iter().zip(across(x, right, entries)) {
+            self.legend_entry((x + dx, y + dy), *c, name)?;
         }
         Ok(())
     }
@@ -665,6 +821,7 @@ impl<'a> Canvas<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::NsightState;
 
     #[test]
     fn ticks_are_round_numbers_within_the_budget() {
@@ -723,6 +880,37 @@ mod tests {
         assert_eq!(bin_levels(500, 880), vec![1, 2, 4, 9, 16]);
         assert!(c.svg.len() <= MAX_SVG_BYTES);
         assert_eq!(c.bin_cycles, bin_cycles(cycles, 219));
+    }
+
+    #[test]
+    fn svg_text_is_the_size_asked_for() {
+        // Plotters divides by 1.24; the SVG must say the whole pixel size, not 13.000…002.
+        for px in [
+            TEXT_TITLE,
+            TEXT_SUBTITLE,
+            TEXT_HEADING,
+            TEXT_LABEL,
+            TEXT_CELL,
+        ] {
+            assert!(px >= TEXT_MIN, "{px}");
+            assert_eq!(format!("{}", plotters_size(px) / 1.24), px.to_string());
+        }
+        for s in NsightState::ALL {
+            assert!(s.name().chars().count() <= STATE_NAME_CHARS, "{}", s.name());
+        }
+    }
+
+    #[test]
+    fn thin_rows_are_labelled_only_where_a_label_fits() {
+        let mut labels = LabelColumn::new();
+        let drawn: Vec<i32> = (0..10)
+            .map(|row| row * 4)
+            .filter(|&y| labels.fits(y, TEXT_LABEL))
+            .collect();
+        assert_eq!(drawn, vec![0, 16, 32]);
+        let entries = vec![(palette::INK, "x".repeat(40)); 3];
+        assert_eq!(legend_across_height(0, 2000, &entries), LEGEND_ROW);
+        assert_eq!(legend_across_height(0, 500, &entries), 3 * LEGEND_ROW);
     }
 
     #[test]

@@ -1,24 +1,31 @@
 //! The `occupancy` chart: active warps (filled), eligible warps and issued warp instructions
-//! (lines) over time, one panel per scheduler, all panels on one y scale. Values are averages
-//! per cycle over each pixel column's cycles. With more than 16 schedulers holding warps the
+//! (lines) over time, one panel per scheduler. Warps are read on the left axis and instructions
+//! issued per cycle (IPC) on the right one: IPC is at most the issue width, a few, while a
+//! scheduler holds up to dozens of warps, so on one scale its line would lie on the floor. Each
+//! axis has one scale for all panels, and their ticks are at the same heights. Values are
+//! averages per cycle over each pixel column's cycles. With more than 16 schedulers holding warps the
 //! panels are per SM (sums over its schedulers), and with more than 16 such SMs there is one
 //! panel for the whole GPU; `--sm` zooms back to one SM's schedulers.
 
 use super::model::{Interval, IssueRec, Sink, WarpLife};
 use super::palette::{self, ACTIVE, ELIGIBLE, ISSUED};
 use super::{
-    bin_cycles, step_outline, tick_label, tick_step, window, Align, Canvas, Chart, ChartKind,
-    Loaded, PlotArea, Region, RenderError, RenderOptions, Row,
+    bin_cycles, legend_across_height, step_outline, text_width, tick_label, tick_step, width_of,
+    window, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, RenderOptions,
+    Row, AXIS_H, HEADER_H, TEXT_HEADING, TEXT_LABEL,
 };
 use std::collections::BTreeMap;
 
 const WIDTH: u32 = 1100;
-const LEFT: i32 = 120;
-const RIGHT_MARGIN: i32 = 30;
-const TOP: i32 = 70;
+/// Panel labels as long as `SM131 S3`, then the warp axis' tick labels.
+const LEFT: i32 = 16 + text_width(8, TEXT_LABEL) + TICKS_GAP + text_width(4, TEXT_LABEL) + 6;
+/// The IPC axis' tick labels.
+const RIGHT_MARGIN: i32 = 6 + text_width(5, TEXT_LABEL) + 10;
 const PANEL: i32 = 90;
-const GAP: i32 = 14;
-const BOTTOM_MARGIN: i32 = 50;
+/// Between panels: room for the tick labels at the bottom of one and the top of the next.
+const GAP: i32 = TEXT_LABEL as i32 + 7;
+/// Between a panel's label and its warp tick labels.
+const TICKS_GAP: i32 = 12;
 const MAX_PANELS: usize = 16;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -182,23 +189,44 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     let bin_len =
         |k: usize| ((from + (k as u64 + 1) * bin).min(to) - (from + k as u64 * bin)) as f64;
     let avg = |v: &[u64], k: usize| v[k] as f64 / bin_len(k);
-    let ymax = acc
-        .values()
-        .flat_map(|s| (0..bins).map(move |k| (s, k)))
-        .map(|(s, k)| avg(&s.active, k).max(avg(&s.issued, k)))
-        .fold(1.0f64, f64::max);
-    let step = tick_step(ymax, 3);
-    let ymax = (ymax / step).ceil() * step;
+    let most = |of: &dyn Fn(&Series) -> &[u64]| {
+        acc.values()
+            .flat_map(|s| (0..bins).map(move |k| (s, k)))
+            .map(|(s, k)| avg(of(s), k))
+            .fold(0.0f64, f64::max)
+    };
+    // Eligible warps are active ones: the active warps set the warp scale.
+    let warps = Scale::new(most(&|s| &s.active).max(1.0), None);
+    let ipc = Scale::new(most(&|s| &s.issued), Some(warps.intervals));
+    let legend = [
+        (ACTIVE, "active warps (left axis)".to_string()),
+        (ELIGIBLE, "eligible warps (left axis)".to_string()),
+        (
+            ISSUED,
+            "warp instructions issued per cycle (IPC, right axis)".to_string(),
+        ),
+    ];
+    let legend_top = HEADER_H;
+    // The legend may run on over the IPC axis's column.
+    let legend_right = WIDTH as i32 - 16;
+    let legend_h = legend_across_height(LEFT, legend_right, &legend);
+    let axis_names_y = legend_top + legend_h + 6 + TEXT_HEADING as i32 / 2;
+    let top_of_panels = axis_names_y + TEXT_HEADING as i32 / 2 + TEXT_LABEL as i32 / 2 + 6;
     let panels = acc.len() as i32;
-    let height = (TOP + panels * (PANEL + GAP) + BOTTOM_MARGIN) as u32;
+    let height = (top_of_panels + panels * (PANEL + GAP) - GAP + AXIS_H) as u32;
     let plot = PlotArea {
         left: LEFT,
-        top: TOP,
+        top: top_of_panels,
         right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: TOP + panels * (PANEL + GAP) - GAP,
+        bottom: top_of_panels + panels * (PANEL + GAP) - GAP,
         x_from: from as f64,
         x_to: to as f64,
     };
+    let warp_ticks_w = warps
+        .ticks()
+        .map(|v| width_of(&tick_label(v), TEXT_LABEL))
+        .max()
+        .unwrap_or(0);
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
@@ -217,57 +245,36 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
             ),
             WIDTH,
         )?;
-        let legend = [
-            (ACTIVE, "active warps"),
-            (ELIGIBLE, "eligible warps"),
-            (ISSUED, "warp instructions issued per cycle"),
-        ];
-        let mut x = LEFT;
-        for (c, name) in legend {
-            canvas.rect(x, 50, x + 14, 60, c)?;
-            canvas.text(
-                name,
-                (x + 18, 55),
-                12,
-                palette::INK,
-                Align::Left,
-                "sans-serif",
-            )?;
-            x += 30 + 7 * name.len() as i32;
-        }
+        canvas.legend_across((LEFT, legend_top), legend_right, &legend)?;
+        canvas.heading("warps", (plot.left - 6, axis_names_y), Align::Right)?;
+        canvas.heading("IPC", (plot.right + 6, axis_names_y), Align::Left)?;
         for (p, (k, s)) in acc.iter().enumerate() {
-            let top = TOP + p as i32 * (PANEL + GAP);
+            let top = plot.top + p as i32 * (PANEL + GAP);
             let bottom = top + PANEL;
-            let y = |v: f64| bottom - ((v / ymax) * PANEL as f64).round() as i32;
+            let y =
+                |scale: &Scale, v: f64| bottom - ((v / scale.top) * PANEL as f64).round() as i32;
             canvas.frame(plot.left, top, plot.right, bottom, palette::GRID)?;
-            canvas.text(
+            canvas.label(
                 &k.label(),
-                (plot.left - 46, (top + bottom) / 2),
-                12,
-                palette::INK,
+                (plot.left - 6 - warp_ticks_w - TICKS_GAP, (top + bottom) / 2),
                 Align::Right,
-                "sans-serif",
             )?;
-            let mut v = 0.0;
-            while v <= ymax + 1e-9 {
-                canvas.text(
-                    &tick_label(v),
-                    (plot.left - 6, y(v)),
-                    10,
-                    palette::INK,
-                    Align::Right,
-                    "sans-serif",
-                )?;
-                v += step;
+            for (v, w) in warps.ticks().zip(ipc.ticks()) {
+                canvas.label(&tick_label(v), (plot.left - 6, y(&warps, v)), Align::Right)?;
+                canvas.label(&tick_label(w), (plot.right + 6, y(&ipc, w)), Align::Left)?;
             }
             let x_of = |k: usize| plot.x((from + k as u64 * bin).min(to) as f64);
             // The active-warp area as one polygon under its step outline.
-            let mut outline = step_outline(bins, &x_of, |kk| y(avg(&s.active, kk)));
+            let mut outline = step_outline(bins, &x_of, |kk| y(&warps, avg(&s.active, kk)));
             outline.insert(0, (x_of(0), bottom));
             outline.push((x_of(bins), bottom));
             canvas.polygon(outline, ACTIVE)?;
-            for (series, c) in [(&s.eligible, ELIGIBLE), (&s.issued, ISSUED)] {
-                canvas.line(step_outline(bins, &x_of, |kk| y(avg(series, kk))), c, 2)?;
+            for (series, scale, c) in [(&s.eligible, &warps, ELIGIBLE), (&s.issued, &ipc, ISSUED)] {
+                canvas.line(
+                    step_outline(bins, &x_of, |kk| y(scale, avg(series, kk))),
+                    c,
+                    2,
+                )?;
             }
             for kk in 0..bins {
                 let (x0, x1) = (x_of(kk), x_of(kk + 1));
@@ -306,4 +313,31 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         regions,
         bin_cycles: bin,
     })
+}
+
+/// A y axis: from 0 to `top` in `intervals` steps of `step`.
+struct Scale {
+    step: f64,
+    intervals: u32,
+    top: f64,
+}
+
+impl Scale {
+    /// The scale for values up to `most`: about three round steps, or exactly `intervals` (the
+    /// other axis' count, so that the two axes' ticks are at the same heights).
+    fn new(most: f64, intervals: Option<u32>) -> Scale {
+        // No issue at all still gets an axis, 0 to 1.
+        let most = if most > 0.0 { most } else { 1.0 };
+        let step = tick_step(most, intervals.unwrap_or(3));
+        let intervals = intervals.unwrap_or(((most / step).ceil() as u32).max(1));
+        Scale {
+            step,
+            intervals,
+            top: step * intervals as f64,
+        }
+    }
+
+    fn ticks(&self) -> impl Iterator<Item = f64> + '_ {
+        (0..=self.intervals).map(|i| i as f64 * self.step)
+    }
 }

@@ -13,17 +13,19 @@
 use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
-    bin_cycles, bin_levels, dominant, window, within_size, Align, Canvas, Chart, ChartKind, Loaded,
-    PlotArea, Region, RenderError, RenderOptions, Row,
+    bin_cycles, bin_levels, dominant, legend_entry_width, legend_height, text_width, width_of,
+    window, within_size, Align, Canvas, Chart, ChartKind, LabelColumn, Loaded, PlotArea, Region,
+    RenderError, RenderOptions, Row, AXIS_H, HEADER_H, LABELLED_ROW_H, TEXT_CELL, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeSet, HashMap};
 
 const WIDTH: u32 = 1200;
-const LEFT: i32 = 120;
-const RIGHT_MARGIN: i32 = 230;
-const TOP: i32 = 50;
-const BOTTOM_MARGIN: i32 = 50;
+/// Row labels as long as `SM131 S3 slot 1`.
+const LEFT: i32 = 16 + text_width(15, TEXT_LABEL) + 8;
+/// The legend, whose longest entry is `no issue (vertical waste)`.
+const RIGHT_MARGIN: i32 = 20 + legend_entry_width(25) + 12;
+const TOP: i32 = HEADER_H;
 /// Warp-slot strips drawn at most under the grid.
 pub const MAX_STRIPS: usize = 64;
 const STRIP_H: i32 = 6;
@@ -59,8 +61,7 @@ struct Acc {
     /// Per scheduler, the cycle of its last issue; per row, the cycle its slot was last filled.
     current: Vec<Option<u64>>,
     filled: Vec<Option<u64>>,
-    /// Warp slots that issued in the window (any scheduler wanted), and those drawn.
-    warps_seen: BTreeSet<u32>,
+    /// Warp slots that filled an issue slot drawn; the strips' states.
     seen_warps: BTreeSet<u32>,
     strip_states: BTreeSet<usize>,
 }
@@ -76,7 +77,6 @@ impl Sink for Acc {
         if r.cycle < self.from || r.cycle >= self.to || !self.wanted(r.sm) {
             return;
         }
-        self.warps_seen.insert(r.warp_slot);
         let Some(&s) = self.schedulers.get(&(r.sm, r.scheduler)) else {
             return;
         };
@@ -240,7 +240,6 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
         levels,
         current: vec![None; schedulers.len()],
         filled: vec![None; rows],
-        warps_seen: BTreeSet::new(),
         seen_warps: BTreeSet::new(),
         strip_states: BTreeSet::new(),
     };
@@ -262,7 +261,11 @@ fn render_columns(
     let warps = acc.warps;
     let (refill, vertical, horizontal) = (warps, warps + 1, warps + 2);
     let n = schedulers.len() as i32 * width as i32;
-    let row_h = if n <= 40 { 16 } else { (900 / n).clamp(2, 16) };
+    let row_h = if n <= 40 {
+        LABELLED_ROW_H
+    } else {
+        (900 / n).clamp(2, LABELLED_ROW_H)
+    };
     let grid_h = row_h * n;
     let strips_h = if strips.is_empty() {
         0
@@ -270,10 +273,8 @@ fn render_columns(
         STRIP_GAP + STRIP_H * strips.len() as i32
     };
     let plot_h = grid_h + strips_h;
-    let strip_states = &acc.strip_states;
-    let warps_seen = acc.warps_seen.len();
-    let legend_entries = 3 + warps_seen.min(9) + usize::from(warps_seen > 9) + strip_states.len();
-    let height = (TOP + plot_h.max(18 * legend_entries as i32 + 10) + BOTTOM_MARGIN) as u32;
+    let legend = legend(&acc.seen_warps, &acc.strip_states);
+    let height = (TOP + plot_h.max(legend_height(&legend) + 10) + AXIS_H) as u32;
     let plot = PlotArea {
         left: LEFT,
         top: TOP,
@@ -299,7 +300,6 @@ fn render_columns(
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
-    let seen_warps = &acc.seen_warps;
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Issue slots: {}", t.subject()), WIDTH)?;
@@ -316,11 +316,15 @@ fn render_columns(
             WIDTH,
         )?;
         let mut row = 0;
+        let mut labels = LabelColumn::new();
+        // Scheduler lines run on under the labels of rows labelled one by one; under the labels
+        // of thinner rows they would strike them through.
+        let into_labels = if row_h >= LABELLED_ROW_H { 50 } else { 0 };
         for (si, &(sm, sched)) in schedulers.iter().enumerate() {
             if row > 0 {
                 let top = TOP + row * row_h;
                 canvas.line(
-                    vec![(plot.left - 50, top), (plot.right, top)],
+                    vec![(plot.left - into_labels, top), (plot.right, top)],
                     palette::INK,
                     1,
                 )?;
@@ -329,19 +333,21 @@ fn render_columns(
                 let top = TOP + row * row_h;
                 let bottom = top + row_h;
                 let label = format!("SM{sm} S{sched} slot {slot}");
-                if row_h >= 9 || slot == 0 {
-                    canvas.text(
-                        &if width == 1 || row_h < 9 {
-                            format!("SM{sm} S{sched}")
-                        } else {
-                            label.clone()
-                        },
-                        (plot.left - 6, (top + bottom) / 2),
-                        10,
-                        palette::INK,
-                        Align::Right,
-                        "sans-serif",
-                    )?;
+                // Rows thinner than their label: the scheduler's label at its first row, where
+                // it fits.
+                let thin = row_h < LABELLED_ROW_H;
+                let y = if thin {
+                    top + TEXT_LABEL as i32 / 2 + 1
+                } else {
+                    (top + bottom) / 2
+                };
+                if (!thin || slot == 0) && labels.fits(y, TEXT_LABEL) {
+                    let text = if width == 1 || thin {
+                        format!("SM{sm} S{sched}")
+                    } else {
+                        label.clone()
+                    };
+                    canvas.label(&text, (plot.left - 6, y), Align::Right)?;
                 }
                 // Counts per bin: warp slots, then refill, vertical and horizontal waste.
                 let r = row as usize;
@@ -397,11 +403,15 @@ fn render_columns(
                         (identity_colour(u as u32), what)
                     };
                     canvas.rect(x0, top + 1, x1, bottom - 1, colour)?;
-                    if u < warps && x1 - x0 >= 12 && row_h >= 12 {
+                    let number = u.to_string();
+                    if u < warps
+                        && x1 - x0 >= width_of(&number, TEXT_CELL) + 4
+                        && row_h >= TEXT_CELL as i32 + 2
+                    {
                         canvas.text(
-                            &u.to_string(),
+                            &number,
                             ((x0 + x1) / 2, (top + bottom) / 2),
-                            9,
+                            TEXT_CELL,
                             text_on(colour),
                             Align::Centre,
                             "sans-serif",
@@ -422,14 +432,10 @@ fn render_columns(
         }
         let strips_top = TOP + grid_h + STRIP_GAP;
         if !strips.is_empty() {
-            canvas.text(
-                "warp states",
-                (plot.left - 6, strips_top - 7),
-                9,
-                palette::INK,
-                Align::Right,
-                "sans-serif",
-            )?;
+            let y = strips_top + STRIP_H * strips.len() as i32 / 2;
+            if labels.fits(y, TEXT_LABEL) {
+                canvas.label("warp states", (plot.left - 6, y), Align::Right)?;
+            }
         }
         for (i, &(sm, sched, slot)) in strips.iter().enumerate() {
             let top = strips_top + i as i32 * STRIP_H;
@@ -469,28 +475,7 @@ fn render_columns(
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle", true)?;
-        let mut entries = vec![
-            (REFILL, "refill (coarse switch)".to_string()),
-            (VERTICAL_WASTE, "no issue (vertical waste)".to_string()),
-            (HORIZONTAL_WASTE, "unused slot (horizontal)".to_string()),
-        ];
-        for &w in seen_warps.iter().take(9) {
-            entries.push((identity_colour(w), format!("warp slot {w}")));
-        }
-        if seen_warps.len() > 9 {
-            entries.push((
-                palette::BACKGROUND,
-                "(warp colours repeat every 9 slots)".to_string(),
-            ));
-        }
-        for &u in strip_states {
-            let state = NsightState::ALL[u];
-            entries.push((
-                palette::state_colour(state),
-                format!("warp state: {}", state.name()),
-            ));
-        }
-        canvas.legend((plot.right + 20, TOP + 4), &entries)?;
+        canvas.legend((plot.right + 20, TOP + 4), &legend)?;
         canvas.finish()?;
     }
     Ok(Chart {
@@ -503,4 +488,31 @@ fn render_columns(
         regions,
         bin_cycles: bin,
     })
+}
+
+/// The legend: the slot uses (the warps that filled slots, the first nine: their colours
+/// repeat), then the strips' states.
+fn legend<'a>(
+    seen_warps: &BTreeSet<u32>,
+    strip_states: &BTreeSet<usize>,
+) -> [(&'a str, Vec<(palette::Rgb, String)>); 2] {
+    let mut uses = vec![
+        (REFILL, "refill (coarse switch)".to_string()),
+        (VERTICAL_WASTE, "no issue (vertical waste)".to_string()),
+        (HORIZONTAL_WASTE, "unused slot (horizontal)".to_string()),
+    ];
+    for &w in seen_warps.iter().take(9) {
+        uses.push((identity_colour(w), format!("warp slot {w}")));
+    }
+    if seen_warps.len() > 9 {
+        uses.push((palette::BACKGROUND, "(colours repeat every 9)".to_string()));
+    }
+    let states = strip_states
+        .iter()
+        .map(|&u| {
+            let state = NsightState::ALL[u];
+            (palette::state_colour(state), state.name().to_string())
+        })
+        .collect();
+    [("issue slot", uses), ("warp state", states)]
 }

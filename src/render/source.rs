@@ -5,16 +5,19 @@
 
 use super::palette::{self, state_colour};
 use super::{
-    tick_step, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, Row,
+    legend_across_height, text_width, tick_step, width_of, Align, Canvas, Chart, ChartKind, Loaded,
+    PlotArea, Region, RenderError, Row, AXIS_H, HEADER_H, TEXT_HEADING, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 
 const WIDTH: u32 = 1200;
-const TOP: i32 = 90;
-const LINE: i32 = 16;
-const HEADER: i32 = 22;
-const RIGHT_MARGIN: i32 = 90;
-const BOTTOM_MARGIN: i32 = 50;
+const LINE: i32 = TEXT_LABEL as i32 + 5;
+/// A launch's heading above its listing.
+const HEADER: i32 = TEXT_HEADING as i32 + 10;
+/// The stall total beside the longest bar, as long as `12345678`.
+const RIGHT_MARGIN: i32 = 8 + text_width(8, TEXT_LABEL) + 12;
+/// The gap between the listing's columns.
+const COLUMN_GAP: i32 = 12;
 
 pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     let a = t.analysis()?;
@@ -39,23 +42,50 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         .map(|s| s.text.chars().count())
         .max()
         .unwrap_or(10);
-    // Monospace text at 11 px is about 6.6 px per character; PC and count columns come first.
-    let text_w = (longest as i32 * 7).clamp(120, 560);
-    let left = 16 + 40 + text_w + 70;
+    // The columns: PC, instruction, executions, then the bars.
+    let widest = |header: &str, of: &dyn Fn(&crate::analyze::SourceLine) -> u64| {
+        let digits = a
+            .launches
+            .iter()
+            .flat_map(|l| &l.source)
+            .map(|s| of(s).to_string().len())
+            .max()
+            .unwrap_or(1);
+        text_width(digits, TEXT_LABEL).max(width_of(header, TEXT_LABEL))
+    };
+    let pc_x = 16;
+    let text_x = pc_x + widest("PC", &|s| s.pc as u64) + COLUMN_GAP;
+    let text_w = text_width(longest, TEXT_LABEL).clamp(120, 600);
+    let executed_x = text_x + text_w + COLUMN_GAP + widest("executed", &|s| s.executions);
+    let left = executed_x + COLUMN_GAP;
     let lines: i32 = a.launches.iter().map(|l| l.source.len() as i32).sum();
     let plot_h = lines * LINE + HEADER * a.launches.len() as i32;
-    let height = (TOP + plot_h + BOTTOM_MARGIN) as u32;
+    // The legend runs along the top, left to right: the states that stalled any instruction.
+    let entries: Vec<_> = NsightState::ALL
+        .iter()
+        .filter(|&&state| {
+            a.launches
+                .iter()
+                .flat_map(|l| &l.source)
+                .any(|s| stalls(&s.warp_cycles).iter().any(|&(x, _)| x == state))
+        })
+        .map(|&s| (state_colour(s), s.name().to_string()))
+        .collect();
+    let legend_right = WIDTH as i32 - 16;
+    let columns_y =
+        HEADER_H + legend_across_height(pc_x, legend_right, &entries) + 8 + TEXT_LABEL as i32 / 2;
+    let top = columns_y + TEXT_LABEL as i32 / 2 + 8;
+    let height = (top + plot_h + AXIS_H) as u32;
     let step = tick_step((max_stall as f64).max(1.0), 6);
     let x_to = ((max_stall as f64 / step).ceil() * step).max(step);
     let plot = PlotArea {
         left,
-        top: TOP,
+        top,
         right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: TOP + plot_h,
+        bottom: top + plot_h,
         x_from: 0.0,
         x_to,
     };
-    let mut present = vec![false; NsightState::ALL.len()];
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
@@ -69,39 +99,16 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
             ),
             WIDTH,
         )?;
-        canvas.text(
-            "PC",
-            (16, TOP - 8),
-            11,
-            palette::INK,
-            Align::Left,
-            "sans-serif",
-        )?;
-        canvas.text(
-            "instruction",
-            (56, TOP - 8),
-            11,
-            palette::INK,
-            Align::Left,
-            "sans-serif",
-        )?;
-        canvas.text(
-            "executed",
-            (left - 8, TOP - 8),
-            11,
-            palette::INK,
-            Align::Right,
-            "sans-serif",
-        )?;
-        let mut top = TOP;
+        canvas.legend_across((pc_x, HEADER_H), legend_right, &entries)?;
+        canvas.label("PC", (pc_x, columns_y), Align::Left)?;
+        canvas.label("instruction", (text_x, columns_y), Align::Left)?;
+        canvas.label("executed", (executed_x, columns_y), Align::Right)?;
+        let mut top = top;
         for l in &a.launches {
-            canvas.text(
+            canvas.heading(
                 &format!("launch {}: {} ({} cycles)", l.index, l.name, l.cycles),
-                (16, top + HEADER / 2),
-                13,
-                palette::INK,
+                (pc_x, top + HEADER / 2),
                 Align::Left,
-                "sans-serif",
             )?;
             top += HEADER;
             for s in &l.source {
@@ -115,30 +122,16 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
                         palette::Rgb(0xF6, 0xF6, 0xF6),
                     )?;
                 }
-                canvas.text(
-                    &s.pc.to_string(),
-                    (16, y),
-                    11,
-                    palette::INK,
-                    Align::Left,
-                    "monospace",
-                )?;
-                canvas.text(&s.text, (56, y), 11, palette::INK, Align::Left, "monospace")?;
-                canvas.text(
-                    &s.executions.to_string(),
-                    (left - 8, y),
-                    11,
-                    palette::INK,
-                    Align::Right,
-                    "monospace",
-                )?;
+                for (text, x, align) in [
+                    (&s.pc.to_string(), pc_x, Align::Left),
+                    (&s.text, text_x, Align::Left),
+                    (&s.executions.to_string(), executed_x, Align::Right),
+                ] {
+                    canvas.text(text, (x, y), TEXT_LABEL, palette::INK, align, "monospace")?;
+                }
                 let parts = stalls(&s.warp_cycles);
                 let mut acc = 0u64;
                 for &(state, n) in &parts {
-                    present[NsightState::ALL
-                        .iter()
-                        .position(|&x| x == state)
-                        .unwrap_or(0)] = true;
                     let x0 = plot.x(acc as f64);
                     acc += n;
                     canvas.rect(
@@ -150,14 +143,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
                     )?;
                 }
                 if acc > 0 {
-                    canvas.text(
-                        &acc.to_string(),
-                        (plot.x(acc as f64) + 4, y),
-                        10,
-                        palette::INK,
-                        Align::Left,
-                        "sans-serif",
-                    )?;
+                    canvas.label(&acc.to_string(), (plot.x(acc as f64) + 4, y), Align::Left)?;
                 }
                 let detail: Vec<String> = parts
                     .iter()
@@ -194,32 +180,6 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
             1,
         )?;
         canvas.x_axis(&plot, "stall warp-cycles", true)?;
-        let entries: Vec<_> = NsightState::ALL
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| present[*i])
-            .map(|(_, &s)| (state_colour(s), s.name().to_string()))
-            .collect();
-        // The legend runs along the top, left to right.
-        let (mut x, mut y) = (16, 46);
-        for (c, name) in &entries {
-            // About 6 px per character at 11 px.
-            let w = 30 + 6 * name.len() as i32;
-            if x + w > WIDTH as i32 {
-                x = 16;
-                y += 14;
-            }
-            canvas.rect(x, y, x + 12, y + 12, *c)?;
-            canvas.text(
-                name,
-                (x + 16, y + 6),
-                11,
-                palette::INK,
-                Align::Left,
-                "sans-serif",
-            )?;
-            x += w;
-        }
         canvas.finish()?;
     }
     Ok(Chart {

@@ -6,18 +6,21 @@
 
 use super::palette::{self, state_colour};
 use super::{
-    tick_step, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, Row,
+    text_width, tick_step, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError,
+    Row, AXIS_H, STATE_NAME_CHARS, TEXT_HEADING, TEXT_LABEL, TITLE_H,
 };
 use crate::analyze::NsightState;
 
 const WIDTH: u32 = 1000;
-const LEFT: i32 = 170;
-const RIGHT_MARGIN: i32 = 80;
-const TOP: i32 = 50;
-const BAR: i32 = 16;
-const GROUP_HEADER: i32 = 22;
+/// The state names beside the bars.
+const LEFT: i32 = 16 + text_width(STATE_NAME_CHARS, TEXT_LABEL) + 8;
+/// The value beside the longest bar, as long as `123.45`.
+const RIGHT_MARGIN: i32 = 8 + text_width(6, TEXT_LABEL) + 12;
+/// No subtitle: the bars start under the title.
+const TOP: i32 = TITLE_H;
+const BAR: i32 = TEXT_LABEL as i32 + 5;
+const GROUP_HEADER: i32 = TEXT_HEADING as i32 + 12;
 const GROUP_GAP: i32 = 10;
-const BOTTOM_MARGIN: i32 = 50;
 
 struct Group {
     label: String,
@@ -68,7 +71,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     let x_to = ((max / step).ceil() * step).max(step);
     let group_h = GROUP_HEADER + BAR * shown.len() as i32 + GROUP_GAP;
     let plot_h = group_h * groups.len() as i32;
-    let height = (TOP + plot_h + BOTTOM_MARGIN) as u32;
+    let height = (TOP + plot_h + AXIS_H) as u32;
     let plot = PlotArea {
         left: LEFT,
         top: TOP,
@@ -96,22 +99,21 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&title, WIDTH)?;
-        // Vertical grid lines at the ticks.
-        let mut v = step;
-        while v <= x_to + 1e-9 {
-            let x = plot.x(v);
-            canvas.line(vec![(x, plot.top), (x, plot.bottom)], palette::GRID, 1)?;
-            v += step;
-        }
         for (gi, g) in groups.iter().enumerate() {
             let top = TOP + gi as i32 * group_h;
-            canvas.text(
+            let bars = (top + GROUP_HEADER, top + group_h);
+            // Vertical grid lines at the ticks, behind the bars (not through the group's
+            // heading).
+            let mut v = step;
+            while v <= x_to + 1e-9 {
+                let x = plot.x(v);
+                canvas.line(vec![(x, bars.0), (x, bars.1)], palette::GRID, 1)?;
+                v += step;
+            }
+            canvas.heading(
                 &format!("{}: {} warp instructions", g.label, g.instructions),
                 (8, top + GROUP_HEADER / 2 + 2),
-                13,
-                palette::INK,
                 Align::Left,
-                "sans-serif",
             )?;
             let bars_top = top + GROUP_HEADER;
             canvas.line(
@@ -127,23 +129,9 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
                 let y0 = top + GROUP_HEADER + k as i32 * BAR;
                 let value = per_issue(g, i);
                 let x1 = plot.x(value);
-                canvas.text(
-                    state.name(),
-                    (plot.left - 6, y0 + BAR / 2),
-                    11,
-                    palette::INK,
-                    Align::Right,
-                    "sans-serif",
-                )?;
+                canvas.label(state.name(), (plot.left - 6, y0 + BAR / 2), Align::Right)?;
                 canvas.rect(plot.left, y0 + 2, x1, y0 + BAR - 2, state_colour(state))?;
-                canvas.text(
-                    &format!("{value:.2}"),
-                    (x1 + 4, y0 + BAR / 2),
-                    11,
-                    palette::INK,
-                    Align::Left,
-                    "sans-serif",
-                )?;
+                canvas.label(&format!("{value:.2}"), (x1 + 4, y0 + BAR / 2), Align::Left)?;
                 rows.push(Row {
                     label: format!("{} / {}", g.label, state.name()),
                     top: y0,

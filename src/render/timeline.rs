@@ -10,17 +10,20 @@
 use super::model::{Interval, Sink, SlotKey, WarpLife};
 use super::palette::{self, state_colour};
 use super::{
-    bin_cycles, bin_levels, dominant, window, within_size, Align, Canvas, Chart, ChartKind, Loaded,
-    PlotArea, Region, RenderError, RenderOptions, Row,
+    bin_cycles, bin_levels, dominant, legend_entry_width, legend_height, text_width, window,
+    within_size, Align, Canvas, Chart, ChartKind, LabelColumn, Loaded, PlotArea, Region,
+    RenderError, RenderOptions, Row, AXIS_H, HEADER_H, LABELLED_ROW_H, STATE_NAME_CHARS,
+    TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const WIDTH: u32 = 1200;
-const LEFT: i32 = 120;
-const RIGHT_MARGIN: i32 = 190;
-const TOP: i32 = 50;
-const BOTTOM_MARGIN: i32 = 50;
+/// Row labels as long as `SM131 S3 w63`.
+const LEFT: i32 = 16 + text_width(12, TEXT_LABEL) + 8;
+/// The legend of state names.
+const RIGHT_MARGIN: i32 = 20 + legend_entry_width(STATE_NAME_CHARS) + 12;
+const TOP: i32 = HEADER_H;
 /// Index of "no warp resident" after the Nsight states in a bin's counts.
 const EMPTY: usize = NsightState::ALL.len();
 
@@ -202,12 +205,13 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
     let slots = shown.slots;
     let sms_shown = slots.iter().map(|k| k.0).collect::<BTreeSet<_>>();
     let n = slots.len() as i32;
-    let row_h = if n <= 40 { 14 } else { (900 / n).clamp(2, 14) };
+    let row_h = if n <= 40 {
+        LABELLED_ROW_H
+    } else {
+        (900 / n).clamp(2, LABELLED_ROW_H)
+    };
     let plot_h = row_h * n;
-    // The legend lists the states that occur in the window (an upper bound when binned).
-    let occurring = shown.acc.occurring.iter().fold(0u32, |a, &b| a | b);
-    let legend_h = 18 * occurring.count_ones() as i32 + 30;
-    let height = (TOP + plot_h.max(legend_h) + BOTTOM_MARGIN) as u32;
+    let height = |legend_h: i32| (TOP + plot_h.max(legend_h) + AXIS_H) as u32;
     let plot = PlotArea {
         left: LEFT,
         top: TOP,
@@ -236,6 +240,17 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     let mut present = [false; EMPTY];
+    // The legend lists the states that occur in the window (an upper bound when binned).
+    let occurring = shown.acc.occurring.iter().fold(0u32, |a, &b| a | b);
+    let legend_of = |present: &dyn Fn(usize) -> bool| {
+        let entries: Vec<_> = NsightState::ALL
+            .iter()
+            .filter(|&&s| present(state_index(s)))
+            .map(|&s| (state_colour(s), s.name().to_string()))
+            .collect();
+        [("warp state", entries)]
+    };
+    let height = height(legend_height(&legend_of(&|s| occurring & 1 << s != 0)) + 4);
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.title(&format!("Warp states over time: {}", t.subject()), WIDTH)?;
@@ -262,6 +277,10 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
             WIDTH,
         )?;
         let mut previous: Option<(u32, u32)> = None;
+        let mut labels = LabelColumn::new();
+        // Group lines run on under the labels of rows labelled one by one; under the labels of
+        // thinner rows they would strike them through.
+        let into_labels = if row_h >= LABELLED_ROW_H { 60 } else { 0 };
         for (i, &(sm, sched, slot)) in slots.iter().enumerate() {
             let top = TOP + i as i32 * row_h;
             let bottom = top + row_h;
@@ -273,29 +292,25 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
                     } else {
                         palette::GRID
                     };
-                    canvas.line(vec![(plot.left - 60, top), (plot.right, top)], c, 1)?;
+                    canvas.line(
+                        vec![(plot.left - into_labels, top), (plot.right, top)],
+                        c,
+                        1,
+                    )?;
                 }
-                if row_h < 9 {
-                    canvas.text(
+                // Rows thinner than their label: the group's label at its top, where it fits.
+                let y = top + TEXT_LABEL as i32 / 2 + 1;
+                if row_h < LABELLED_ROW_H && labels.fits(y, TEXT_LABEL) {
+                    canvas.label(
                         &format!("SM{sm} S{sched}"),
-                        (plot.left - 6, top + 5),
-                        10,
-                        palette::INK,
+                        (plot.left - 6, y),
                         Align::Right,
-                        "sans-serif",
                     )?;
                 }
                 previous = Some((sm, sched));
             }
-            if row_h >= 9 {
-                canvas.text(
-                    &label,
-                    (plot.left - 6, (top + bottom) / 2),
-                    10,
-                    palette::INK,
-                    Align::Right,
-                    "sans-serif",
-                )?;
+            if row_h >= LABELLED_ROW_H {
+                canvas.label(&label, (plot.left - 6, (top + bottom) / 2), Align::Right)?;
             }
             let y0 = top + 1.min(row_h / 4);
             let y1 = bottom - 1.min(row_h / 4);
@@ -373,20 +388,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle", true)?;
-        canvas.text(
-            "warp state",
-            (plot.right + 20, TOP + 4),
-            12,
-            palette::INK,
-            Align::Left,
-            "sans-serif",
-        )?;
-        let entries: Vec<_> = NsightState::ALL
-            .iter()
-            .filter(|&&s| present[state_index(s)])
-            .map(|&s| (state_colour(s), s.name().to_string()))
-            .collect();
-        canvas.legend((plot.right + 20, TOP + 18), &entries)?;
+        canvas.legend((plot.right + 20, TOP + 4), &legend_of(&|s| present[s]))?;
         canvas.finish()?;
     }
     Ok(Chart {

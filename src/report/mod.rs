@@ -29,7 +29,7 @@ const TRACE_CHARTS: [(ChartKind, &str); 6] = [
     (ChartKind::Stalls, "Warp-cycles per issued instruction by state."),
     (ChartKind::Timeline, "Every warp slot's state over time, grouped by SM and scheduler (a pixel column shows the state that holds most of its cycles)."),
     (ChartKind::Dispatch, "Blocks on SMs over time: a bar per block with its number, or past 4,096 blocks a band per SM of the blocks resident."),
-    (ChartKind::Occupancy, "Active and eligible warps per scheduler and instructions issued, over time."),
+    (ChartKind::Occupancy, "Active and eligible warps per scheduler (left axis) and warp instructions issued per cycle (IPC, right axis), over time."),
     (ChartKind::Slots, "Issue slots over time, coloured by warp; refill and waste marked."),
     (ChartKind::Source, "The listing with each instruction's warp-cycles by state."),
 ];
