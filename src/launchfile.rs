@@ -1174,13 +1174,13 @@ fn check_limit(limit: Option<u64>, file: &str) -> Result<u64, LaunchFileError> {
 }
 
 /// A launch as the command line writes it: `run KERNEL --grid ... --block ... --param N=V`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CommandLineLaunch {
     pub kernel: PathBuf,
     pub dialect: Option<Dialect>,
-    /// `X[,Y,Z]`.
-    pub grid: String,
-    pub block: String,
+    /// Parsed as the command line is ([`parse_dims`]).
+    pub grid: Dim3,
+    pub block: Dim3,
     /// `NAME=VALUE` each.
     pub params: Vec<String>,
     /// A JSON list of memory initialisers.
@@ -1325,8 +1325,7 @@ impl LaunchFile {
     pub fn from_command_line(cl: &CommandLineLaunch) -> Result<LaunchFile, LaunchFileError> {
         let file = display(&cl.kernel);
         let (program, dialect) = assemble_file(&cl.kernel, cl.dialect)?;
-        let grid = parse_dims(&cl.grid).map_err(|m| invalid(&file, "--grid", m))?;
-        let block = parse_dims(&cl.block).map_err(|m| invalid(&file, "--block", m))?;
+        let (grid, block) = (cl.grid, cl.block);
         let mut named = Vec::new();
         for p in &cl.params {
             let (name, value) = p.split_once('=').ok_or_else(|| {

@@ -84,11 +84,11 @@ pub struct RunArgs {
 #[derive(Debug, Args, Default, Clone)]
 pub struct KernelFlags {
     /// Grid of blocks, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = dims_arg)]
-    pub grid: Option<String>,
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dims)]
+    pub grid: Option<Dim3>,
     /// Threads per block, X[,Y[,Z]] (kernel files only).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = dims_arg)]
-    pub block: Option<String>,
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dims)]
+    pub block: Option<Dim3>,
     /// A kernel parameter by its .param name; VALUE is an integer, float or 0x hex (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
@@ -113,11 +113,6 @@ impl KernelFlags {
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
     }
-}
-
-/// A grid or block shape as written (checked here, so that a bad one is a usage error).
-fn dims_arg(text: &str) -> Result<String, String> {
-    parse_dims(text).map(|_| text.to_string())
 }
 
 /// One `--dump ADDR:COUNT[:f32]`, with the text exactly as the user wrote it.
@@ -383,8 +378,8 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
         LaunchFile::from_command_line(&CommandLineLaunch {
             kernel: args.input.clone(),
             dialect: k.dialect.map(Into::into),
-            grid: grid.clone(),
-            block: block.clone(),
+            grid: *grid,
+            block: *block,
             params: k.params.clone(),
             mem: k.mem.clone(),
             gpu: None,
