@@ -600,14 +600,37 @@ fn run_timing_overrides() {
     assert_eq!(v["sms"].as_array().unwrap().len(), 3);
     assert_eq!(v["checks"]["failed"], 0);
 
-    // Validation names the field; unknown names list the valid ones.
-    assert_fails_with(
+    // A value out of a flag's range is a usage error; one that only clashes with the rest of
+    // the GPU names the flag and the field.
+    assert_usage_error(
         &ws(&["run", "kernels/loop.json", "--warps", "0"]),
-        "gpu config: sm.max_warps: must be at least 1",
+        "invalid value '0' for '--warps <N>': 0 is not in 1..=1024",
     );
-    assert_fails_with(
-        &ws(&["run", "kernels/loop.json", "--sms", "0"]),
-        "gpu config: num_sms: must be at least 1",
+    assert_usage_error(
+        &ws(&["run", "kernels/loop.json", "--sms", "1025"]),
+        "invalid value '1025' for '--sms <N>': 1025 is not in 1..=1024",
+    );
+    assert_usage_error(
+        &ws(&["run", "kernels/loop.json", "--issue-width", "9"]),
+        "1..=8",
+    );
+    assert_usage_error(
+        &ws(&["run", "kernels/loop.json", "--gpu", "volta", "--warps", "2"]),
+        "invalid value '2' for '--warps': sm.schedulers: 4 schedulers but only 2 warp slots",
+    );
+    // A GPU file's own bad field is a failed run, naming the field.
+    let dir = scratch("bad_gpu_field");
+    let gpu = dir.join("gpu.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&stdout(&ws(&["config", "show", "small"]))).unwrap();
+    config["sm"]["max_warps"] = 0.into();
+    std::fs::write(&gpu, config.to_string()).unwrap();
+    let o = ws(&["run", "kernels/loop.json", "--gpu", gpu.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gpu config: sm.max_warps: must be at least 1"),
+        "{}",
+        stderr(&o)
     );
     let o = ws(&["run", "kernels/loop.json", "--policy", "fifo"]);
     assert!(!o.status.success());

@@ -355,27 +355,36 @@ fn sweep_records_every_combination_deterministically() {
         "{out}"
     );
     assert!(!row("gto.bitmap").contains("incomplete"), "{out}");
-    // A value given twice would be one trace written twice: refused before anything runs.
+    // A value given twice would be one trace written twice, and a point the GPU cannot be
+    // would fail: refused as a wrong command line before anything runs.
     for (flag, values, named) in [
-        ("--policy", "gto,lrr,gto", "gto"),
-        ("--scoreboard", "bitmap,bitmap", "bitmap"),
-        ("--warps", "8,16,16", "16"),
+        ("--policy", "gto,lrr,gto", "--policy lists gto twice"),
+        (
+            "--scoreboard",
+            "bitmap,bitmap",
+            "--scoreboard lists bitmap twice",
+        ),
+        ("--warps", "8,16,16", "--warps lists 16 twice"),
+        (
+            "--gpu=volta --warps",
+            "2,8",
+            "gto.bitmap.w2: gpu config: sm.schedulers: 4 schedulers but only 2 warp slots",
+        ),
     ] {
         let d = dir("sweep-twice");
+        let (gpu, flag) = flag.split_once(' ').unwrap_or(("--gpu=small", flag));
         let o = ws(&[
             "sweep",
             "kernels/reduce.json",
+            gpu,
             flag,
             values,
             "-o",
             d.to_str().unwrap(),
         ]);
         let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{stderr}");
-        assert!(
-            stderr.contains(&format!("{flag} lists {named} twice")),
-            "{stderr}"
-        );
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(named), "{stderr}");
         assert!(
             std::fs::read_dir(&d).unwrap().next().is_none(),
             "{}",

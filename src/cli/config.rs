@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use warpscope::launchfile::load_gpu_config;
-use warpscope::sim::config::{GpuConfig, MemoryModel, Policy, ScoreboardKind};
+use warpscope::sim::config::{ConfigError, GpuConfig, MemoryModel, Policy, ScoreboardKind};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -150,13 +150,16 @@ pub struct GpuArgs {
     #[arg(long, value_name = "ideal|fixed:LAT|hierarchy", value_parser = parse_memory_model)]
     pub memory: Option<MemoryModel>,
     /// Number of SMs.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_SMS as i64))]
     pub sms: Option<u32>,
     /// Warp slots per SM (sm.max_warps).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_WARPS as i64))]
     pub warps: Option<u32>,
     /// Issue slots per scheduler per cycle (sm.issue_width).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_ISSUE_WIDTH as i64))]
     pub issue_width: Option<u32>,
 }
 
@@ -204,5 +207,26 @@ pub fn validated(config: GpuConfig) -> Result<GpuConfig> {
     match config.validate() {
         Ok(()) => Ok(config),
         Err(e) => bail!("{e}"),
+    }
+}
+
+impl GpuArgs {
+    /// [`validated`], where a field that only went wrong with a flag's value (each flag's
+    /// own range is clap's to check) is the command line's fault: `--warps 2` on a GPU with
+    /// four schedulers is a usage error naming the flag.
+    pub fn validated(&self, config: GpuConfig) -> Result<GpuConfig> {
+        let Err(ConfigError::Invalid { field, message }) = config.validate() else {
+            return validated(config);
+        };
+        let culprit = match field {
+            "sm.schedulers" => self.warps.map(|n| ("--warps", n)),
+            _ => None,
+        };
+        match culprit {
+            Some((flag, value)) => Err(super::usage(format!(
+                "invalid value '{value}' for '{flag}': {field}: {message}"
+            ))),
+            None => validated(config),
+        }
     }
 }

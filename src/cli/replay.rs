@@ -1,7 +1,7 @@
 //! `warpscope replay`: replay an Accel-Sim SASS trace on the timing simulator and write a
 //! warpscope trace (see `warpscope::replay`).
 
-use super::config::{load_gpu, validated, GpuArgs};
+use super::config::{load_gpu, GpuArgs};
 use super::emit;
 use super::record::FormatArg;
 use anyhow::{Context, Result};
@@ -140,7 +140,7 @@ pub(super) fn open_trace(
         }
     };
     gpu.apply(&mut config);
-    Ok((trace, validated(config)?))
+    Ok((trace, gpu.validated(config)?))
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {

@@ -2,7 +2,7 @@
 //! timing simulator (or the functional one with `--functional`); print a summary (or one JSON
 //! object), the requested dumps and the checks.
 
-use super::config::{load_gpu, memory_model_name, validated, GpuArgs};
+use super::config::{load_gpu, memory_model_name, GpuArgs};
 use super::replay::KernelSelection;
 use super::{emit, DialectArg};
 use anyhow::{bail, Result};
@@ -442,7 +442,7 @@ pub(super) fn gpu_config(args: &RunArgs, launch_file: &LaunchFile) -> Result<Gpu
     if let Some(ws) = args.warp_size {
         config.warp_size = ws;
     }
-    validated(config)
+    args.gpu.validated(config)
 }
 
 fn run_functional(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> Result<Outcome> {

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
 use warpscope::analyze::Taxonomy;
-use warpscope::sim::config::{Policy, ScoreboardKind};
+use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sweep;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
@@ -50,14 +50,16 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_parser = scoreboard_parser())]
     pub scoreboard: Vec<ScoreboardKind>,
     /// Warp slots per SM to sweep, comma-separated (default: the GPU's).
-    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_delimiter = ',', value_name = "N,...",
+          value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_WARPS as i64))]
     pub warps: Vec<u32>,
     /// GPU preset or JSON config (default: the launch file's, else small; for an Accel-Sim
     /// trace volta, hopper for sm_90 and later).
     #[arg(long, value_name = "NAME|FILE.json")]
     pub gpu: Option<String>,
     /// Number of SMs.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_SMS as i64))]
     pub sms: Option<u32>,
     /// Host threads recording at once (default: the machine's cores).
     #[arg(long, value_name = "N")]
@@ -117,8 +119,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         args.max_cycles,
         "sweeping",
     )?;
-    let points = sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps)
-        .map_err(anyhow::Error::msg)?;
+    // (The GPU itself is valid: only the swept values can make a point impossible.)
+    let points =
+        sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps).map_err(super::usage)?;
     if points.len() < 2 {
         return Err(super::usage("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps"));
     }

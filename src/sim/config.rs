@@ -269,6 +269,12 @@ const fn pipe(latency: u32, interval: u32) -> PipeConfig {
 
 impl GpuConfig {
     pub const PRESETS: [&'static str; 4] = ["tiny", "small", "volta", "hopper"];
+    /// The largest `num_sms` [`GpuConfig::validate`] accepts.
+    pub const MAX_SMS: u32 = 1024;
+    /// The largest `sm.max_warps`.
+    pub const MAX_WARPS: u32 = 1024;
+    /// The largest `sm.issue_width`.
+    pub const MAX_ISSUE_WIDTH: u32 = 8;
 
     pub fn preset(name: &str) -> Result<GpuConfig, ConfigError> {
         let config = match name {
@@ -539,8 +545,11 @@ impl GpuConfig {
                 format!("must be 1..=32, got {}", self.warp_size),
             );
         }
-        if self.num_sms > 1024 {
-            return bad("num_sms", format!("at most 1024, got {}", self.num_sms));
+        if self.num_sms > Self::MAX_SMS {
+            return bad(
+                "num_sms",
+                format!("at most {}, got {}", Self::MAX_SMS, self.num_sms),
+            );
         }
         if self.sm.schedulers > self.sm.max_warps {
             return bad(
@@ -551,11 +560,14 @@ impl GpuConfig {
                 ),
             );
         }
-        if self.sm.issue_width > 8 {
-            return bad("sm.issue_width", "at most 8".into());
+        if self.sm.issue_width > Self::MAX_ISSUE_WIDTH {
+            return bad(
+                "sm.issue_width",
+                format!("at most {}", Self::MAX_ISSUE_WIDTH),
+            );
         }
-        if self.sm.max_warps > 1024 {
-            return bad("sm.max_warps", "at most 1024".into());
+        if self.sm.max_warps > Self::MAX_WARPS {
+            return bad("sm.max_warps", format!("at most {}", Self::MAX_WARPS));
         }
         // (Each SM keeps a slot per block: an unbounded count is unbounded memory.)
         if self.sm.max_blocks > 1024 {
