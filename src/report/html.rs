@@ -194,8 +194,7 @@ fn card(out: &mut String, key: &str, value: &str) {
     let _ = write!(
         out,
         "<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>",
-        // A state name breaks after an underscore if the card is narrow, not mid-word.
-        esc(value).replace('_', "_<wbr>"),
+        esc(value),
         esc(key)
     );
 }
@@ -248,10 +247,12 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     );
     if let Some((s, n)) = top_stall(l) {
         let total: u64 = l.warp_states.values().sum();
+        // The share of warp-cycles as the figure, the state under it: a state name in the
+        // figures' size would not fit a card.
         card(
             out,
-            "top stall",
-            &format!("{s} {:.0}%", n as f64 * 100.0 / total.max(1) as f64),
+            &format!("top stall: {s}"),
+            &format!("{:.0}%", n as f64 * 100.0 / total.max(1) as f64),
         );
     }
     out.push_str("</div>");
