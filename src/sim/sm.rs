@@ -789,41 +789,35 @@ impl Sm {
     }
 
     /// [`Sm::warp_state`] of a warp whose cached state has expired, cached again until the
-    /// cycle it can change by itself. Out of line: the scheduler's pass over its warps mostly
-    /// takes the cached answer or its pipe table instead.
+    /// cycle it can change by itself; returns the state and that cycle. Out of line: the
+    /// scheduler's pass over its warps mostly takes the cached answer or its pipe table instead.
     #[inline(never)]
     fn refresh_state(
         &mut self,
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        prepared: &PreparedLaunch,
-    ) -> WarpState {
-        let state = match self.hot[slot as usize].ready_pipe {
-            Some(pipe) => self.pipe_and_queue_state(cycle, config, slot, pipe),
-            None => self.warp_state(cycle, config, slot, prepared),
-        };
+        launches: &[PreparedLaunch],
+    ) -> (WarpState, u64) {
+        let ready_pipe = self.hot[slot as usize].ready_pipe;
         let Some(w) = self.warps[slot as usize].as_ref() else {
-            return state;
-        };
-        let until = match state {
-            WarpState::NoInstruction => w.fetch_until,
-            WarpState::BranchResolving => w.branch_until,
-            WarpState::StallCount if cycle < w.stall_until => w.stall_until,
-            WarpState::Sleeping => w.sleep_until,
-            WarpState::PipeBusy { pipe } => {
-                self.schedulers[w.scheduler as usize].pipe_free[pipe_index(pipe)]
-            }
-            WarpState::Selected | WarpState::NotSelected => cycle + 1,
-            // Everything else changes only through an event of this warp, which invalidates.
-            _ => u64::MAX,
+            // (Unreachable: the scheduler's lists hold resident warps. Not cached.)
+            let state = match ready_pipe {
+                Some(pipe) => self.pipe_entry(cycle, config, 0, pipe_index(pipe)).0,
+                None => WarpState::NoInstruction,
+            };
+            return (state, self.hot[slot as usize].cache_until);
         };
         let scheduler = w.scheduler as usize;
+        let (state, until) = match ready_pipe {
+            Some(pipe) => self.pipe_entry(cycle, config, scheduler, pipe_index(pipe)),
+            None => self.warp_state(cycle, config, slot, launches),
+        };
         let hot = &mut self.hot[slot as usize];
         hot.cached = state;
         hot.cache_until = until;
         self.note_throttle(scheduler, state);
-        state
+        (state, until)
     }
 
     /// Remembers that scheduler `s` has a warp in `state` if that is a throttle.
@@ -843,62 +837,68 @@ impl Sm {
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        prepared: &PreparedLaunch,
+        launches: &[PreparedLaunch],
     ) -> WarpState {
-        self.warp_state(cycle, config, slot, prepared)
+        self.warp_state(cycle, config, slot, launches).0
     }
 
-    /// The state of a resident, unfinished warp at `cycle`, before selection. Inlined into its
-    /// two out-of-line callers: it runs after nearly every issue and completion.
+    /// The state of a resident, unfinished warp at `cycle`, before selection, and the cycle
+    /// until which it holds unless an event of the warp comes first (`u64::MAX`: only such an
+    /// event changes it), found where each answer is: working it out again from the state
+    /// cost a second look-up of the warp. Inlined into its two out-of-line callers: it runs
+    /// after nearly every issue and completion.
     #[inline(always)]
     fn warp_state(
         &mut self,
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        prepared: &PreparedLaunch,
-    ) -> WarpState {
+        launches: &[PreparedLaunch],
+    ) -> (WarpState, u64) {
         let Some(w) = self.warps[slot as usize].as_ref() else {
-            return WarpState::NoInstruction;
+            return (WarpState::NoInstruction, 0);
         };
         let scheduler = w.scheduler as usize;
         let hot = &self.hot[slot as usize];
         if hot.done {
             // Exited: waiting for its memory operations, or for its last instruction.
             return if w.mem_inflight > 0 {
-                WarpState::Drain
+                (WarpState::Drain, u64::MAX)
+            } else if cycle < w.stall_until {
+                (WarpState::StallCount, w.stall_until)
             } else {
-                WarpState::StallCount
+                (WarpState::StallCount, u64::MAX)
             };
         }
         if w.at_barrier {
-            return WarpState::CtaBarrier;
+            return (WarpState::CtaBarrier, u64::MAX);
         }
         if w.membar && w.mem_inflight > 0 {
-            return WarpState::Membar;
+            return (WarpState::Membar, u64::MAX);
         }
         if cycle < w.fetch_until {
-            return WarpState::NoInstruction;
+            return (WarpState::NoInstruction, w.fetch_until);
         }
         if cycle < w.branch_until {
-            return WarpState::BranchResolving;
+            return (WarpState::BranchResolving, w.branch_until);
         }
         if cycle < w.stall_until {
-            return WarpState::StallCount;
+            return (WarpState::StallCount, w.stall_until);
         }
         if matches!(config.sm.core, CoreModel::NonPipelined { .. }) && hot.inflight > 0 {
-            return WarpState::StallCount;
+            return (WarpState::StallCount, u64::MAX);
         }
         if cycle < w.sleep_until {
-            return WarpState::Sleeping;
+            return (WarpState::Sleeping, w.sleep_until);
         }
+        let prepared = &launches[w.launch as usize];
         let program = &prepared.program;
         let Some((pc, inst)) = w
             .next_pc()
             .and_then(|pc| Some((pc, program.instructions.get(pc as usize)?)))
         else {
             // Off the end of the program: let issue report the fault.
-            return WarpState::NotSelected;
+            return (WarpState::NotSelected, cycle + 1);
         };
         let deps = match w.deps {
             Some(d) => d,
@@ -913,7 +913,7 @@ impl Sm {
             }
         };
         if let Err(blocked) = deps {
-            return match blocked {
+            let state = match blocked {
                 Blocked::Register {
                     reg,
                     producer_pc,
@@ -934,11 +934,11 @@ impl Sm {
                     path,
                 },
             };
+            return (state, u64::MAX);
         }
         let pipe = inst.op.pipe();
         self.hot[slot as usize].ready_pipe = Some(pipe);
         self.pipe_entry(cycle, config, scheduler, pipe_index(pipe))
-            .0
     }
 
     /// The state of resident warp `slot` at `cycle` and the cycle until which it holds unless
@@ -967,9 +967,7 @@ impl Sm {
             // entries.)
             return (state, until);
         }
-        let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-        let state = self.refresh_state(cycle, config, slot, &launches[launch as usize]);
-        (state, self.hot[slot as usize].cache_until)
+        self.refresh_state(cycle, config, slot, launches)
     }
 
     /// [`Sm::pipe_entry`] for each pipe of scheduler `s` (by [`pipe_index`]).
@@ -997,21 +995,6 @@ impl Sm {
             }
             _ => (WarpState::NotSelected, cycle + 1),
         }
-    }
-
-    /// The last checks of [`Sm::warp_state`]: [`Sm::pipe_entry`] of the warp's scheduler.
-    fn pipe_and_queue_state(
-        &self,
-        cycle: u64,
-        config: &GpuConfig,
-        slot: u32,
-        pipe: Pipe,
-    ) -> WarpState {
-        let scheduler = self.warps[slot as usize]
-            .as_ref()
-            .map_or(0, |w| w.scheduler);
-        self.pipe_entry(cycle, config, scheduler as usize, pipe_index(pipe))
-            .0
     }
 
     /// Steps every scheduler of this SM through `cycle`.
@@ -1429,9 +1412,8 @@ impl Sm {
         while *slots_left > 0 {
             // Earlier issues this cycle may have taken the pipe or a queue entry.
             if issued_before > 0 || issued_by_warp > 0 {
-                let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
                 if !self
-                    .warp_state_again(cycle, config, slot, &cx.launches[launch as usize])
+                    .warp_state_again(cycle, config, slot, cx.launches)
                     .is_eligible()
                 {
                     break;
@@ -1595,22 +1577,28 @@ impl Sm {
         let eligible_count = eligible.count_ones() as u64;
         out.any_eligible |= eligible != 0;
 
-        let sched = &self.schedulers[s];
-        let greedy = sched
-            .last_issued
-            .map(|slot| self.position[slot as usize] as usize)
-            .filter(|&i| sched.warps.get(i) == Some(&sched.last_issued.unwrap_or(u32::MAX)))
-            .filter(|&i| present & (1 << i) != 0);
-        let chosen = match config.scheduler.policy {
-            // The last warp issued while it is eligible, else the oldest eligible.
-            Policy::Gto => greedy
-                .filter(|&g| eligible & (1 << g) != 0)
-                .or(lowest(eligible)),
-            // Round robin from the warp after the last one issued.
-            Policy::Lrr => greedy
-                .and_then(|g| lowest(eligible & (!0u64).checked_shl(g as u32 + 1).unwrap_or(0)))
-                .or(lowest(eligible)),
-            _ => lowest(eligible),
+        // (Whom to issue only matters with an eligible warp: most passes of a memory-bound
+        // kernel have none.)
+        let chosen = if eligible == 0 {
+            None
+        } else {
+            let sched = &self.schedulers[s];
+            let greedy = sched
+                .last_issued
+                .map(|slot| self.position[slot as usize] as usize)
+                .filter(|&i| sched.warps.get(i) == Some(&sched.last_issued.unwrap_or(u32::MAX)))
+                .filter(|&i| present & (1 << i) != 0);
+            match config.scheduler.policy {
+                // The last warp issued while it is eligible, else the oldest eligible.
+                Policy::Gto => greedy
+                    .filter(|&g| eligible & (1 << g) != 0)
+                    .or(lowest(eligible)),
+                // Round robin from the warp after the last one issued.
+                Policy::Lrr => greedy
+                    .and_then(|g| lowest(eligible & (!0u64).checked_shl(g as u32 + 1).unwrap_or(0)))
+                    .or(lowest(eligible)),
+                _ => lowest(eligible),
+            }
         };
         let mut slots_left = width;
         let mut issued_here = 0;
@@ -1693,7 +1681,10 @@ impl Sm {
                     None => w.cached,
                 }
             };
-            if w.reported != Some(state) {
+            if !O::WARP_STATES {
+                // Kept for `Sm::reported_state` alone: a store costs less than the comparison.
+                w.reported = Some(state);
+            } else if w.reported != Some(state) {
                 w.reported = Some(state);
                 let warp = WarpRef { sm, slot };
                 match w.ready_pipe {
