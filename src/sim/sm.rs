@@ -1025,6 +1025,15 @@ impl Sm {
         // (As they were: a scheduler past the 63rd shares its bit with others.)
         let (lg_waiting, mio_waiting) = (self.lg_waiting, self.mio_waiting);
         let coarse = cx.config.scheduler.policy == Policy::Coarse;
+        // Read once: the passes' calls out (issue, the observer) would have them reloaded per
+        // scheduler.
+        let width = cx.config.sm.issue_width;
+        let (lsu_queue, mio_queue) = (cx.config.sm.lsu_queue, cx.config.sm.mio_queue);
+        let masked_policy = cx.incremental
+            && matches!(
+                cx.config.scheduler.policy,
+                Policy::Gto | Policy::Lrr | Policy::Oldest
+            );
         // The first cycle some scheduler must be stepped in, events aside.
         let mut quiet_until = if coarse { 0 } else { u64::MAX };
         // The schedulers share the SM's LSU and MIO queues: the first stepped takes a freed
@@ -1045,8 +1054,8 @@ impl Sm {
                 // issue: if every queue this scheduler's warps wait for is full again, they
                 // still wait in the same state, and the freed entry is no reason to step it.
                 self.throttle_dirty = throttled & bit != 0
-                    && (lg_waiting & bit != 0 && self.lsu_inflight < cx.config.sm.lsu_queue
-                        || mio_waiting & bit != 0 && self.mio_inflight < cx.config.sm.mio_queue);
+                    && (lg_waiting & bit != 0 && self.lsu_inflight < lsu_queue
+                        || mio_waiting & bit != 0 && self.mio_inflight < mio_queue);
                 if self.throttle_dirty {
                     self.lg_waiting &= !bit;
                     self.mio_waiting &= !bit;
@@ -1065,13 +1074,8 @@ impl Sm {
                 quiet_until = quiet_until.min(sched.last.quiet_until);
                 continue;
             }
-            let masked = cx.incremental
-                && sched.warps.len() <= MASKED_POOL
-                && matches!(
-                    cx.config.scheduler.policy,
-                    Policy::Gto | Policy::Lrr | Policy::Oldest
-                );
-            self.settle_scheduler(s, cycle, cx.config.sm.issue_width);
+            let masked = masked_policy && sched.warps.len() <= MASKED_POOL;
+            self.settle_scheduler(s, cycle, width);
             let sched = &mut self.schedulers[s];
             sched.dirty = false;
             if std::mem::take(&mut sched.full) || !masked {
@@ -1087,7 +1091,7 @@ impl Sm {
                 // The schedulers stepped before this one are done with the cycle.
                 for earlier in 0..k {
                     let e = (first + earlier) % count;
-                    self.settle_scheduler(e, cycle + 1, cx.config.sm.issue_width);
+                    self.settle_scheduler(e, cycle + 1, width);
                 }
                 return Err(fault);
             }
@@ -1514,43 +1518,80 @@ impl Sm {
             m.remove(visit);
         }
         sched.touched = 0;
-        let mut bits = visit;
+        // The warps whose cached state holds are placed with the scheduler's and the slots'
+        // records borrowed once (re-indexing them per warp around the out-of-line refresh cost
+        // more than the placing); the others are refreshed after, in any order: a refresh
+        // reads the warp's own state and the scoreboard, and its marks are unions.
+        let mut stale = 0u64;
+        // The warps looked at that are ready but for their pipe: their state is the pipe's.
+        let mut ready_visited = 0u64;
+        {
+            let sched = &mut self.schedulers[s];
+            let m = &mut sched.masks;
+            let warps = &sched.warps[..];
+            let hot = &mut self.hot[..];
+            let mut bits = visit;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let bit = 1u64 << i;
+                let w = &mut hot[warps[i] as usize];
+                // A warp whose last instruction completed this cycle leaves now: it is not
+                // resident.
+                if w.done && w.inflight == 0 {
+                    continue;
+                }
+                if w.done {
+                    m.done |= bit;
+                }
+                if let Some(pipe) = w.ready_pipe {
+                    // In its pipe's state (not the cached one, which may be a stale throttle).
+                    m.ready[pipe_index(pipe)] |= bit;
+                    ready_visited |= bit;
+                } else if cycle < w.cache_until && !(throttle_dirty && is_throttle(w.cached)) {
+                    m.waiting |= bit;
+                    m.waiting_until = m.waiting_until.min(w.cache_until);
+                    if w.cached.is_eligible() {
+                        m.waiting_eligible |= bit;
+                    }
+                    if !O::WARP_STATES {
+                        // What the report below would store (see `Sm::reported_state`).
+                        w.reported = Some(w.cached);
+                    }
+                } else {
+                    stale |= bit;
+                }
+            }
+        }
+        let mut bits = stale;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let bit = 1u64 << i;
             let slot = self.schedulers[s].warps[i];
+            let (state, until) = self.refresh_state(cycle, config, slot, cx.launches);
+            let m = &mut self.schedulers[s].masks;
             let w = &mut self.hot[slot as usize];
-            // A warp whose last instruction completed this cycle leaves now: it is not resident.
-            if w.done && w.inflight == 0 {
-                continue;
-            }
-            let m = &mut self.schedulers[s].masks;
-            if w.done {
-                m.done |= bit;
-            }
-            if let Some(pipe) = w.ready_pipe {
-                // In its pipe's state (not the cached one, which may be a stale throttle).
-                m.ready[pipe_index(pipe)] |= bit;
-                continue;
-            }
-            let (state, until) =
-                self.state_now(cycle, config, slot, None, throttle_dirty, cx.launches);
-            let m = &mut self.schedulers[s].masks;
-            match self.hot[slot as usize].ready_pipe {
-                Some(pipe) => m.ready[pipe_index(pipe)] |= bit,
+            match w.ready_pipe {
+                Some(pipe) => {
+                    m.ready[pipe_index(pipe)] |= bit;
+                    ready_visited |= bit;
+                }
                 None => {
                     m.waiting |= bit;
                     m.waiting_until = m.waiting_until.min(until);
                     if state.is_eligible() {
                         m.waiting_eligible |= bit;
                     }
+                    if !O::WARP_STATES {
+                        w.reported = Some(state);
+                    }
                 }
             }
         }
 
         // The state of each pipe's ready warps (only pipes with some are looked at).
-        let mut by_pipe = [(WarpState::NotSelected, 0); 6];
+        let mut by_pipe = [WarpState::NotSelected; 6];
         let m = &self.schedulers[s].masks;
         let mut eligible = m.waiting_eligible;
         let mut quiet_until = m.waiting_until;
@@ -1564,7 +1605,7 @@ impl Sm {
             if ready != 0 {
                 pipes_with_ready |= 1 << p;
                 let (state, until) = self.pipe_entry(cycle, config, s, p);
-                by_pipe[p] = (state, until);
+                by_pipe[p] = state;
                 self.note_throttle(s, state);
                 if state.is_eligible() {
                     eligible |= ready;
@@ -1624,8 +1665,14 @@ impl Sm {
 
         // Report state changes, in list order as the full pass does: the warps looked at, the
         // one that issued, and the ready warps of each pipe whose entry changed.
-        let mut report = visit & present;
-        let looked_at = report;
+        let looked_at = visit & present;
+        // An observer that ignores states is told nothing: only the warps whose state the
+        // loop above could not store are visited (the ready ones and the one that issued).
+        let mut report = if O::WARP_STATES {
+            looked_at
+        } else {
+            ready_visited
+        };
         // An observer that takes pipe groups is told of a pipe's change once, here: the ready
         // warps not looked at change with it unnamed.
         let groups = O::WARP_STATES && cx.observer.pipe_groups();
@@ -1640,7 +1687,7 @@ impl Sm {
             pipes &= pipes - 1;
             // (The sets as after the issue: a pipe whose one ready warp issued has none.)
             let ready = sched.masks.ready[p];
-            let state = by_pipe[p].0;
+            let state = by_pipe[p];
             if ready != 0 && sched.ready_reported[p] != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
                 if groups {
@@ -1677,7 +1724,7 @@ impl Sm {
                 WarpState::Selected
             } else {
                 match w.ready_pipe {
-                    Some(pipe) => by_pipe[pipe_index(pipe)].0,
+                    Some(pipe) => by_pipe[pipe_index(pipe)],
                     None => w.cached,
                 }
             };
