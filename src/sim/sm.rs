@@ -233,6 +233,10 @@ struct SchedulerUnit {
     /// Cycles before this one are in `stats`; those since the last stepped cycle repeat it
     /// and are counted when it is stepped again (see [`Sm::settle`]).
     accounted_to: u64,
+    /// The set of active warps a masked pass last counted, and its count: the set seldom
+    /// changes between passes, and the baseline x86-64 target has no `popcnt` (a count is
+    /// some twenty instructions).
+    active_counted: (u64, u32),
 }
 
 impl SchedulerUnit {
@@ -312,6 +316,17 @@ const MASKED_POOL: usize = 64;
 /// The lowest position in `mask`.
 fn lowest(mask: u64) -> Option<usize> {
     (mask != 0).then(|| mask.trailing_zeros() as usize)
+}
+
+/// The number of positions in `mask`, cheaply when it has at most one (most passes' eligible
+/// warps): without `popcnt` a count is some twenty instructions.
+#[inline(always)]
+fn count_few(mask: u64) -> u32 {
+    if mask & mask.wrapping_sub(1) == 0 {
+        (mask != 0) as u32
+    } else {
+        mask.count_ones()
+    }
 }
 
 /// Scheduler `s`'s bit in the per-SM scheduler sets (schedulers past the 63rd share the last
@@ -451,6 +466,7 @@ impl Sm {
             stats: SchedulerStats::default(),
             last: CycleSnapshot::default(),
             accounted_to: 0,
+            active_counted: (0, 0),
         };
         Sm {
             id,
@@ -1614,8 +1630,13 @@ impl Sm {
                 }
             }
         }
-        let active = (present & !done).count_ones();
-        let eligible_count = eligible.count_ones() as u64;
+        let active_set = present & !done;
+        let counted = &mut self.schedulers[s].active_counted;
+        if counted.0 != active_set {
+            *counted = (active_set, active_set.count_ones());
+        }
+        let active = counted.1;
+        let eligible_count = count_few(eligible) as u64;
         out.any_eligible |= eligible != 0;
 
         // (Whom to issue only matters with an eligible warp: most passes of a memory-bound
