@@ -1057,12 +1057,12 @@ impl Sm {
         // for the queues (59 % of their cycles against 7 % for the first's, in a vector add).
         let count = self.schedulers.len();
         let first = self.queue_priority;
-        let mut s = first;
         for k in 0..count {
-            if k > 0 {
-                // (Not `% count`: a division per scheduler-step is a measurable share.)
-                s = if s + 1 == count { 0 } else { s + 1 };
-            }
+            // (Not `% count`: a division per scheduler-step is a measurable share.)
+            let s = match first + k {
+                s if s >= count => s - count,
+                s => s,
+            };
             // (Most calls have no freed queue entry to hand on: no scheduler's bit to test.)
             if throttled != 0 {
                 let bit = scheduler_bit(s);
@@ -1709,6 +1709,13 @@ impl Sm {
             // (The sets as after the issue: a pipe whose one ready warp issued has none.)
             let ready = sched.masks.ready[p];
             let state = by_pipe[p];
+            if !O::WARP_STATES {
+                // Kept for `Sm::reported_state` alone: a store costs less than the comparison.
+                if ready != 0 {
+                    sched.ready_reported[p] = state;
+                }
+                continue;
+            }
             if ready != 0 && sched.ready_reported[p] != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
                 if groups {
