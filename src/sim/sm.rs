@@ -1431,13 +1431,12 @@ impl Sm {
         let mut issued_by_warp = 0;
         while *slots_left > 0 {
             // Earlier issues this cycle may have taken the pipe or a queue entry.
-            if issued_before > 0 || issued_by_warp > 0 {
-                if !self
+            if (issued_before > 0 || issued_by_warp > 0)
+                && !self
                     .warp_state_again(cycle, config, slot, cx.launches)
                     .is_eligible()
-                {
-                    break;
-                }
+            {
+                break;
             }
             let issue_slot = width - *slots_left;
             let threads = self.issue(cycle, s, slot, issue_slot, cx)?;
