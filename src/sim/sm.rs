@@ -233,6 +233,10 @@ struct SchedulerUnit {
     /// Cycles before this one are in `stats`; those since the last stepped cycle repeat it
     /// and are counted when it is stepped again (see [`Sm::settle`]).
     accounted_to: u64,
+    /// The set of active warps a masked pass last counted, and its count: the set seldom
+    /// changes between passes, and the baseline x86-64 target has no `popcnt` (a count is
+    /// some twenty instructions).
+    active_counted: (u64, u32),
 }
 
 impl SchedulerUnit {
@@ -312,6 +316,17 @@ const MASKED_POOL: usize = 64;
 /// The lowest position in `mask`.
 fn lowest(mask: u64) -> Option<usize> {
     (mask != 0).then(|| mask.trailing_zeros() as usize)
+}
+
+/// The number of positions in `mask`, cheaply when it has at most one (most passes' eligible
+/// warps): without `popcnt` a count is some twenty instructions.
+#[inline(always)]
+fn count_few(mask: u64) -> u32 {
+    if mask & mask.wrapping_sub(1) == 0 {
+        (mask != 0) as u32
+    } else {
+        mask.count_ones()
+    }
 }
 
 /// Scheduler `s`'s bit in the per-SM scheduler sets (schedulers past the 63rd share the last
@@ -451,6 +466,7 @@ impl Sm {
             stats: SchedulerStats::default(),
             last: CycleSnapshot::default(),
             accounted_to: 0,
+            active_counted: (0, 0),
         };
         Sm {
             id,
@@ -789,41 +805,35 @@ impl Sm {
     }
 
     /// [`Sm::warp_state`] of a warp whose cached state has expired, cached again until the
-    /// cycle it can change by itself. Out of line: the scheduler's pass over its warps mostly
-    /// takes the cached answer or its pipe table instead.
+    /// cycle it can change by itself; returns the state and that cycle. Out of line: the
+    /// scheduler's pass over its warps mostly takes the cached answer or its pipe table instead.
     #[inline(never)]
     fn refresh_state(
         &mut self,
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        prepared: &PreparedLaunch,
-    ) -> WarpState {
-        let state = match self.hot[slot as usize].ready_pipe {
-            Some(pipe) => self.pipe_and_queue_state(cycle, config, slot, pipe),
-            None => self.warp_state(cycle, config, slot, prepared),
-        };
+        launches: &[PreparedLaunch],
+    ) -> (WarpState, u64) {
+        let ready_pipe = self.hot[slot as usize].ready_pipe;
         let Some(w) = self.warps[slot as usize].as_ref() else {
-            return state;
-        };
-        let until = match state {
-            WarpState::NoInstruction => w.fetch_until,
-            WarpState::BranchResolving => w.branch_until,
-            WarpState::StallCount if cycle < w.stall_until => w.stall_until,
-            WarpState::Sleeping => w.sleep_until,
-            WarpState::PipeBusy { pipe } => {
-                self.schedulers[w.scheduler as usize].pipe_free[pipe_index(pipe)]
-            }
-            WarpState::Selected | WarpState::NotSelected => cycle + 1,
-            // Everything else changes only through an event of this warp, which invalidates.
-            _ => u64::MAX,
+            // (Unreachable: the scheduler's lists hold resident warps. Not cached.)
+            let state = match ready_pipe {
+                Some(pipe) => self.pipe_entry(cycle, config, 0, pipe_index(pipe)).0,
+                None => WarpState::NoInstruction,
+            };
+            return (state, self.hot[slot as usize].cache_until);
         };
         let scheduler = w.scheduler as usize;
+        let (state, until) = match ready_pipe {
+            Some(pipe) => self.pipe_entry(cycle, config, scheduler, pipe_index(pipe)),
+            None => self.warp_state(cycle, config, slot, launches),
+        };
         let hot = &mut self.hot[slot as usize];
         hot.cached = state;
         hot.cache_until = until;
         self.note_throttle(scheduler, state);
-        state
+        (state, until)
     }
 
     /// Remembers that scheduler `s` has a warp in `state` if that is a throttle.
@@ -843,62 +853,68 @@ impl Sm {
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        prepared: &PreparedLaunch,
+        launches: &[PreparedLaunch],
     ) -> WarpState {
-        self.warp_state(cycle, config, slot, prepared)
+        self.warp_state(cycle, config, slot, launches).0
     }
 
-    /// The state of a resident, unfinished warp at `cycle`, before selection. Inlined into its
-    /// two out-of-line callers: it runs after nearly every issue and completion.
+    /// The state of a resident, unfinished warp at `cycle`, before selection, and the cycle
+    /// until which it holds unless an event of the warp comes first (`u64::MAX`: only such an
+    /// event changes it), found where each answer is: working it out again from the state
+    /// cost a second look-up of the warp. Inlined into its two out-of-line callers: it runs
+    /// after nearly every issue and completion.
     #[inline(always)]
     fn warp_state(
         &mut self,
         cycle: u64,
         config: &GpuConfig,
         slot: u32,
-        prepared: &PreparedLaunch,
-    ) -> WarpState {
+        launches: &[PreparedLaunch],
+    ) -> (WarpState, u64) {
         let Some(w) = self.warps[slot as usize].as_ref() else {
-            return WarpState::NoInstruction;
+            return (WarpState::NoInstruction, 0);
         };
         let scheduler = w.scheduler as usize;
         let hot = &self.hot[slot as usize];
         if hot.done {
             // Exited: waiting for its memory operations, or for its last instruction.
             return if w.mem_inflight > 0 {
-                WarpState::Drain
+                (WarpState::Drain, u64::MAX)
+            } else if cycle < w.stall_until {
+                (WarpState::StallCount, w.stall_until)
             } else {
-                WarpState::StallCount
+                (WarpState::StallCount, u64::MAX)
             };
         }
         if w.at_barrier {
-            return WarpState::CtaBarrier;
+            return (WarpState::CtaBarrier, u64::MAX);
         }
         if w.membar && w.mem_inflight > 0 {
-            return WarpState::Membar;
+            return (WarpState::Membar, u64::MAX);
         }
         if cycle < w.fetch_until {
-            return WarpState::NoInstruction;
+            return (WarpState::NoInstruction, w.fetch_until);
         }
         if cycle < w.branch_until {
-            return WarpState::BranchResolving;
+            return (WarpState::BranchResolving, w.branch_until);
         }
         if cycle < w.stall_until {
-            return WarpState::StallCount;
+            return (WarpState::StallCount, w.stall_until);
         }
         if matches!(config.sm.core, CoreModel::NonPipelined { .. }) && hot.inflight > 0 {
-            return WarpState::StallCount;
+            return (WarpState::StallCount, u64::MAX);
         }
         if cycle < w.sleep_until {
-            return WarpState::Sleeping;
+            return (WarpState::Sleeping, w.sleep_until);
         }
+        let prepared = &launches[w.launch as usize];
         let program = &prepared.program;
         let Some((pc, inst)) = w
             .next_pc()
             .and_then(|pc| Some((pc, program.instructions.get(pc as usize)?)))
         else {
             // Off the end of the program: let issue report the fault.
-            return WarpState::NotSelected;
+            return (WarpState::NotSelected, cycle + 1);
         };
         let deps = match w.deps {
             Some(d) => d,
@@ -913,7 +929,7 @@ impl Sm {
             }
         };
         if let Err(blocked) = deps {
-            return match blocked {
+            let state = match blocked {
                 Blocked::Register {
                     reg,
                     producer_pc,
@@ -934,11 +950,11 @@ impl Sm {
                     path,
                 },
             };
+            return (state, u64::MAX);
         }
         let pipe = inst.op.pipe();
         self.hot[slot as usize].ready_pipe = Some(pipe);
         self.pipe_entry(cycle, config, scheduler, pipe_index(pipe))
-            .0
     }
 
     /// The state of resident warp `slot` at `cycle` and the cycle until which it holds unless
@@ -967,9 +983,7 @@ impl Sm {
             // entries.)
             return (state, until);
         }
-        let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-        let state = self.refresh_state(cycle, config, slot, &launches[launch as usize]);
-        (state, self.hot[slot as usize].cache_until)
+        self.refresh_state(cycle, config, slot, launches)
     }
 
     /// [`Sm::pipe_entry`] for each pipe of scheduler `s` (by [`pipe_index`]).
@@ -997,21 +1011,6 @@ impl Sm {
             }
             _ => (WarpState::NotSelected, cycle + 1),
         }
-    }
-
-    /// The last checks of [`Sm::warp_state`]: [`Sm::pipe_entry`] of the warp's scheduler.
-    fn pipe_and_queue_state(
-        &self,
-        cycle: u64,
-        config: &GpuConfig,
-        slot: u32,
-        pipe: Pipe,
-    ) -> WarpState {
-        let scheduler = self.warps[slot as usize]
-            .as_ref()
-            .map_or(0, |w| w.scheduler);
-        self.pipe_entry(cycle, config, scheduler as usize, pipe_index(pipe))
-            .0
     }
 
     /// Steps every scheduler of this SM through `cycle`.
@@ -1042,6 +1041,15 @@ impl Sm {
         // (As they were: a scheduler past the 63rd shares its bit with others.)
         let (lg_waiting, mio_waiting) = (self.lg_waiting, self.mio_waiting);
         let coarse = cx.config.scheduler.policy == Policy::Coarse;
+        // Read once: the passes' calls out (issue, the observer) would have them reloaded per
+        // scheduler.
+        let width = cx.config.sm.issue_width;
+        let (lsu_queue, mio_queue) = (cx.config.sm.lsu_queue, cx.config.sm.mio_queue);
+        let masked_policy = cx.incremental
+            && matches!(
+                cx.config.scheduler.policy,
+                Policy::Gto | Policy::Lrr | Policy::Oldest
+            );
         // The first cycle some scheduler must be stepped in, events aside.
         let mut quiet_until = if coarse { 0 } else { u64::MAX };
         // The schedulers share the SM's LSU and MIO queues: the first stepped takes a freed
@@ -1049,12 +1057,12 @@ impl Sm {
         // for the queues (59 % of their cycles against 7 % for the first's, in a vector add).
         let count = self.schedulers.len();
         let first = self.queue_priority;
-        let mut s = first;
         for k in 0..count {
-            if k > 0 {
-                // (Not `% count`: a division per scheduler-step is a measurable share.)
-                s = if s + 1 == count { 0 } else { s + 1 };
-            }
+            // (Not `% count`: a division per scheduler-step is a measurable share.)
+            let s = match first + k {
+                s if s >= count => s - count,
+                s => s,
+            };
             // (Most calls have no freed queue entry to hand on: no scheduler's bit to test.)
             if throttled != 0 {
                 let bit = scheduler_bit(s);
@@ -1062,8 +1070,8 @@ impl Sm {
                 // issue: if every queue this scheduler's warps wait for is full again, they
                 // still wait in the same state, and the freed entry is no reason to step it.
                 self.throttle_dirty = throttled & bit != 0
-                    && (lg_waiting & bit != 0 && self.lsu_inflight < cx.config.sm.lsu_queue
-                        || mio_waiting & bit != 0 && self.mio_inflight < cx.config.sm.mio_queue);
+                    && (lg_waiting & bit != 0 && self.lsu_inflight < lsu_queue
+                        || mio_waiting & bit != 0 && self.mio_inflight < mio_queue);
                 if self.throttle_dirty {
                     self.lg_waiting &= !bit;
                     self.mio_waiting &= !bit;
@@ -1082,13 +1090,8 @@ impl Sm {
                 quiet_until = quiet_until.min(sched.last.quiet_until);
                 continue;
             }
-            let masked = cx.incremental
-                && sched.warps.len() <= MASKED_POOL
-                && matches!(
-                    cx.config.scheduler.policy,
-                    Policy::Gto | Policy::Lrr | Policy::Oldest
-                );
-            self.settle_scheduler(s, cycle, cx.config.sm.issue_width);
+            let masked = masked_policy && sched.warps.len() <= MASKED_POOL;
+            self.settle_scheduler(s, cycle, width);
             let sched = &mut self.schedulers[s];
             sched.dirty = false;
             if std::mem::take(&mut sched.full) || !masked {
@@ -1104,7 +1107,7 @@ impl Sm {
                 // The schedulers stepped before this one are done with the cycle.
                 for earlier in 0..k {
                     let e = (first + earlier) % count;
-                    self.settle_scheduler(e, cycle + 1, cx.config.sm.issue_width);
+                    self.settle_scheduler(e, cycle + 1, width);
                 }
                 return Err(fault);
             }
@@ -1428,14 +1431,12 @@ impl Sm {
         let mut issued_by_warp = 0;
         while *slots_left > 0 {
             // Earlier issues this cycle may have taken the pipe or a queue entry.
-            if issued_before > 0 || issued_by_warp > 0 {
-                let launch = self.warps[slot as usize].as_ref().map_or(0, |w| w.launch);
-                if !self
-                    .warp_state_again(cycle, config, slot, &cx.launches[launch as usize])
+            if (issued_before > 0 || issued_by_warp > 0)
+                && !self
+                    .warp_state_again(cycle, config, slot, cx.launches)
                     .is_eligible()
-                {
-                    break;
-                }
+            {
+                break;
             }
             let issue_slot = width - *slots_left;
             let threads = self.issue(cycle, s, slot, issue_slot, cx)?;
@@ -1532,43 +1533,80 @@ impl Sm {
             m.remove(visit);
         }
         sched.touched = 0;
-        let mut bits = visit;
+        // The warps whose cached state holds are placed with the scheduler's and the slots'
+        // records borrowed once (re-indexing them per warp around the out-of-line refresh cost
+        // more than the placing); the others are refreshed after, in any order: a refresh
+        // reads the warp's own state and the scoreboard, and its marks are unions.
+        let mut stale = 0u64;
+        // The warps looked at that are ready but for their pipe: their state is the pipe's.
+        let mut ready_visited = 0u64;
+        {
+            let sched = &mut self.schedulers[s];
+            let m = &mut sched.masks;
+            let warps = &sched.warps[..];
+            let hot = &mut self.hot[..];
+            let mut bits = visit;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let bit = 1u64 << i;
+                let w = &mut hot[warps[i] as usize];
+                // A warp whose last instruction completed this cycle leaves now: it is not
+                // resident.
+                if w.done && w.inflight == 0 {
+                    continue;
+                }
+                if w.done {
+                    m.done |= bit;
+                }
+                if let Some(pipe) = w.ready_pipe {
+                    // In its pipe's state (not the cached one, which may be a stale throttle).
+                    m.ready[pipe_index(pipe)] |= bit;
+                    ready_visited |= bit;
+                } else if cycle < w.cache_until && !(throttle_dirty && is_throttle(w.cached)) {
+                    m.waiting |= bit;
+                    m.waiting_until = m.waiting_until.min(w.cache_until);
+                    if w.cached.is_eligible() {
+                        m.waiting_eligible |= bit;
+                    }
+                    if !O::WARP_STATES {
+                        // What the report below would store (see `Sm::reported_state`).
+                        w.reported = Some(w.cached);
+                    }
+                } else {
+                    stale |= bit;
+                }
+            }
+        }
+        let mut bits = stale;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let bit = 1u64 << i;
             let slot = self.schedulers[s].warps[i];
+            let (state, until) = self.refresh_state(cycle, config, slot, cx.launches);
+            let m = &mut self.schedulers[s].masks;
             let w = &mut self.hot[slot as usize];
-            // A warp whose last instruction completed this cycle leaves now: it is not resident.
-            if w.done && w.inflight == 0 {
-                continue;
-            }
-            let m = &mut self.schedulers[s].masks;
-            if w.done {
-                m.done |= bit;
-            }
-            if let Some(pipe) = w.ready_pipe {
-                // In its pipe's state (not the cached one, which may be a stale throttle).
-                m.ready[pipe_index(pipe)] |= bit;
-                continue;
-            }
-            let (state, until) =
-                self.state_now(cycle, config, slot, None, throttle_dirty, cx.launches);
-            let m = &mut self.schedulers[s].masks;
-            match self.hot[slot as usize].ready_pipe {
-                Some(pipe) => m.ready[pipe_index(pipe)] |= bit,
+            match w.ready_pipe {
+                Some(pipe) => {
+                    m.ready[pipe_index(pipe)] |= bit;
+                    ready_visited |= bit;
+                }
                 None => {
                     m.waiting |= bit;
                     m.waiting_until = m.waiting_until.min(until);
                     if state.is_eligible() {
                         m.waiting_eligible |= bit;
                     }
+                    if !O::WARP_STATES {
+                        w.reported = Some(state);
+                    }
                 }
             }
         }
 
         // The state of each pipe's ready warps (only pipes with some are looked at).
-        let mut by_pipe = [(WarpState::NotSelected, 0); 6];
+        let mut by_pipe = [WarpState::NotSelected; 6];
         let m = &self.schedulers[s].masks;
         let mut eligible = m.waiting_eligible;
         let mut quiet_until = m.waiting_until;
@@ -1582,7 +1620,7 @@ impl Sm {
             if ready != 0 {
                 pipes_with_ready |= 1 << p;
                 let (state, until) = self.pipe_entry(cycle, config, s, p);
-                by_pipe[p] = (state, until);
+                by_pipe[p] = state;
                 self.note_throttle(s, state);
                 if state.is_eligible() {
                     eligible |= ready;
@@ -1591,26 +1629,37 @@ impl Sm {
                 }
             }
         }
-        let active = (present & !done).count_ones();
-        let eligible_count = eligible.count_ones() as u64;
+        let active_set = present & !done;
+        let counted = &mut self.schedulers[s].active_counted;
+        if counted.0 != active_set {
+            *counted = (active_set, active_set.count_ones());
+        }
+        let active = counted.1;
+        let eligible_count = count_few(eligible) as u64;
         out.any_eligible |= eligible != 0;
 
-        let sched = &self.schedulers[s];
-        let greedy = sched
-            .last_issued
-            .map(|slot| self.position[slot as usize] as usize)
-            .filter(|&i| sched.warps.get(i) == Some(&sched.last_issued.unwrap_or(u32::MAX)))
-            .filter(|&i| present & (1 << i) != 0);
-        let chosen = match config.scheduler.policy {
-            // The last warp issued while it is eligible, else the oldest eligible.
-            Policy::Gto => greedy
-                .filter(|&g| eligible & (1 << g) != 0)
-                .or(lowest(eligible)),
-            // Round robin from the warp after the last one issued.
-            Policy::Lrr => greedy
-                .and_then(|g| lowest(eligible & (!0u64).checked_shl(g as u32 + 1).unwrap_or(0)))
-                .or(lowest(eligible)),
-            _ => lowest(eligible),
+        // (Whom to issue only matters with an eligible warp: most passes of a memory-bound
+        // kernel have none.)
+        let chosen = if eligible == 0 {
+            None
+        } else {
+            let sched = &self.schedulers[s];
+            let greedy = sched
+                .last_issued
+                .map(|slot| self.position[slot as usize] as usize)
+                .filter(|&i| sched.warps.get(i) == Some(&sched.last_issued.unwrap_or(u32::MAX)))
+                .filter(|&i| present & (1 << i) != 0);
+            match config.scheduler.policy {
+                // The last warp issued while it is eligible, else the oldest eligible.
+                Policy::Gto => greedy
+                    .filter(|&g| eligible & (1 << g) != 0)
+                    .or(lowest(eligible)),
+                // Round robin from the warp after the last one issued.
+                Policy::Lrr => greedy
+                    .and_then(|g| lowest(eligible & (!0u64).checked_shl(g as u32 + 1).unwrap_or(0)))
+                    .or(lowest(eligible)),
+                _ => lowest(eligible),
+            }
         };
         let mut slots_left = width;
         let mut issued_here = 0;
@@ -1636,8 +1685,14 @@ impl Sm {
 
         // Report state changes, in list order as the full pass does: the warps looked at, the
         // one that issued, and the ready warps of each pipe whose entry changed.
-        let mut report = visit & present;
-        let looked_at = report;
+        let looked_at = visit & present;
+        // An observer that ignores states is told nothing: only the warps whose state the
+        // loop above could not store are visited (the ready ones and the one that issued).
+        let mut report = if O::WARP_STATES {
+            looked_at
+        } else {
+            ready_visited
+        };
         // An observer that takes pipe groups is told of a pipe's change once, here: the ready
         // warps not looked at change with it unnamed.
         let groups = O::WARP_STATES && cx.observer.pipe_groups();
@@ -1652,7 +1707,14 @@ impl Sm {
             pipes &= pipes - 1;
             // (The sets as after the issue: a pipe whose one ready warp issued has none.)
             let ready = sched.masks.ready[p];
-            let state = by_pipe[p].0;
+            let state = by_pipe[p];
+            if !O::WARP_STATES {
+                // Kept for `Sm::reported_state` alone: a store costs less than the comparison.
+                if ready != 0 {
+                    sched.ready_reported[p] = state;
+                }
+                continue;
+            }
             if ready != 0 && sched.ready_reported[p] != state {
                 // (An observer that ignores states is not told; see `Sm::reported_state`.)
                 if groups {
@@ -1689,11 +1751,14 @@ impl Sm {
                 WarpState::Selected
             } else {
                 match w.ready_pipe {
-                    Some(pipe) => by_pipe[pipe_index(pipe)].0,
+                    Some(pipe) => by_pipe[pipe_index(pipe)],
                     None => w.cached,
                 }
             };
-            if w.reported != Some(state) {
+            if !O::WARP_STATES {
+                // Kept for `Sm::reported_state` alone: a store costs less than the comparison.
+                w.reported = Some(state);
+            } else if w.reported != Some(state) {
                 w.reported = Some(state);
                 let warp = WarpRef { sm, slot };
                 match w.ready_pipe {
