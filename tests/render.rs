@@ -557,6 +557,59 @@ fn chart_text_is_readable_and_clear_of_other_text_in_every_chart() {
     }
 }
 
+/// The tiny trace again, as `name` (JSON Lines), its kernel called `kernel` and each
+/// instruction of its listing written as `instruction(pc, text)`.
+fn retitled_trace(
+    name: &str,
+    kernel: &str,
+    instruction: &dyn Fn(usize, &str) -> String,
+) -> PathBuf {
+    let reader = TraceReader::open(&tiny_trace()).unwrap();
+    let mut header = reader.header().clone();
+    for l in &mut header.launches {
+        l.kernel = kernel.to_string();
+        for (pc, text) in l.listing.iter_mut().enumerate() {
+            *text = instruction(pc, text);
+        }
+    }
+    let path = tmp(name);
+    let mut writer = TraceWriter::new(
+        std::fs::File::create(&path).unwrap(),
+        TraceFormat::Jsonl,
+        &header,
+    )
+    .unwrap();
+    for e in events(&tiny_trace()) {
+        writer.write(&e).unwrap();
+    }
+    writer.finish(true).unwrap();
+    path
+}
+
+#[test]
+fn a_long_instruction_is_cut_short_of_the_next_column_and_whole_in_its_hover() {
+    // Replayed SASS can be this long: 120 characters, twice the column's cap.
+    let long = |pc: usize, _: &str| format!("FFMA.FTZ.RZ R{pc}, {}", "R2.reuse, ".repeat(11));
+    let path = retitled_trace("long-instructions.wstrace.jsonl", "vecadd", &long);
+    let c = render(ChartKind::Source, &path, &RenderOptions::default());
+    check_text(&c, "source of long instructions");
+    let shown: Vec<Text> = texts(&c.svg)
+        .into_iter()
+        .filter(|t| t.text.starts_with("FFMA"))
+        .collect();
+    assert_eq!(shown.len(), c.rows.len());
+    for t in &shown {
+        assert!(t.text.ends_with('…'), "`{}` is not cut", t.text);
+    }
+    for pc in 0..shown.len() {
+        let whole = format!("PC {pc}: {}", long(pc, ""));
+        assert!(
+            c.regions.iter().any(|r| r.text.starts_with(&whole)),
+            "no region says {whole}"
+        );
+    }
+}
+
 #[test]
 fn bad_input_is_a_clear_error() {
     let path = sample("vecadd_tiny.tiny.wstrace");

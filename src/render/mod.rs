@@ -529,6 +529,25 @@ pub(crate) const LABELLED_ROW_H: i32 = TEXT_LABEL as i32 + 5;
 /// The longest Nsight state name (`math_pipe_throttle`), for the columns that list states.
 pub(crate) const STATE_NAME_CHARS: usize = 18;
 
+/// The most characters of text at `size` pixels that fit in `room` pixels.
+fn chars_within(room: i32, size: u32) -> usize {
+    let mut n = (room.max(0) as u32 * 100 / (size * 62)) as usize;
+    while n > 0 && text_width(n, size) > room {
+        n -= 1;
+    }
+    n
+}
+
+/// `s` as it fits in `room` pixels at `size`: whole if it fits, else cut and ended with `…`.
+pub(crate) fn ellipsize(s: &str, size: u32, room: i32) -> std::borrow::Cow<'_, str> {
+    if width_of(s, size) <= room {
+        return s.into();
+    }
+    let keep = chars_within(room, size).saturating_sub(1);
+    let cut: String = s.chars().take(keep).collect();
+    format!("{}…", cut.trim_end()).into()
+}
+
 /// Where the title and subtitle sit (their centres), and the height they take.
 const TITLE_Y: i32 = 8 + TEXT_TITLE as i32 / 2;
 const SUBTITLE_Y: i32 = TITLE_Y + (TEXT_TITLE + TEXT_SUBTITLE) as i32 / 2 + 6;
