@@ -611,6 +611,42 @@ fn a_long_instruction_is_cut_short_of_the_next_column_and_whole_in_its_hover() {
 }
 
 #[test]
+fn long_titles_and_names_wrap_or_are_cut_inside_the_canvas() {
+    // A file name of 200 characters in every subtitle (and the stalls chart's group heading),
+    // a kernel name of 300 in the source listing's launch heading.
+    let name = format!("{}.wstrace.jsonl", "a-long-trace-name-".repeat(11));
+    let kernel = format!("kernel_{}", "with_a_long_name_".repeat(18));
+    let path = retitled_trace(&name, &kernel, &|_, text| text.to_string());
+    for kind in ChartKind::ALL {
+        let c = render(kind, &path, &RenderOptions::default());
+        check_text(&c, &format!("{kind:?} of a long file name"));
+        // The subtitle wraps rather than runs off: its second line is drawn.
+        let subtitle = texts(&c.svg)
+            .into_iter()
+            .filter(|t| {
+                t.size == warpscope::render::TEXT_SUBTITLE as f64
+                    && t.x == c.width as f64 / 2.0
+                    && t.y < 100.0
+            })
+            .count();
+        assert!(
+            kind == ChartKind::Stalls || subtitle == 2,
+            "{kind:?}: {subtitle} lines"
+        );
+    }
+    // Many traces compared: the stalls title lists every subject, on two lines.
+    let mut all = samples();
+    all.push(path);
+    let c = chart(ChartKind::Stalls, &all, &RenderOptions::default()).unwrap();
+    check_text(&c, "stalls of every sample");
+    let title_lines = texts(&c.svg)
+        .iter()
+        .filter(|t| t.size == warpscope::render::TEXT_TITLE as f64)
+        .count();
+    assert_eq!(title_lines, 2);
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     let path = sample("vecadd_tiny.tiny.wstrace");
     let missing = tmp("no-such.wstrace");

@@ -6,7 +6,7 @@
 use super::palette::{self, state_colour};
 use super::{
     ellipsize, legend_across_height, text_width, tick_step, width_of, Align, Canvas, Chart,
-    ChartKind, Loaded, PlotArea, Region, RenderError, Row, AXIS_H, HEADER_H, TEXT_HEADING,
+    ChartKind, Header, Loaded, PlotArea, Region, RenderError, Row, AXIS_H, TEXT_HEADING,
     TEXT_LABEL,
 };
 use crate::analyze::NsightState;
@@ -76,8 +76,18 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         .map(|&s| (state_colour(s), s.name().to_string()))
         .collect();
     let legend_right = WIDTH as i32 - 16;
-    let columns_y =
-        HEADER_H + legend_across_height(pc_x, legend_right, &entries) + 8 + TEXT_LABEL as i32 / 2;
+    let header = Header::new(
+        &format!("Stalls by instruction: {}", t.subject()),
+        Some(&format!(
+            "{}: warp-cycles waiting to issue each instruction, by state",
+            t.file_name()
+        )),
+        WIDTH,
+    );
+    let columns_y = header.height()
+        + legend_across_height(pc_x, legend_right, &entries)
+        + 8
+        + TEXT_LABEL as i32 / 2;
     let top = columns_y + TEXT_LABEL as i32 / 2 + 8;
     let height = (top + plot_h + AXIS_H) as u32;
     let step = tick_step((max_stall as f64).max(1.0), 6);
@@ -95,22 +105,16 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&format!("Stalls by instruction: {}", t.subject()), WIDTH)?;
-        canvas.subtitle(
-            &format!(
-                "{}: warp-cycles waiting to issue each instruction, by state",
-                t.file_name()
-            ),
-            WIDTH,
-        )?;
-        canvas.legend_across((pc_x, HEADER_H), legend_right, &entries)?;
+        canvas.header(&header)?;
+        canvas.legend_across((pc_x, header.height()), legend_right, &entries)?;
         canvas.label("PC", (pc_x, columns_y), Align::Left)?;
         canvas.label("instruction", (text_x, columns_y), Align::Left)?;
         canvas.label("executed", (executed_x, columns_y), Align::Right)?;
         let mut top = top;
         for l in &a.launches {
+            let heading = format!("launch {}: {} ({} cycles)", l.index, l.name, l.cycles);
             canvas.heading(
-                &format!("launch {}: {} ({} cycles)", l.index, l.name, l.cycles),
+                &ellipsize(&heading, TEXT_HEADING, legend_right - pc_x),
                 (pc_x, top + HEADER / 2),
                 Align::Left,
             )?;
