@@ -120,40 +120,65 @@ struct Text {
     text: String,
 }
 
+/// Every `<text>` of `svg`, placed where it is drawn: inside the `translate` of the groups
+/// around it (the study's grids are such groups).
 fn texts(svg: &str) -> Vec<Text> {
-    let attr = |tag: &str, name: &str| -> String {
-        let from = tag
-            .find(&format!(" {name}=\""))
-            .unwrap_or_else(|| panic!("no {name} in {tag}"))
-            + name.len()
-            + 3;
-        tag[from..from + tag[from..].find('"').unwrap()].to_string()
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let from = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        Some(tag[from..from + tag[from..].find('"').unwrap()].to_string())
     };
-    svg.split("<text")
-        .skip(1)
-        .map(|t| {
-            let (tag, rest) = t.split_once('>').unwrap();
-            let text = rest.split("</text>").next().unwrap().trim();
-            Text {
-                x: attr(tag, "x").parse().unwrap(),
-                y: attr(tag, "y").parse().unwrap(),
-                anchor: attr(tag, "text-anchor"),
-                size: attr(tag, "font-size").parse().unwrap(),
+    let need = |tag: &str, name: &str| -> String {
+        attr(tag, name).unwrap_or_else(|| panic!("no {name} in {tag}"))
+    };
+    let mut offsets = vec![(0.0, 0.0)];
+    let mut all = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find('<') {
+        let (tag, after) = rest[i..].split_once('>').unwrap();
+        rest = after;
+        if tag == "</g" {
+            offsets.pop();
+        } else if tag == "<g" || tag.starts_with("<g ") {
+            let (dx, dy) = attr(tag, "transform").map_or((0.0, 0.0), |t| {
+                let inner = t
+                    .strip_prefix("translate(")
+                    .and_then(|t| t.strip_suffix(')'))
+                    .unwrap_or_else(|| panic!("not a translation: {t}"));
+                let (x, y) = inner.split_once(',').unwrap();
+                (x.trim().parse().unwrap(), y.trim().parse().unwrap())
+            });
+            let (x, y) = *offsets.last().unwrap();
+            offsets.push((x + dx, y + dy));
+        } else if tag.starts_with("<text") {
+            let text = after.split("</text>").next().unwrap().trim();
+            let (x, y) = *offsets.last().unwrap();
+            all.push(Text {
+                x: x + need(tag, "x").parse::<f64>().unwrap(),
+                y: y + need(tag, "y").parse::<f64>().unwrap(),
+                // SVG's default, which hand-written text may leave out.
+                anchor: attr(tag, "text-anchor").unwrap_or_else(|| "start".into()),
+                size: need(tag, "font-size").parse().unwrap(),
                 text: text
                     .replace("&amp;", "&")
                     .replace("&lt;", "<")
                     .replace("&gt;", ">")
                     .replace("&quot;", "\"")
                     .replace("&#39;", "'"),
-            }
-        })
-        .collect()
+            });
+        }
+    }
+    all
 }
 
 /// Chart text is readable where the report shows it scaled down: no text is under
 /// `TEXT_MIN` pixels, every size is one of the named ones, and no text (its box estimated as
 /// the charts lay them out) runs off the canvas or over another text.
 fn check_text(c: &Chart, what: &str) {
+    check_svg_text(&c.svg, c.width, c.height, what);
+}
+
+/// [`check_text`] of an SVG `width` × `height` pixels.
+fn check_svg_text(svg: &str, width: u32, height: u32, what: &str) {
     use warpscope::render::{
         text_width, TEXT_CELL, TEXT_HEADING, TEXT_LABEL, TEXT_MIN, TEXT_SUBTITLE, TEXT_TITLE,
     };
@@ -164,7 +189,7 @@ fn check_text(c: &Chart, what: &str) {
         TEXT_LABEL,
         TEXT_CELL,
     ];
-    let all = texts(&c.svg);
+    let all = texts(svg);
     assert!(!all.is_empty(), "{what}: no text");
     assert!(
         all.iter().any(|t| t.size == TEXT_TITLE as f64),
@@ -193,13 +218,13 @@ fn check_text(c: &Chart, what: &str) {
             };
             let (y0, y1) = (t.y - t.size / 2.0, t.y + t.size / 2.0);
             assert!(
-                x0 >= 0.0 && x0 + w <= c.width as f64 && y0 >= 0.0 && y1 <= c.height as f64,
+                x0 >= 0.0 && x0 + w <= width as f64 && y0 >= 0.0 && y1 <= height as f64,
                 "{what}: `{}` at ({}, {}) runs off the {}x{} canvas",
                 t.text,
                 t.x,
                 t.y,
-                c.width,
-                c.height
+                width,
+                height
             );
             (x0, y0, x0 + w, y1)
         })
@@ -644,6 +669,60 @@ fn long_titles_and_names_wrap_or_are_cut_inside_the_canvas() {
         .filter(|t| t.size == warpscope::render::TEXT_TITLE as f64)
         .count();
     assert_eq!(title_lines, 2);
+}
+
+#[test]
+fn study_grid_text_is_readable_and_clear_of_other_text() {
+    use warpscope::study::{self, StallPreset, StudyConfig};
+    let configs = [
+        StudyConfig::default(),
+        // Eight slots, long groups and misses: a tall, wide grid.
+        StudyConfig {
+            width: 8,
+            ilp: 16,
+            stalls: StallPreset::Heavy,
+            lat: 40,
+            groups: 30,
+            ..StudyConfig::default()
+        },
+        // One slot, one group: the narrowest canvas.
+        StudyConfig {
+            width: 1,
+            groups: 1,
+            ..StudyConfig::default()
+        },
+    ];
+    for cfg in configs {
+        let results = study::run(&cfg);
+        for shown in [&results[..], &results[1..2]] {
+            let svg = study::svg::render(&cfg, shown);
+            let size = |name: &str| -> u32 {
+                let root = svg.split_once('>').unwrap().0;
+                let from = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+                root[from..].split('"').next().unwrap().parse().unwrap()
+            };
+            let what = format!("study {cfg:?} of {} schemes", shown.len());
+            check_svg_text(&svg, size("width"), size("height"), &what);
+            // Every cell's text was drawn: refill targets and badges.
+            let cells = texts(&svg)
+                .iter()
+                .filter(|t| t.size == warpscope::render::TEXT_CELL as f64)
+                .count();
+            let expected: usize = shown
+                .iter()
+                .flat_map(|r| &r.grid)
+                .flat_map(|c| &c.slots)
+                .filter(|s| {
+                    matches!(
+                        s,
+                        study::SlotUse::Refill { .. }
+                            | study::SlotUse::Instruction { cause: Some(_), .. }
+                    )
+                })
+                .count();
+            assert_eq!(cells, expected, "{what}");
+        }
+    }
 }
 
 #[test]

@@ -32,7 +32,7 @@
 //! traces compared) wraps onto a second line, the chart growing to make room, and is cut with
 //! an ellipsis past it (`Header`); text in a column of fixed width (the source listing's
 //! instructions and launch headings) is cut with an ellipsis (`ellipsize`), whole in the
-//! row's hover region.
+//! row's hover region. The study's grids (`crate::study::svg`) use the same sizes.
 //!
 //! Output is deterministic: the same trace and options give the same bytes.
 
@@ -570,7 +570,7 @@ pub(crate) fn ellipsize(s: &str, size: u32, room: i32) -> std::borrow::Cow<'_, s
 /// `s` broken into lines of at most `room` pixels at `size`, at spaces where it can be (inside
 /// a word too long for a line, after its last `/` that fits, so that paths break between
 /// directories), at most `max_lines` of them, the last cut with an ellipsis if text remains.
-fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<String> {
+pub(crate) fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<String> {
     let fits = chars_within(room, size).max(1);
     let mut lines = Vec::new();
     let mut rest = s.trim();
@@ -651,8 +651,8 @@ const AXIS_NAME_DY: i32 = TICK_LABEL_DY + (TEXT_LABEL + TEXT_HEADING) as i32 / 2
 pub(crate) const AXIS_H: i32 = AXIS_NAME_DY + TEXT_HEADING as i32 / 2 + 10;
 
 /// A legend's rows: the swatch and the gap after it, and the pitch of the rows.
-const SWATCH: i32 = TEXT_LABEL as i32 - 1;
-const SWATCH_GAP: i32 = 6;
+pub(crate) const SWATCH: i32 = TEXT_LABEL as i32 - 1;
+pub(crate) const SWATCH_GAP: i32 = 6;
 pub(crate) const LEGEND_ROW: i32 = TEXT_LABEL as i32 + 7;
 
 /// The width of a legend entry whose name has `chars` characters.
@@ -677,10 +677,20 @@ pub(crate) fn legend_height(legend: &Legend) -> i32 {
 /// Where the entries of a legend laid out across, from `x` to at most `right`, go: their
 /// offsets from the legend's top left corner, a new row when the next entry would not fit.
 fn across(x: i32, right: i32, entries: &[(Rgb, String)]) -> Vec<(i32, i32)> {
+    flow(
+        x,
+        right,
+        entries
+            .iter()
+            .map(|(_, name)| legend_entry_width(name.chars().count())),
+    )
+}
+
+/// [`across`] for entries `widths` pixels wide.
+pub(crate) fn flow(x: i32, right: i32, widths: impl IntoIterator<Item = i32>) -> Vec<(i32, i32)> {
     let (mut dx, mut dy) = (0, 0);
     let mut at = Vec::new();
-    for (_, name) in entries {
-        let w = legend_entry_width(name.chars().count());
+    for w in widths {
         if dx > 0 && x + dx + w > right {
             dx = 0;
             dy += LEGEND_ROW;
