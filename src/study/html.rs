@@ -247,16 +247,7 @@ pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
     let max = results.iter().map(|r| r.cycles).max().unwrap_or(0).max(1);
     let grid_w = svg::grid_width(max);
     let block_h = svg::scheme_height(cfg.width.max(1));
-    let settings = format!(
-        "width {} · ilp {} · stalls {} · lat {} · switch cost {} · {} groups · seed {}",
-        cfg.width,
-        cfg.ilp,
-        cfg.stalls.name(),
-        cfg.lat,
-        cfg.switch_cost,
-        cfg.groups,
-        cfg.seed
-    );
+    let settings = cfg.describe(" · ");
     let mut o = String::new();
     o.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     o.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
@@ -287,14 +278,9 @@ pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
         let name = r.scheme.name();
         let _ = write!(
             o,
-            "<section class=\"card\" id=\"card-{name}\" data-scheme=\"{name}\"><h2>{name}</h2><span class=\"stats\">{} cycles · IPC {:.2} · {} issued · {} refill · {} vertical · {} horizontal waste</span>\
+            "<section class=\"card\" id=\"card-{name}\" data-scheme=\"{name}\"><h2>{name}</h2><span class=\"stats\">{}</span>\
 <p class=\"narration\"></p><svg viewBox=\"0 0 {grid_w} {block_h}\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"{name} issue slots\">{}{}<rect class=\"cursor\" x=\"{LABEL_W}\" y=\"{}\" width=\"{CELL}\" height=\"{}\"/></svg></section>",
-            r.cycles,
-            r.ipc(),
-            r.slots.instruction,
-            r.slots.refill,
-            r.slots.vertical_waste,
-            r.slots.horizontal_waste,
+            r.describe(" · "),
             svg::defs().replace("refill-hatch", &format!("refill-hatch-{name}")),
             svg::scheme_group(r, 0).replace("url(#refill-hatch)", &format!("url(#refill-hatch-{name})")),
             GRID_TOP - 2,

@@ -73,19 +73,6 @@ fn state_name(s: ThreadState) -> &'static str {
     }
 }
 
-/// A scheme's figures, beside its name.
-fn stats(r: &SchemeResult) -> String {
-    format!(
-        "{} cycles, IPC {:.2}, {} issued, {} refill, {} vertical, {} horizontal waste",
-        r.cycles,
-        r.ipc(),
-        r.slots.instruction,
-        r.slots.refill,
-        r.slots.vertical_waste,
-        r.slots.horizontal_waste
-    )
-}
-
 /// One scheme's grid as an SVG group at vertical offset `y0`.
 pub fn scheme_group(r: &SchemeResult, y0: usize) -> String {
     let mut o = String::new();
@@ -105,7 +92,7 @@ pub fn scheme_group(r: &SchemeResult, y0: usize) -> String {
     );
     text(
         &mut o,
-        &stats(r),
+        &r.describe(", "),
         (LABEL_W, heading_y),
         TEXT_LABEL,
         "start",
@@ -347,27 +334,13 @@ pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
     let block = scheme_height(cfg.width.max(1));
     let widest_stats = results
         .iter()
-        .map(|r| LABEL_W + width_of(&stats(r), TEXT_LABEL) as usize + PAD)
+        .map(|r| LABEL_W + width_of(&r.describe(", "), TEXT_LABEL) as usize + PAD)
         .max()
         .unwrap_or(0);
     let width = grid_width(cols).max(widest_stats).max(MIN_WIDTH);
     let room = (width - 2 * PAD) as i32;
     let title = wrap("Multithreading study", TEXT_TITLE, room, 2);
-    let settings = wrap(
-        &format!(
-            "width {}, ilp {}, stalls {}, lat {}, switch cost {}, {} groups, seed {}",
-            cfg.width,
-            cfg.ilp,
-            cfg.stalls.name(),
-            cfg.lat,
-            cfg.switch_cost,
-            cfg.groups,
-            cfg.seed
-        ),
-        TEXT_SUBTITLE,
-        room,
-        2,
-    );
+    let settings = wrap(&cfg.describe(", "), TEXT_SUBTITLE, room, 2);
     let mut lines = String::new();
     let mut y = 6;
     for (line, size) in title
