@@ -237,16 +237,9 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
         )),
         WIDTH,
     );
-    let top = header.height();
-    let height = (top + plot_h + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top,
-        right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: top + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = (plot.bottom + AXIS_H) as u32;
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
@@ -409,16 +402,8 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
         )),
         WIDTH,
     );
-    let top = header.height();
-    let height = (top + plot_h + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top,
-        right,
-        bottom: top + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = (plot.bottom + AXIS_H) as u32;
     let x_of = |k: usize| plot.x(start(k).min(to) as f64);
 
     let mut svg = String::new();

@@ -123,6 +123,25 @@ pub struct PlotArea {
 }
 
 impl PlotArea {
+    /// A plot `height` pixels high right under `header`, from pixel column `left` to `right`,
+    /// its x axis spanning `x_from..x_to`.
+    pub(crate) fn under(
+        header: &Header,
+        (left, right): (i32, i32),
+        height: i32,
+        (x_from, x_to): (f64, f64),
+    ) -> PlotArea {
+        let top = header.height();
+        PlotArea {
+            left,
+            top,
+            right,
+            bottom: top + height,
+            x_from,
+            x_to,
+        }
+    }
+
     /// The pixel column of x value `v` (clamped to the plot area).
     pub fn x(&self, v: f64) -> i32 {
         let span = (self.x_to - self.x_from).max(f64::MIN_POSITIVE);

@@ -288,16 +288,8 @@ fn render_columns(
         )),
         WIDTH,
     );
-    let top = header.height();
-    let height = (top + plot_h.max(legend_height(&legend) + 10) + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top,
-        right,
-        bottom: top + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = (plot.top + plot_h.max(legend_height(&legend) + 10) + AXIS_H) as u32;
     let bins = (to - from).div_ceil(bin) as usize;
     let level = acc
         .levels

@@ -84,16 +84,9 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     };
     // No subtitle: the bars start under the title.
     let header = Header::new(&title, None, WIDTH);
-    let top = header.height();
-    let height = (top + plot_h + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top,
-        right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: top + plot_h,
-        x_from: 0.0,
-        x_to,
-    };
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (0.0, x_to));
+    let height = (plot.bottom + AXIS_H) as u32;
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();

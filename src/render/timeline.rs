@@ -241,16 +241,8 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         )),
         WIDTH,
     );
-    let top = header.height();
-    let height = |legend_h: i32| (top + plot_h.max(legend_h) + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top,
-        right,
-        bottom: top + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = |legend_h: i32| (plot.top + plot_h.max(legend_h) + AXIS_H) as u32;
     let listing = |launch: u32, pc: u32| {
         m.header
             .launches
