@@ -120,40 +120,65 @@ struct Text {
     text: String,
 }
 
+/// Every `<text>` of `svg`, placed where it is drawn: inside the `translate` of the groups
+/// around it (the study's grids are such groups).
 fn texts(svg: &str) -> Vec<Text> {
-    let attr = |tag: &str, name: &str| -> String {
-        let from = tag
-            .find(&format!(" {name}=\""))
-            .unwrap_or_else(|| panic!("no {name} in {tag}"))
-            + name.len()
-            + 3;
-        tag[from..from + tag[from..].find('"').unwrap()].to_string()
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let from = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        Some(tag[from..from + tag[from..].find('"').unwrap()].to_string())
     };
-    svg.split("<text")
-        .skip(1)
-        .map(|t| {
-            let (tag, rest) = t.split_once('>').unwrap();
-            let text = rest.split("</text>").next().unwrap().trim();
-            Text {
-                x: attr(tag, "x").parse().unwrap(),
-                y: attr(tag, "y").parse().unwrap(),
-                anchor: attr(tag, "text-anchor"),
-                size: attr(tag, "font-size").parse().unwrap(),
+    let need = |tag: &str, name: &str| -> String {
+        attr(tag, name).unwrap_or_else(|| panic!("no {name} in {tag}"))
+    };
+    let mut offsets = vec![(0.0, 0.0)];
+    let mut all = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find('<') {
+        let (tag, after) = rest[i..].split_once('>').unwrap();
+        rest = after;
+        if tag == "</g" {
+            offsets.pop();
+        } else if tag == "<g" || tag.starts_with("<g ") {
+            let (dx, dy) = attr(tag, "transform").map_or((0.0, 0.0), |t| {
+                let inner = t
+                    .strip_prefix("translate(")
+                    .and_then(|t| t.strip_suffix(')'))
+                    .unwrap_or_else(|| panic!("not a translation: {t}"));
+                let (x, y) = inner.split_once(',').unwrap();
+                (x.trim().parse().unwrap(), y.trim().parse().unwrap())
+            });
+            let (x, y) = *offsets.last().unwrap();
+            offsets.push((x + dx, y + dy));
+        } else if tag.starts_with("<text") {
+            let text = after.split("</text>").next().unwrap().trim();
+            let (x, y) = *offsets.last().unwrap();
+            all.push(Text {
+                x: x + need(tag, "x").parse::<f64>().unwrap(),
+                y: y + need(tag, "y").parse::<f64>().unwrap(),
+                // SVG's default, which hand-written text may leave out.
+                anchor: attr(tag, "text-anchor").unwrap_or_else(|| "start".into()),
+                size: need(tag, "font-size").parse().unwrap(),
                 text: text
                     .replace("&amp;", "&")
                     .replace("&lt;", "<")
                     .replace("&gt;", ">")
                     .replace("&quot;", "\"")
                     .replace("&#39;", "'"),
-            }
-        })
-        .collect()
+            });
+        }
+    }
+    all
 }
 
 /// Chart text is readable where the report shows it scaled down: no text is under
 /// `TEXT_MIN` pixels, every size is one of the named ones, and no text (its box estimated as
 /// the charts lay them out) runs off the canvas or over another text.
 fn check_text(c: &Chart, what: &str) {
+    check_svg_text(&c.svg, c.width, c.height, what);
+}
+
+/// [`check_text`] of an SVG `width` × `height` pixels.
+fn check_svg_text(svg: &str, width: u32, height: u32, what: &str) {
     use warpscope::render::{
         text_width, TEXT_CELL, TEXT_HEADING, TEXT_LABEL, TEXT_MIN, TEXT_SUBTITLE, TEXT_TITLE,
     };
@@ -164,7 +189,7 @@ fn check_text(c: &Chart, what: &str) {
         TEXT_LABEL,
         TEXT_CELL,
     ];
-    let all = texts(&c.svg);
+    let all = texts(svg);
     assert!(!all.is_empty(), "{what}: no text");
     assert!(
         all.iter().any(|t| t.size == TEXT_TITLE as f64),
@@ -193,13 +218,13 @@ fn check_text(c: &Chart, what: &str) {
             };
             let (y0, y1) = (t.y - t.size / 2.0, t.y + t.size / 2.0);
             assert!(
-                x0 >= 0.0 && x0 + w <= c.width as f64 && y0 >= 0.0 && y1 <= c.height as f64,
+                x0 >= 0.0 && x0 + w <= width as f64 && y0 >= 0.0 && y1 <= height as f64,
                 "{what}: `{}` at ({}, {}) runs off the {}x{} canvas",
                 t.text,
                 t.x,
                 t.y,
-                c.width,
-                c.height
+                width,
+                height
             );
             (x0, y0, x0 + w, y1)
         })
@@ -554,6 +579,149 @@ fn chart_text_is_readable_and_clear_of_other_text_in_every_chart() {
     for kind in ChartKind::ALL {
         let c = render(kind, &wide, &RenderOptions::default());
         check_text(&c, &format!("{kind:?} of 96 SMs"));
+    }
+}
+
+/// The tiny trace again, as `name` (JSON Lines), its kernel called `kernel` and each
+/// instruction of its listing written as `instruction(pc, text)`.
+fn retitled_trace(
+    name: &str,
+    kernel: &str,
+    instruction: &dyn Fn(usize, &str) -> String,
+) -> PathBuf {
+    let reader = TraceReader::open(&tiny_trace()).unwrap();
+    let mut header = reader.header().clone();
+    for l in &mut header.launches {
+        l.kernel = kernel.to_string();
+        for (pc, text) in l.listing.iter_mut().enumerate() {
+            *text = instruction(pc, text);
+        }
+    }
+    let path = tmp(name);
+    let mut writer = TraceWriter::new(
+        std::fs::File::create(&path).unwrap(),
+        TraceFormat::Jsonl,
+        &header,
+    )
+    .unwrap();
+    for e in events(&tiny_trace()) {
+        writer.write(&e).unwrap();
+    }
+    writer.finish(true).unwrap();
+    path
+}
+
+#[test]
+fn a_long_instruction_is_cut_short_of_the_next_column_and_whole_in_its_hover() {
+    // Replayed SASS can be this long: 120 characters, twice the column's cap.
+    let long = |pc: usize, _: &str| format!("FFMA.FTZ.RZ R{pc}, {}", "R2.reuse, ".repeat(11));
+    let path = retitled_trace("long-instructions.wstrace.jsonl", "vecadd", &long);
+    let c = render(ChartKind::Source, &path, &RenderOptions::default());
+    check_text(&c, "source of long instructions");
+    let shown: Vec<Text> = texts(&c.svg)
+        .into_iter()
+        .filter(|t| t.text.starts_with("FFMA"))
+        .collect();
+    assert_eq!(shown.len(), c.rows.len());
+    for t in &shown {
+        assert!(t.text.ends_with('…'), "`{}` is not cut", t.text);
+    }
+    for pc in 0..shown.len() {
+        let whole = format!("PC {pc}: {}", long(pc, ""));
+        assert!(
+            c.regions.iter().any(|r| r.text.starts_with(&whole)),
+            "no region says {whole}"
+        );
+    }
+}
+
+#[test]
+fn long_titles_and_names_wrap_or_are_cut_inside_the_canvas() {
+    // A file name of 200 characters in every subtitle (and the stalls chart's group heading),
+    // a kernel name of 300 in the source listing's launch heading.
+    let name = format!("{}.wstrace.jsonl", "a-long-trace-name-".repeat(11));
+    let kernel = format!("kernel_{}", "with_a_long_name_".repeat(18));
+    let path = retitled_trace(&name, &kernel, &|_, text| text.to_string());
+    for kind in ChartKind::ALL {
+        let c = render(kind, &path, &RenderOptions::default());
+        check_text(&c, &format!("{kind:?} of a long file name"));
+        // The subtitle wraps rather than runs off: its second line is drawn.
+        let subtitle = texts(&c.svg)
+            .into_iter()
+            .filter(|t| {
+                t.size == warpscope::render::TEXT_SUBTITLE as f64
+                    && t.x == c.width as f64 / 2.0
+                    && t.y < 100.0
+            })
+            .count();
+        assert!(
+            kind == ChartKind::Stalls || subtitle == 2,
+            "{kind:?}: {subtitle} lines"
+        );
+    }
+    // Many traces compared: the stalls title lists every subject, on two lines.
+    let mut all = samples();
+    all.push(path);
+    let c = chart(ChartKind::Stalls, &all, &RenderOptions::default()).unwrap();
+    check_text(&c, "stalls of every sample");
+    let title_lines = texts(&c.svg)
+        .iter()
+        .filter(|t| t.size == warpscope::render::TEXT_TITLE as f64)
+        .count();
+    assert_eq!(title_lines, 2);
+}
+
+#[test]
+fn study_grid_text_is_readable_and_clear_of_other_text() {
+    use warpscope::study::{self, StallPreset, StudyConfig};
+    let configs = [
+        StudyConfig::default(),
+        // Eight slots, long groups and misses: a tall, wide grid.
+        StudyConfig {
+            width: 8,
+            ilp: 16,
+            stalls: StallPreset::Heavy,
+            lat: 40,
+            groups: 30,
+            ..StudyConfig::default()
+        },
+        // One slot, one group: the narrowest canvas.
+        StudyConfig {
+            width: 1,
+            groups: 1,
+            ..StudyConfig::default()
+        },
+    ];
+    for cfg in configs {
+        let results = study::run(&cfg);
+        for shown in [&results[..], &results[1..2]] {
+            let svg = study::svg::render(&cfg, shown);
+            let size = |name: &str| -> u32 {
+                let root = svg.split_once('>').unwrap().0;
+                let from = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+                root[from..].split('"').next().unwrap().parse().unwrap()
+            };
+            let what = format!("study {cfg:?} of {} schemes", shown.len());
+            check_svg_text(&svg, size("width"), size("height"), &what);
+            // Every cell's text was drawn: refill targets and badges.
+            let cells = texts(&svg)
+                .iter()
+                .filter(|t| t.size == warpscope::render::TEXT_CELL as f64)
+                .count();
+            let expected: usize = shown
+                .iter()
+                .flat_map(|r| &r.grid)
+                .flat_map(|c| &c.slots)
+                .filter(|s| {
+                    matches!(
+                        s,
+                        study::SlotUse::Refill { .. }
+                            | study::SlotUse::Instruction { cause: Some(_), .. }
+                    )
+                })
+                .count();
+            assert_eq!(cells, expected, "{what}");
+        }
     }
 }
 

@@ -19,8 +19,8 @@ use super::model::{BlockSpan, Sink};
 use super::palette::{self, identity_colour, text_on};
 use super::{
     bin_cycles, bin_levels, step_outline, text_width, width_of, window, within_size, Align, Canvas,
-    Chart, ChartKind, LabelColumn, Loaded, PlotArea, Region, RenderError, RenderOptions, Row,
-    AXIS_H, HEADER_H, MAX_SVG_BYTES, TEXT_CELL, TEXT_LABEL,
+    Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea, Region, RenderError, RenderOptions,
+    Row, AXIS_H, MAX_SVG_BYTES, TEXT_CELL, TEXT_LABEL,
 };
 use crate::kernel_name;
 
@@ -137,7 +137,6 @@ const WIDTH: u32 = 1000;
 const LEFT: i32 = 16 + text_width(5, TEXT_LABEL) + 24;
 /// Half the widest tick label at the right end of the axis.
 const RIGHT_MARGIN: i32 = 8 + text_width(4, TEXT_LABEL);
-const TOP: i32 = HEADER_H;
 /// Lanes high enough for a block number written in the bar.
 const LANE_H: i32 = 24;
 
@@ -229,33 +228,28 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
         (900 / lane_count).clamp(3, LANE_H)
     };
     let plot_h = lane_h * lane_count;
-    let height = (TOP + plot_h + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top: TOP,
-        right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: TOP + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
+    let header = Header::new(
+        &format!("Blocks on SMs: {}", t.subject()),
+        Some(&format!(
+            "{}, cycles {from}..{to}, {}",
+            t.file_name(),
+            crate::words::count(acc.total as u64, "block", "blocks")
+        )),
+        WIDTH,
+    );
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = (plot.bottom + AXIS_H) as u32;
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&format!("Blocks on SMs: {}", t.subject()), WIDTH)?;
-        canvas.subtitle(
-            &format!(
-                "{}, cycles {from}..{to}, {}",
-                t.file_name(),
-                crate::words::count(acc.total as u64, "block", "blocks")
-            ),
-            WIDTH,
-        )?;
-        let mut top = TOP;
+        canvas.header(&header)?;
+        let mut top = plot.top;
         let mut labels = LabelColumn::new();
         for (&sm, lanes) in sms.iter().zip(&lanes_of) {
-            if top > TOP {
+            if top > plot.top {
                 canvas.line(
                     vec![(plot.left - 40, top), (plot.right, top)],
                     palette::GRID,
@@ -357,16 +351,8 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
         (900 / n).clamp(3, LANE_H)
     };
     let plot_h = row_h * n;
-    let height = (TOP + plot_h + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top: TOP,
-        right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: TOP + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
-    let bin = bin_cycles(to - from, (plot.right - plot.left).min(columns));
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let bin = bin_cycles(to - from, (right - LEFT).min(columns));
     let level = acc
         .levels
         .iter()
@@ -406,6 +392,18 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
                 .collect()
         })
         .collect();
+    let header = Header::new(
+        &format!("Blocks on SMs: {}", t.subject()),
+        Some(&format!(
+            "{}, cycles {from}..{to}, {} blocks: blocks resident per SM, averaged over \
+             {bin}-cycle columns (full height: {ymax})",
+            t.file_name(),
+            acc.total
+        )),
+        WIDTH,
+    );
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = (plot.bottom + AXIS_H) as u32;
     let x_of = |k: usize| plot.x(start(k).min(to) as f64);
 
     let mut svg = String::new();
@@ -413,21 +411,12 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&format!("Blocks on SMs: {}", t.subject()), WIDTH)?;
-        canvas.subtitle(
-            &format!(
-                "{}, cycles {from}..{to}, {} blocks: blocks resident per SM, averaged over \
-                 {bin}-cycle columns (full height: {ymax})",
-                t.file_name(),
-                acc.total
-            ),
-            WIDTH,
-        )?;
-        let mut top = TOP;
+        canvas.header(&header)?;
+        let mut top = plot.top;
         let mut labels = LabelColumn::new();
         for (r, &sm) in sms.iter().enumerate() {
             let bottom = top + row_h;
-            if top > TOP {
+            if top > plot.top {
                 canvas.line(
                     vec![(plot.left - 40, top), (plot.right, top)],
                     palette::GRID,

@@ -28,7 +28,11 @@
 //! one of the sizes [`TEXT_TITLE`] to [`TEXT_CELL`] (pixels at the SVG's natural size; the
 //! report scales a chart down to its column, so none is under [`TEXT_MIN`]), and the margins,
 //! label columns and legends are sized from them with [`text_width`], so they grow with the
-//! text.
+//! text. A title or subtitle too long for the canvas (a long kernel name or trace path, many
+//! traces compared) wraps onto a second line, the chart growing to make room, and is cut with
+//! an ellipsis past it (`Header`); text in a column of fixed width (the source listing's
+//! instructions and launch headings) is cut with an ellipsis (`ellipsize`), whole in the
+//! row's hover region. The study's grids (`crate::study::svg`) use the same sizes.
 //!
 //! Output is deterministic: the same trace and options give the same bytes.
 
@@ -119,6 +123,25 @@ pub struct PlotArea {
 }
 
 impl PlotArea {
+    /// A plot `height` pixels high right under `header`, from pixel column `left` to `right`,
+    /// its x axis spanning `x_from..x_to`.
+    pub(crate) fn under(
+        header: &Header,
+        (left, right): (i32, i32),
+        height: i32,
+        (x_from, x_to): (f64, f64),
+    ) -> PlotArea {
+        let top = header.height();
+        PlotArea {
+            left,
+            top,
+            right,
+            bottom: top + height,
+            x_from,
+            x_to,
+        }
+    }
+
     /// The pixel column of x value `v` (clamped to the plot area).
     pub fn x(&self, v: f64) -> i32 {
         let span = (self.x_to - self.x_from).max(f64::MIN_POSITIVE);
@@ -532,10 +555,111 @@ pub(crate) const STATE_NAME_CHARS: usize = 18;
 /// Where the title and subtitle sit (their centres), and the height they take.
 const TITLE_Y: i32 = 8 + TEXT_TITLE as i32 / 2;
 const SUBTITLE_Y: i32 = TITLE_Y + (TEXT_TITLE + TEXT_SUBTITLE) as i32 / 2 + 6;
-/// The height of the title and subtitle: a chart's content starts under it.
-pub(crate) const HEADER_H: i32 = SUBTITLE_Y + TEXT_SUBTITLE as i32 / 2 + 12;
-/// The height of a title with no subtitle.
-pub(crate) const TITLE_H: i32 = TITLE_Y + TEXT_TITLE as i32 / 2 + 12;
+/// The height of the title and subtitle on one line each.
+const HEADER_H: i32 = SUBTITLE_Y + TEXT_SUBTITLE as i32 / 2 + 12;
+/// The height of a title on one line with no subtitle.
+const TITLE_H: i32 = TITLE_Y + TEXT_TITLE as i32 / 2 + 12;
+/// The pitch of a wrapped title's or subtitle's lines.
+const TITLE_PITCH: i32 = TEXT_TITLE as i32 + 4;
+const SUBTITLE_PITCH: i32 = TEXT_SUBTITLE as i32 + 4;
+/// The room kept free either side of a title or subtitle.
+const HEADER_SIDE: i32 = 8;
+/// Lines a title or subtitle may take; past them the last line ends in an ellipsis.
+const HEADER_LINES: usize = 2;
+
+/// The most characters of text at `size` pixels that fit in `room` pixels.
+fn chars_within(room: i32, size: u32) -> usize {
+    let mut n = (room.max(0) as u32 * 100 / (size * 62)) as usize;
+    while n > 0 && text_width(n, size) > room {
+        n -= 1;
+    }
+    n
+}
+
+/// `s` as it fits in `room` pixels at `size`: whole if it fits, else cut and ended with `…`.
+pub(crate) fn ellipsize(s: &str, size: u32, room: i32) -> std::borrow::Cow<'_, str> {
+    if width_of(s, size) <= room {
+        return s.into();
+    }
+    let keep = chars_within(room, size).saturating_sub(1);
+    let cut: String = s.chars().take(keep).collect();
+    format!("{}…", cut.trim_end()).into()
+}
+
+/// `s` broken into lines of at most `room` pixels at `size`, at spaces where it can be (inside
+/// a word too long for a line, after its last `/` that fits, so that paths break between
+/// directories), at most `max_lines` of them, the last cut with an ellipsis if text remains.
+pub(crate) fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<String> {
+    let fits = chars_within(room, size).max(1);
+    let mut lines = Vec::new();
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        if lines.len() + 1 == max_lines || rest.chars().count() <= fits {
+            lines.push(ellipsize(rest, size, room).into_owned());
+            break;
+        }
+        // The byte index after the `fits` characters that fit.
+        let end = rest.char_indices().nth(fits).map_or(rest.len(), |(i, _)| i);
+        let head = &rest[..end];
+        let at = if rest[end..].starts_with(' ') {
+            end
+        } else if let Some(i) = head.rfind(' ').filter(|&i| i > 0) {
+            i
+        } else if let Some(i) = head.rfind('/').filter(|&i| i > 0) {
+            i + 1
+        } else {
+            end
+        };
+        lines.push(rest[..at].trim_end().to_string());
+        rest = rest[at..].trim_start();
+    }
+    lines
+}
+
+/// A chart's title and optional subtitle, each wrapped to the canvas's width (a long kernel
+/// name, trace path or list of compared traces would otherwise run off its sides): the chart
+/// lays its content out under [`Header::height`] and draws the header with [`Canvas::header`].
+pub(crate) struct Header {
+    title: Vec<String>,
+    subtitle: Vec<String>,
+    width: u32,
+}
+
+impl Header {
+    pub fn new(title: &str, subtitle: Option<&str>, width: u32) -> Header {
+        let room = width as i32 - 2 * HEADER_SIDE;
+        Header {
+            title: wrap(title, TEXT_TITLE, room, HEADER_LINES),
+            subtitle: subtitle
+                .map_or_else(Vec::new, |s| wrap(s, TEXT_SUBTITLE, room, HEADER_LINES)),
+            width,
+        }
+    }
+
+    /// The height the header takes: a chart's content starts under it.
+    pub fn height(&self) -> i32 {
+        let extra_title = (self.title.len().max(1) - 1) as i32 * TITLE_PITCH;
+        match self.subtitle.len() {
+            0 => TITLE_H + extra_title,
+            n => HEADER_H + extra_title + (n - 1) as i32 * SUBTITLE_PITCH,
+        }
+    }
+
+    /// Where each line goes: its text, centre height and size.
+    fn lines(&self) -> impl Iterator<Item = (&str, i32, u32)> {
+        let below = (self.title.len().max(1) - 1) as i32 * TITLE_PITCH;
+        let title = self
+            .title
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_str(), TITLE_Y + i as i32 * TITLE_PITCH, TEXT_TITLE));
+        let subtitle = self.subtitle.iter().enumerate().map(move |(i, s)| {
+            let y = SUBTITLE_Y + below + i as i32 * SUBTITLE_PITCH;
+            (s.as_str(), y, TEXT_SUBTITLE)
+        });
+        title.chain(subtitle)
+    }
+}
 
 /// The x axis under a plot: tick length, the centres of the tick labels and of the axis name
 /// below the plot, and the height it takes.
@@ -546,8 +670,8 @@ const AXIS_NAME_DY: i32 = TICK_LABEL_DY + (TEXT_LABEL + TEXT_HEADING) as i32 / 2
 pub(crate) const AXIS_H: i32 = AXIS_NAME_DY + TEXT_HEADING as i32 / 2 + 10;
 
 /// A legend's rows: the swatch and the gap after it, and the pitch of the rows.
-const SWATCH: i32 = TEXT_LABEL as i32 - 1;
-const SWATCH_GAP: i32 = 6;
+pub(crate) const SWATCH: i32 = TEXT_LABEL as i32 - 1;
+pub(crate) const SWATCH_GAP: i32 = 6;
 pub(crate) const LEGEND_ROW: i32 = TEXT_LABEL as i32 + 7;
 
 /// The width of a legend entry whose name has `chars` characters.
@@ -572,10 +696,20 @@ pub(crate) fn legend_height(legend: &Legend) -> i32 {
 /// Where the entries of a legend laid out across, from `x` to at most `right`, go: their
 /// offsets from the legend's top left corner, a new row when the next entry would not fit.
 fn across(x: i32, right: i32, entries: &[(Rgb, String)]) -> Vec<(i32, i32)> {
+    flow(
+        x,
+        right,
+        entries
+            .iter()
+            .map(|(_, name)| legend_entry_width(name.chars().count())),
+    )
+}
+
+/// [`across`] for entries `widths` pixels wide.
+pub(crate) fn flow(x: i32, right: i32, widths: impl IntoIterator<Item = i32>) -> Vec<(i32, i32)> {
     let (mut dx, mut dy) = (0, 0);
     let mut at = Vec::new();
-    for (_, name) in entries {
-        let w = legend_entry_width(name.chars().count());
+    for w in widths {
         if dx > 0 && x + dx + w > right {
             dx = 0;
             dy += LEGEND_ROW;
@@ -706,27 +840,19 @@ impl<'a> Canvas<'a> {
             .map_err(draw_err)
     }
 
-    /// The line under the title: which trace, which cycles, how binned.
-    pub fn subtitle(&self, s: &str, width: u32) -> Result<(), RenderError> {
-        self.text(
-            s,
-            (width as i32 / 2, SUBTITLE_Y),
-            TEXT_SUBTITLE,
-            palette::INK,
-            Align::Centre,
-            "sans-serif",
-        )
-    }
-
-    pub fn title(&self, s: &str, width: u32) -> Result<(), RenderError> {
-        self.text(
-            s,
-            (width as i32 / 2, TITLE_Y),
-            TEXT_TITLE,
-            palette::INK,
-            Align::Centre,
-            "sans-serif",
-        )
+    /// The title and subtitle ([`Header`]).
+    pub fn header(&self, header: &Header) -> Result<(), RenderError> {
+        for (s, y, size) in header.lines() {
+            self.text(
+                s,
+                (header.width as i32 / 2, y),
+                size,
+                palette::INK,
+                Align::Centre,
+                "sans-serif",
+            )?;
+        }
+        Ok(())
     }
 
     /// Text in one of the label roles: a tick, row or legend label ([`TEXT_LABEL`]).
@@ -898,6 +1024,39 @@ mod tests {
         for s in NsightState::ALL {
             assert!(s.name().chars().count() <= STATE_NAME_CHARS, "{}", s.name());
         }
+    }
+
+    #[test]
+    fn headers_wrap_at_spaces_then_slashes_and_cut_the_rest_with_an_ellipsis() {
+        let room = text_width(20, TEXT_TITLE);
+        assert_eq!(wrap("short", TEXT_TITLE, room, 2), ["short"]);
+        assert_eq!(
+            wrap("one two three four five six", TEXT_TITLE, room, 2),
+            ["one two three four", "five six"]
+        );
+        let path = "/home/user/traces/run-1/reduce.small.gto.wstrace";
+        assert_eq!(
+            wrap(path, TEXT_TITLE, room, 3),
+            ["/home/user/traces/", "run-1/", "reduce.small.gto.ws…"]
+        );
+        let lines = wrap(&"word ".repeat(30), TEXT_TITLE, room, 2);
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].ends_with('…'), "{lines:?}");
+        assert!(lines.iter().all(|l| width_of(l, TEXT_TITLE) <= room));
+        assert_eq!(
+            ellipsize("abcdef", TEXT_LABEL, text_width(4, TEXT_LABEL)),
+            "abc…"
+        );
+        assert_eq!(
+            ellipsize("abcd", TEXT_LABEL, text_width(4, TEXT_LABEL)),
+            "abcd"
+        );
+        // A header on one line each takes what it took before wrapping existed.
+        assert_eq!(Header::new("t", Some("s"), 1000).height(), HEADER_H);
+        assert_eq!(Header::new("t", None, 1000).height(), TITLE_H);
+        let long = "x ".repeat(200);
+        let two = Header::new(&long, Some(&long), 1000);
+        assert_eq!(two.height(), HEADER_H + TITLE_PITCH + SUBTITLE_PITCH);
     }
 
     #[test]

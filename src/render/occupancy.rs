@@ -11,8 +11,8 @@ use super::model::{Interval, IssueRec, Sink, WarpLife};
 use super::palette::{self, ACTIVE, ELIGIBLE, ISSUED};
 use super::{
     bin_cycles, legend_across_height, step_outline, text_width, tick_label, tick_step, width_of,
-    window, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError, RenderOptions,
-    Row, AXIS_H, HEADER_H, TEXT_HEADING, TEXT_LABEL,
+    window, Align, Canvas, Chart, ChartKind, Header, Loaded, PlotArea, Region, RenderError,
+    RenderOptions, Row, AXIS_H, TEXT_HEADING, TEXT_LABEL,
 };
 use std::collections::BTreeMap;
 
@@ -206,7 +206,20 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
             "warp instructions issued per cycle (IPC, right axis)".to_string(),
         ),
     ];
-    let legend_top = HEADER_H;
+    let header = Header::new(
+        &format!("Occupancy and issue: {}", t.subject()),
+        Some(&format!(
+            "{}, cycles {from}..{to}, {}",
+            t.file_name(),
+            if bin == 1 {
+                "per cycle".to_string()
+            } else {
+                format!("averages over {bin}-cycle columns")
+            }
+        )),
+        WIDTH,
+    );
+    let legend_top = header.height();
     // The legend may run on over the IPC axis's column.
     let legend_right = WIDTH as i32 - 16;
     let legend_h = legend_across_height(LEFT, legend_right, &legend);
@@ -232,19 +245,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&format!("Occupancy and issue: {}", t.subject()), WIDTH)?;
-        canvas.subtitle(
-            &format!(
-                "{}, cycles {from}..{to}, {}",
-                t.file_name(),
-                if bin == 1 {
-                    "per cycle".to_string()
-                } else {
-                    format!("averages over {bin}-cycle columns")
-                }
-            ),
-            WIDTH,
-        )?;
+        canvas.header(&header)?;
         canvas.legend_across((LEFT, legend_top), legend_right, &legend)?;
         canvas.heading("warps", (plot.left - 6, axis_names_y), Align::Right)?;
         canvas.heading("IPC", (plot.right + 6, axis_names_y), Align::Left)?;

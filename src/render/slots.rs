@@ -14,8 +14,8 @@ use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
     bin_cycles, bin_levels, dominant, legend_entry_width, legend_height, text_width, width_of,
-    window, within_size, Align, Canvas, Chart, ChartKind, LabelColumn, Loaded, PlotArea, Region,
-    RenderError, RenderOptions, Row, AXIS_H, HEADER_H, LABELLED_ROW_H, TEXT_CELL, TEXT_LABEL,
+    window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea,
+    Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, TEXT_CELL, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeSet, HashMap};
@@ -25,7 +25,6 @@ const WIDTH: u32 = 1200;
 const LEFT: i32 = 16 + text_width(15, TEXT_LABEL) + 8;
 /// The legend, whose longest entry is `no issue (vertical waste)`.
 const RIGHT_MARGIN: i32 = 20 + legend_entry_width(25) + 12;
-const TOP: i32 = HEADER_H;
 /// Warp-slot strips drawn at most under the grid.
 pub const MAX_STRIPS: usize = 64;
 const STRIP_H: i32 = 6;
@@ -274,16 +273,23 @@ fn render_columns(
     };
     let plot_h = grid_h + strips_h;
     let legend = legend(&acc.seen_warps, &acc.strip_states);
-    let height = (TOP + plot_h.max(legend_height(&legend) + 10) + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top: TOP,
-        right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: TOP + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
-    let bin = bin_cycles(to - from, (plot.right - plot.left).min(columns));
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let bin = bin_cycles(to - from, (right - LEFT).min(columns));
+    let header = Header::new(
+        &format!("Issue slots: {}", t.subject()),
+        Some(&format!(
+            "{}, cycles {from}..{to}, issue width {width}, {}",
+            t.file_name(),
+            if bin == 1 {
+                "one column per cycle".to_string()
+            } else {
+                format!("{bin} cycles per column, dominant use shown")
+            }
+        )),
+        WIDTH,
+    );
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = (plot.top + plot_h.max(legend_height(&legend) + 10) + AXIS_H) as u32;
     let bins = (to - from).div_ceil(bin) as usize;
     let level = acc
         .levels
@@ -302,19 +308,7 @@ fn render_columns(
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&format!("Issue slots: {}", t.subject()), WIDTH)?;
-        canvas.subtitle(
-            &format!(
-                "{}, cycles {from}..{to}, issue width {width}, {}",
-                t.file_name(),
-                if bin == 1 {
-                    "one column per cycle".to_string()
-                } else {
-                    format!("{bin} cycles per column, dominant use shown")
-                }
-            ),
-            WIDTH,
-        )?;
+        canvas.header(&header)?;
         let mut row = 0;
         let mut labels = LabelColumn::new();
         // Scheduler lines run on under the labels of rows labelled one by one; under the labels
@@ -322,7 +316,7 @@ fn render_columns(
         let into_labels = if row_h >= LABELLED_ROW_H { 50 } else { 0 };
         for (si, &(sm, sched)) in schedulers.iter().enumerate() {
             if row > 0 {
-                let top = TOP + row * row_h;
+                let top = plot.top + row * row_h;
                 canvas.line(
                     vec![(plot.left - into_labels, top), (plot.right, top)],
                     palette::INK,
@@ -330,7 +324,7 @@ fn render_columns(
                 )?;
             }
             for slot in 0..width {
-                let top = TOP + row * row_h;
+                let top = plot.top + row * row_h;
                 let bottom = top + row_h;
                 let label = format!("SM{sm} S{sched} slot {slot}");
                 // Rows thinner than their label: the scheduler's label at its first row, where
@@ -430,7 +424,7 @@ fn render_columns(
                 row += 1;
             }
         }
-        let strips_top = TOP + grid_h + STRIP_GAP;
+        let strips_top = plot.top + grid_h + STRIP_GAP;
         if !strips.is_empty() {
             let y = strips_top + STRIP_H * strips.len() as i32 / 2;
             if labels.fits(y, TEXT_LABEL) {
@@ -475,7 +469,7 @@ fn render_columns(
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle", true)?;
-        canvas.legend((plot.right + 20, TOP + 4), &legend)?;
+        canvas.legend((plot.right + 20, plot.top + 4), &legend)?;
         canvas.finish()?;
     }
     Ok(Chart {

@@ -5,8 +5,9 @@
 
 use super::palette::{self, state_colour};
 use super::{
-    legend_across_height, text_width, tick_step, width_of, Align, Canvas, Chart, ChartKind, Loaded,
-    PlotArea, Region, RenderError, Row, AXIS_H, HEADER_H, TEXT_HEADING, TEXT_LABEL,
+    ellipsize, legend_across_height, text_width, tick_step, width_of, Align, Canvas, Chart,
+    ChartKind, Header, Loaded, PlotArea, Region, RenderError, Row, AXIS_H, TEXT_HEADING,
+    TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 
@@ -18,6 +19,9 @@ const HEADER: i32 = TEXT_HEADING as i32 + 10;
 const RIGHT_MARGIN: i32 = 8 + text_width(8, TEXT_LABEL) + 12;
 /// The gap between the listing's columns.
 const COLUMN_GAP: i32 = 12;
+/// The widest the instruction column grows, so that the bars keep half the chart: longer
+/// instructions (replayed SASS with long operand lists) are cut with an ellipsis.
+const TEXT_MAX_W: i32 = 600;
 
 pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     let a = t.analysis()?;
@@ -55,7 +59,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     };
     let pc_x = 16;
     let text_x = pc_x + widest("PC", &|s| s.pc as u64) + COLUMN_GAP;
-    let text_w = text_width(longest, TEXT_LABEL).clamp(120, 600);
+    let text_w = text_width(longest, TEXT_LABEL).clamp(120, TEXT_MAX_W);
     let executed_x = text_x + text_w + COLUMN_GAP + widest("executed", &|s| s.executions);
     let left = executed_x + COLUMN_GAP;
     let lines: i32 = a.launches.iter().map(|l| l.source.len() as i32).sum();
@@ -72,8 +76,18 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         .map(|&s| (state_colour(s), s.name().to_string()))
         .collect();
     let legend_right = WIDTH as i32 - 16;
-    let columns_y =
-        HEADER_H + legend_across_height(pc_x, legend_right, &entries) + 8 + TEXT_LABEL as i32 / 2;
+    let header = Header::new(
+        &format!("Stalls by instruction: {}", t.subject()),
+        Some(&format!(
+            "{}: warp-cycles waiting to issue each instruction, by state",
+            t.file_name()
+        )),
+        WIDTH,
+    );
+    let columns_y = header.height()
+        + legend_across_height(pc_x, legend_right, &entries)
+        + 8
+        + TEXT_LABEL as i32 / 2;
     let top = columns_y + TEXT_LABEL as i32 / 2 + 8;
     let height = (top + plot_h + AXIS_H) as u32;
     let step = tick_step((max_stall as f64).max(1.0), 6);
@@ -91,22 +105,16 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&format!("Stalls by instruction: {}", t.subject()), WIDTH)?;
-        canvas.subtitle(
-            &format!(
-                "{}: warp-cycles waiting to issue each instruction, by state",
-                t.file_name()
-            ),
-            WIDTH,
-        )?;
-        canvas.legend_across((pc_x, HEADER_H), legend_right, &entries)?;
+        canvas.header(&header)?;
+        canvas.legend_across((pc_x, header.height()), legend_right, &entries)?;
         canvas.label("PC", (pc_x, columns_y), Align::Left)?;
         canvas.label("instruction", (text_x, columns_y), Align::Left)?;
         canvas.label("executed", (executed_x, columns_y), Align::Right)?;
         let mut top = top;
         for l in &a.launches {
+            let heading = format!("launch {}: {} ({} cycles)", l.index, l.name, l.cycles);
             canvas.heading(
-                &format!("launch {}: {} ({} cycles)", l.index, l.name, l.cycles),
+                &ellipsize(&heading, TEXT_HEADING, legend_right - pc_x),
                 (pc_x, top + HEADER / 2),
                 Align::Left,
             )?;
@@ -122,9 +130,15 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
                         palette::Rgb(0xF6, 0xF6, 0xF6),
                     )?;
                 }
+                // A longer instruction is cut short of the next column; its row's hover region
+                // has it whole.
                 for (text, x, align) in [
                     (&s.pc.to_string(), pc_x, Align::Left),
-                    (&s.text, text_x, Align::Left),
+                    (
+                        &ellipsize(&s.text, TEXT_LABEL, text_w).into_owned(),
+                        text_x,
+                        Align::Left,
+                    ),
                     (&s.executions.to_string(), executed_x, Align::Right),
                 ] {
                     canvas.text(text, (x, y), TEXT_LABEL, palette::INK, align, "monospace")?;

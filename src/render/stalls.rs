@@ -6,8 +6,8 @@
 
 use super::palette::{self, state_colour};
 use super::{
-    text_width, tick_step, Align, Canvas, Chart, ChartKind, Loaded, PlotArea, Region, RenderError,
-    Row, AXIS_H, STATE_NAME_CHARS, TEXT_HEADING, TEXT_LABEL, TITLE_H,
+    ellipsize, text_width, tick_step, Align, Canvas, Chart, ChartKind, Header, Loaded, PlotArea,
+    Region, RenderError, Row, AXIS_H, STATE_NAME_CHARS, TEXT_HEADING, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 
@@ -16,8 +16,6 @@ const WIDTH: u32 = 1000;
 const LEFT: i32 = 16 + text_width(STATE_NAME_CHARS, TEXT_LABEL) + 8;
 /// The value beside the longest bar, as long as `123.45`.
 const RIGHT_MARGIN: i32 = 8 + text_width(6, TEXT_LABEL) + 12;
-/// No subtitle: the bars start under the title.
-const TOP: i32 = TITLE_H;
 const BAR: i32 = TEXT_LABEL as i32 + 5;
 const GROUP_HEADER: i32 = TEXT_HEADING as i32 + 12;
 const GROUP_GAP: i32 = 10;
@@ -71,15 +69,6 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     let x_to = ((max / step).ceil() * step).max(step);
     let group_h = GROUP_HEADER + BAR * shown.len() as i32 + GROUP_GAP;
     let plot_h = group_h * groups.len() as i32;
-    let height = (TOP + plot_h + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top: TOP,
-        right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: TOP + plot_h,
-        x_from: 0.0,
-        x_to,
-    };
     let title = if traces.len() == 1 {
         format!(
             "Warp-cycles per issued instruction: {}",
@@ -93,14 +82,19 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
             subjects.join(" vs ")
         )
     };
+    // No subtitle: the bars start under the title.
+    let header = Header::new(&title, None, WIDTH);
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (0.0, x_to));
+    let height = (plot.bottom + AXIS_H) as u32;
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&title, WIDTH)?;
+        canvas.header(&header)?;
         for (gi, g) in groups.iter().enumerate() {
-            let top = TOP + gi as i32 * group_h;
+            let top = plot.top + gi as i32 * group_h;
             let bars = (top + GROUP_HEADER, top + group_h);
             // Vertical grid lines at the ticks, behind the bars (not through the group's
             // heading).
@@ -110,8 +104,9 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
                 canvas.line(vec![(x, bars.0), (x, bars.1)], palette::GRID, 1)?;
                 v += step;
             }
+            let heading = format!("{}: {} warp instructions", g.label, g.instructions);
             canvas.heading(
-                &format!("{}: {} warp instructions", g.label, g.instructions),
+                &ellipsize(&heading, TEXT_HEADING, WIDTH as i32 - 16),
                 (8, top + GROUP_HEADER / 2 + 2),
                 Align::Left,
             )?;

@@ -11,9 +11,8 @@ use super::model::{Interval, Sink, SlotKey, WarpLife};
 use super::palette::{self, state_colour};
 use super::{
     bin_cycles, bin_levels, dominant, legend_entry_width, legend_height, text_width, window,
-    within_size, Align, Canvas, Chart, ChartKind, LabelColumn, Loaded, PlotArea, Region,
-    RenderError, RenderOptions, Row, AXIS_H, HEADER_H, LABELLED_ROW_H, STATE_NAME_CHARS,
-    TEXT_LABEL,
+    within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea, Region,
+    RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, STATE_NAME_CHARS, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -23,7 +22,6 @@ const WIDTH: u32 = 1200;
 const LEFT: i32 = 16 + text_width(12, TEXT_LABEL) + 8;
 /// The legend of state names.
 const RIGHT_MARGIN: i32 = 20 + legend_entry_width(STATE_NAME_CHARS) + 12;
-const TOP: i32 = HEADER_H;
 /// Index of "no warp resident" after the Nsight states in a bin's counts.
 const EMPTY: usize = NsightState::ALL.len();
 
@@ -211,16 +209,8 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         (900 / n).clamp(2, LABELLED_ROW_H)
     };
     let plot_h = row_h * n;
-    let height = |legend_h: i32| (TOP + plot_h.max(legend_h) + AXIS_H) as u32;
-    let plot = PlotArea {
-        left: LEFT,
-        top: TOP,
-        right: WIDTH as i32 - RIGHT_MARGIN,
-        bottom: TOP + plot_h,
-        x_from: from as f64,
-        x_to: to as f64,
-    };
-    let bin = bin_cycles(to - from, (plot.right - plot.left).min(columns));
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let bin = bin_cycles(to - from, (right - LEFT).min(columns));
     let level = shown
         .acc
         .levels
@@ -228,6 +218,31 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         .find(|(b, _)| *b == bin)
         .map(|(_, l)| l)
         .ok_or_else(|| RenderError::Draw(format!("no binning of {bin} cycles was kept")))?;
+    let header = Header::new(
+        &format!("Warp states over time: {}", t.subject()),
+        Some(&format!(
+            "{}, cycles {from}..{to}, {}{}",
+            t.file_name(),
+            if sms_shown.len() < shown.sms_total {
+                format!(
+                    "SMs {}..={} of {} with warps (use --sm), ",
+                    sms_shown.first().copied().unwrap_or(0),
+                    sms_shown.last().copied().unwrap_or(0),
+                    shown.sms_total
+                )
+            } else {
+                String::new()
+            },
+            if bin == 1 {
+                "one column per cycle".to_string()
+            } else {
+                format!("{bin} cycles per column, dominant state shown")
+            }
+        )),
+        WIDTH,
+    );
+    let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
+    let height = |legend_h: i32| (plot.top + plot_h.max(legend_h) + AXIS_H) as u32;
     let listing = |launch: u32, pc: u32| {
         m.header
             .launches
@@ -253,36 +268,14 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
     let height = height(legend_height(&legend_of(&|s| occurring & 1 << s != 0)) + 4);
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
-        canvas.title(&format!("Warp states over time: {}", t.subject()), WIDTH)?;
-        canvas.subtitle(
-            &format!(
-                "{}, cycles {from}..{to}, {}{}",
-                t.file_name(),
-                if sms_shown.len() < shown.sms_total {
-                    format!(
-                        "SMs {}..={} of {} with warps (use --sm), ",
-                        sms_shown.first().copied().unwrap_or(0),
-                        sms_shown.last().copied().unwrap_or(0),
-                        shown.sms_total
-                    )
-                } else {
-                    String::new()
-                },
-                if bin == 1 {
-                    "one column per cycle".to_string()
-                } else {
-                    format!("{bin} cycles per column, dominant state shown")
-                }
-            ),
-            WIDTH,
-        )?;
+        canvas.header(&header)?;
         let mut previous: Option<(u32, u32)> = None;
         let mut labels = LabelColumn::new();
         // Group lines run on under the labels of rows labelled one by one; under the labels of
         // thinner rows they would strike them through.
         let into_labels = if row_h >= LABELLED_ROW_H { 60 } else { 0 };
         for (i, &(sm, sched, slot)) in slots.iter().enumerate() {
-            let top = TOP + i as i32 * row_h;
+            let top = plot.top + i as i32 * row_h;
             let bottom = top + row_h;
             let label = format!("SM{sm} S{sched} w{slot}");
             if previous != Some((sm, sched)) {
@@ -388,7 +381,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle", true)?;
-        canvas.legend((plot.right + 20, TOP + 4), &legend_of(&|s| present[s]))?;
+        canvas.legend((plot.right + 20, plot.top + 4), &legend_of(&|s| present[s]))?;
         canvas.finish()?;
     }
     Ok(Chart {

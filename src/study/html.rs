@@ -9,9 +9,12 @@
 //! `page.html#selftest` exercises the transport and measures the layout, writing the result as
 //! JSON into `<pre id="selftest">` (the browser tests read it).
 
-use super::svg::{self, CELL, LABEL_W};
+use super::svg::{self, CELL, GRID_TOP, LABEL_W};
 use super::{Cause, SchemeResult, SlotUse, StudyConfig, ThreadState};
 use std::fmt::Write as _;
+
+/// The width the legend above the cards is laid out in (the page shows it at most that wide).
+const LEGEND_W: usize = 1000;
 
 /// What happens in cycle `c` of a scheme, in words.
 pub fn narrate(r: &SchemeResult, c: usize) -> String {
@@ -244,16 +247,7 @@ pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
     let max = results.iter().map(|r| r.cycles).max().unwrap_or(0).max(1);
     let grid_w = svg::grid_width(max);
     let block_h = svg::scheme_height(cfg.width.max(1));
-    let settings = format!(
-        "width {} · ilp {} · stalls {} · lat {} · switch cost {} · {} groups · seed {}",
-        cfg.width,
-        cfg.ilp,
-        cfg.stalls.name(),
-        cfg.lat,
-        cfg.switch_cost,
-        cfg.groups,
-        cfg.seed
-    );
+    let settings = cfg.describe(" · ");
     let mut o = String::new();
     o.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     o.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
@@ -275,25 +269,22 @@ pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
     );
     let _ = write!(
         o,
-        "<div class=\"legend-row\"><svg viewBox=\"0 0 1000 14\" role=\"img\" aria-label=\"legend\">{}{}</svg></div>",
+        "<div class=\"legend-row\"><svg viewBox=\"0 0 {LEGEND_W} {}\" role=\"img\" aria-label=\"legend\">{}{}</svg></div>",
+        svg::legend_height(0, LEGEND_W) + 4,
         svg::defs(),
-        svg::legend(2).replace(&format!("translate({LABEL_W},2)"), "translate(0,2)")
+        svg::legend(0, 2, LEGEND_W)
     );
     for r in results {
         let name = r.scheme.name();
         let _ = write!(
             o,
-            "<section class=\"card\" id=\"card-{name}\" data-scheme=\"{name}\"><h2>{name}</h2><span class=\"stats\">{} cycles · IPC {:.2} · {} issued · {} refill · {} vertical · {} horizontal waste</span>\
-<p class=\"narration\"></p><svg viewBox=\"0 0 {grid_w} {block_h}\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"{name} issue slots\">{}{}<rect class=\"cursor\" x=\"{LABEL_W}\" y=\"16\" width=\"{CELL}\" height=\"{}\"/></svg></section>",
-            r.cycles,
-            r.ipc(),
-            r.slots.instruction,
-            r.slots.refill,
-            r.slots.vertical_waste,
-            r.slots.horizontal_waste,
+            "<section class=\"card\" id=\"card-{name}\" data-scheme=\"{name}\"><h2>{name}</h2><span class=\"stats\">{}</span>\
+<p class=\"narration\"></p><svg viewBox=\"0 0 {grid_w} {block_h}\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"{name} issue slots\">{}{}<rect class=\"cursor\" x=\"{LABEL_W}\" y=\"{}\" width=\"{CELL}\" height=\"{}\"/></svg></section>",
+            r.describe(" · "),
             svg::defs().replace("refill-hatch", &format!("refill-hatch-{name}")),
             svg::scheme_group(r, 0).replace("url(#refill-hatch)", &format!("url(#refill-hatch-{name})")),
-            block_h - 20
+            GRID_TOP - 2,
+            block_h - GRID_TOP - 2
         );
     }
     o.push_str("</main>");

@@ -115,6 +115,20 @@ impl StallPreset {
 }
 
 impl StudyConfig {
+    /// The settings in words, `sep` between them, as the grids and the page head them.
+    pub fn describe(&self, sep: &str) -> String {
+        [
+            format!("width {}", self.width),
+            format!("ilp {}", self.ilp),
+            format!("stalls {}", self.stalls.name()),
+            format!("lat {}", self.lat),
+            format!("switch cost {}", self.switch_cost),
+            format!("{} groups", self.groups),
+            format!("seed {}", self.seed),
+        ]
+        .join(sep)
+    }
+
     /// Checks every setting; the error names the first bad one.
     pub fn validate(&self) -> Result<(), StudyError> {
         let bad =
@@ -331,6 +345,20 @@ impl SchemeResult {
         } else {
             self.instructions as f64 / self.cycles as f64
         }
+    }
+
+    /// The scheme's figures in words, `sep` between them, as the grids and the page show them
+    /// beside its name.
+    pub fn describe(&self, sep: &str) -> String {
+        [
+            format!("{} cycles", self.cycles),
+            format!("IPC {:.2}", self.ipc()),
+            format!("{} issued", self.slots.instruction),
+            format!("{} refill", self.slots.refill),
+            format!("{} vertical", self.slots.vertical_waste),
+            format!("{} horizontal waste", self.slots.horizontal_waste),
+        ]
+        .join(sep)
     }
 }
 

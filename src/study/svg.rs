@@ -6,15 +6,25 @@
 //!
 //! Hand-written rather than through plotters: the grid is thousands of labelled cells with
 //! `<title>` tooltips and `data-` hooks that the HTML page animates, none of which plotters'
-//! backend can emit. Colours are the Okabe–Ito colour-blind-safe set.
+//! backend can emit. Colours are the Okabe–Ito colour-blind-safe set. Text takes the charts'
+//! named sizes (`render::TEXT_TITLE` …, none under `TEXT_MIN`) and the layout is sized from
+//! them with `render::text_width`: the cells hold their labels at `TEXT_CELL`, the label
+//! column its longest label, the legend wraps as the charts' legends do.
 
 use super::{Cause, SchemeResult, SlotUse, StudyConfig, ThreadState};
+use crate::render::{
+    flow, text_width, width_of, wrap, LEGEND_ROW, SWATCH, SWATCH_GAP, TEXT_CELL, TEXT_HEADING,
+    TEXT_LABEL, TEXT_SUBTITLE, TEXT_TITLE,
+};
 use std::fmt::Write as _;
 
-/// Side of one cell in SVG units.
-pub const CELL: usize = 14;
-/// Room left of the grid for the row labels.
-pub const LABEL_W: usize = 64;
+/// Side of one cell in SVG units: room for a refill cell's `T1` at the cell text size.
+pub const CELL: usize = TEXT_CELL as usize + 6;
+/// The room kept free at the left and right edges.
+const PAD: usize = 8;
+/// Room left of the grid for the row labels (`T1 state`; the scheme names in the heading
+/// size, `coarse`, are shorter).
+pub const LABEL_W: usize = PAD + text_width(8, TEXT_LABEL) as usize + 8;
 /// Fill of each thread's instructions.
 pub const THREAD_COLOURS: [&str; 2] = ["#0072B2", "#E69F00"];
 const MISS_COLOUR: &str = "#CC79A7";
@@ -22,15 +32,28 @@ const DEP_COLOUR: &str = "#F0E442";
 const WAIT_COLOUR: &str = "#BBBBBB";
 const REFILL_COLOUR: &str = "#777777";
 const VERTICAL_COLOUR: &str = "#F2D0D0";
+/// Where a scheme's slot rows start, under its heading line.
+pub const GRID_TOP: usize = TEXT_HEADING as usize + 8;
+/// The narrowest standalone SVG: a short schedule still gets a legend of a few rows.
+const MIN_WIDTH: usize = 760;
 
-/// Height of one scheme's block: title, slot rows, a gap, two state strips.
+/// Height of one scheme's block: heading, slot rows, a gap, two state strips, a gap.
 pub fn scheme_height(width: usize) -> usize {
-    18 + width * CELL + 4 + 2 * CELL + 6
+    GRID_TOP + width * CELL + 4 + 2 * CELL + 8
 }
 
 /// Width of a grid of `cols` cycles, labels included.
 pub fn grid_width(cols: usize) -> usize {
-    LABEL_W + cols * CELL + 8
+    LABEL_W + cols * CELL + PAD
+}
+
+/// A `<text>` of `size` pixels centred on `y`, written as the charts' SVG backend writes it
+/// (`dy="0.5ex"`, an explicit anchor), so the study's text reads, and is checked, like theirs.
+fn text(o: &mut String, s: &str, (x, y): (usize, usize), size: u32, anchor: &str, attrs: &str) {
+    let _ = write!(
+        o,
+        "<text x=\"{x}\" y=\"{y}\" dy=\"0.5ex\" text-anchor=\"{anchor}\" font-size=\"{size}\"{attrs}>{s}</text>"
+    );
 }
 
 /// Shared `<defs>`: the hatch of refill cells.
@@ -58,33 +81,46 @@ pub fn scheme_group(r: &SchemeResult, y0: usize) -> String {
         o,
         "<g class=\"scheme\" data-scheme=\"{name}\" transform=\"translate(0,{y0})\">"
     );
-    let _ = write!(
-        o,
-        "<text x=\"0\" y=\"12\" class=\"title\" font-size=\"12\" font-weight=\"bold\">{name}</text><text x=\"{LABEL_W}\" y=\"12\" class=\"title\" font-size=\"11\">{} cycles, IPC {:.2}, {} issued, {} refill, {} vertical, {} horizontal waste</text>",
-        r.cycles,
-        r.ipc(),
-        r.slots.instruction,
-        r.slots.refill,
-        r.slots.vertical_waste,
-        r.slots.horizontal_waste
+    let heading_y = GRID_TOP / 2 - 2;
+    text(
+        &mut o,
+        name,
+        (PAD, heading_y),
+        TEXT_HEADING,
+        "start",
+        " class=\"title\" font-weight=\"bold\"",
+    );
+    text(
+        &mut o,
+        &r.describe(", "),
+        (LABEL_W, heading_y),
+        TEXT_LABEL,
+        "start",
+        " class=\"title\"",
     );
     let width = r.grid.first().map_or(0, |c| c.slots.len());
-    let top = 18;
+    let top = GRID_TOP;
     for s in 0..width {
-        let _ = write!(
-            o,
-            "<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\">slot {s}</text>",
-            LABEL_W - 4,
-            top + s * CELL + 11
+        let y = top + s * CELL + CELL / 2;
+        text(
+            &mut o,
+            &format!("slot {s}"),
+            (LABEL_W - 6, y),
+            TEXT_LABEL,
+            "end",
+            "",
         );
     }
     let strip_top = top + width * CELL + 4;
     for t in 0..2 {
-        let _ = write!(
-            o,
-            "<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\">T{t} state</text>",
-            LABEL_W - 4,
-            strip_top + t * CELL + 11
+        let y = strip_top + t * CELL + CELL / 2;
+        text(
+            &mut o,
+            &format!("T{t} state"),
+            (LABEL_W - 6, y),
+            TEXT_LABEL,
+            "end",
+            "",
         );
     }
     for rec in &r.grid {
@@ -137,23 +173,35 @@ fn cell(o: &mut String, slot: SlotUse, x: usize, y: usize, cycle: usize, s: usiz
             );
             if let Some(c) = cause {
                 let letter = if c == Cause::Miss { "M" } else { "D" };
+                let (cx, cy) = (x + CELL / 2, y + CELL / 2);
                 let _ = write!(
                     o,
-                    "<circle class=\"badge badge-{}\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"0.8\"/><text x=\"{}\" y=\"{}\" font-size=\"7\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#000\">{letter}</text>",
+                    "<circle class=\"badge badge-{}\" cx=\"{cx}\" cy=\"{cy}\" r=\"{}\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"0.8\"/>",
                     letter.to_lowercase(),
-                    x + CELL / 2,
-                    y + CELL / 2,
-                    x + CELL / 2,
-                    y + CELL / 2 + 3
+                    CELL / 2 - 1
+                );
+                text(
+                    o,
+                    letter,
+                    (cx, cy),
+                    TEXT_CELL,
+                    "middle",
+                    " font-weight=\"bold\" fill=\"#000\"",
                 );
             }
         }
         SlotUse::Refill { from, to } => {
             let _ = write!(
                 o,
-                "<rect class=\"slot refill\" x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"url(#refill-hatch)\" stroke=\"#fff\" stroke-width=\"0.5\"><title>cycle {cycle} slot {s}: refill, switching from thread {from} to thread {to}</title></rect><text x=\"{}\" y=\"{}\" font-size=\"8\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#fff\">T{to}</text>",
-                x + CELL / 2,
-                y + CELL - 4
+                "<rect class=\"slot refill\" x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"url(#refill-hatch)\" stroke=\"#fff\" stroke-width=\"0.5\"><title>cycle {cycle} slot {s}: refill, switching from thread {from} to thread {to}</title></rect>"
+            );
+            text(
+                o,
+                &format!("T{to}"),
+                (x + CELL / 2, y + CELL / 2),
+                TEXT_CELL,
+                "middle",
+                " font-weight=\"bold\" fill=\"#fff\"",
             );
         }
         SlotUse::VerticalWaste => {
@@ -183,39 +231,65 @@ fn cell(o: &mut String, slot: SlotUse, x: usize, y: usize, cycle: usize, s: usiz
     }
 }
 
-/// The legend, one line at vertical offset `y0`.
-pub fn legend(y0: usize) -> String {
-    let items: [(&str, &str); 8] = [
-        (THREAD_COLOURS[0], "thread 0"),
-        (THREAD_COLOURS[1], "thread 1"),
-        ("url(#refill-hatch)", "refill (→ thread)"),
-        (VERTICAL_COLOUR, "vertical waste ×"),
-        ("none", "horizontal waste"),
-        (MISS_COLOUR, "miss"),
-        (DEP_COLOUR, "dep"),
-        (WAIT_COLOUR, "ready, not picked"),
-    ];
-    let mut o = format!("<g class=\"legend\" transform=\"translate({LABEL_W},{y0})\">");
-    let mut x = 0;
-    for (fill, label) in items {
-        let dash = if fill == "none" {
+/// The legend's entries: a fill and its name.
+const LEGEND: [(&str, &str); 8] = [
+    (THREAD_COLOURS[0], "thread 0"),
+    (THREAD_COLOURS[1], "thread 1"),
+    ("url(#refill-hatch)", "refill (→ thread)"),
+    (VERTICAL_COLOUR, "vertical waste ×"),
+    ("none", "horizontal waste"),
+    (MISS_COLOUR, "miss"),
+    (DEP_COLOUR, "dep"),
+    (WAIT_COLOUR, "ready, not picked"),
+];
+/// The badges' key, after the entries.
+const BADGES: &str = "M: missing load · D: instruction behind a dependency stall";
+
+/// Where the legend's entries and then the badges' key go, from `x` to at most `right`: their
+/// offsets from the legend's top left corner, laid out as the charts' legends are.
+fn legend_layout(x: usize, right: usize) -> Vec<(i32, i32)> {
+    let entries = LEGEND
+        .iter()
+        .map(|(_, label)| SWATCH + SWATCH_GAP + width_of(label, TEXT_LABEL));
+    let widths = entries.chain([width_of(BADGES, TEXT_LABEL)]);
+    flow(x as i32, right as i32, widths)
+}
+
+/// The height of the legend laid out from `x` to `right`.
+pub fn legend_height(x: usize, right: usize) -> usize {
+    legend_layout(x, right)
+        .last()
+        .map_or(0, |&(_, dy)| (dy + LEGEND_ROW) as usize)
+}
+
+/// The legend from `(x, y0)`, its rows wrapping before `right`, [`legend_height`] high.
+pub fn legend(x: usize, y0: usize, right: usize) -> String {
+    let mut o = format!("<g class=\"legend\" transform=\"translate({x},{y0})\">");
+    let at = legend_layout(x, right);
+    let mid = SWATCH / 2;
+    for ((fill, label), &(dx, dy)) in LEGEND.iter().zip(&at) {
+        let dash = if *fill == "none" {
             " stroke-dasharray=\"2 2\""
         } else {
             ""
         };
         let _ = write!(
             o,
-            "<rect x=\"{x}\" y=\"0\" width=\"10\" height=\"10\" fill=\"{fill}\" stroke=\"#999\"{dash}/><text x=\"{}\" y=\"9\" font-size=\"10\">{label}</text>",
-            x + 13
+            "<rect x=\"{dx}\" y=\"{dy}\" width=\"{SWATCH}\" height=\"{SWATCH}\" fill=\"{fill}\" stroke=\"#999\"{dash}/>"
         );
-        x += 16 + label.chars().count() * 6;
+        let at = ((dx + SWATCH + SWATCH_GAP) as usize, (dy + mid) as usize);
+        text(&mut o, label, at, TEXT_LABEL, "start", "");
     }
-    let _ = write!(
-        o,
-        "<text x=\"{x}\" y=\"9\" font-size=\"10\">M: missing load · D: instruction behind a dependency stall</text></g>"
-    );
+    if let Some(&(dx, dy)) = at.last() {
+        let at = (dx as usize, (dy + mid) as usize);
+        text(&mut o, BADGES, at, TEXT_LABEL, "start", "");
+    }
+    o.push_str("</g>");
     o
 }
+
+/// The cycle axis's height: ticks and their labels.
+const AXIS_H: usize = 6 + TEXT_LABEL as usize + 8;
 
 /// The cycle axis under the grids, ticks every 10 cycles.
 fn axis(cols: usize, y0: usize) -> String {
@@ -225,18 +299,32 @@ fn axis(cols: usize, y0: usize) -> String {
         "<line x1=\"{LABEL_W}\" y1=\"0\" x2=\"{}\" y2=\"0\" stroke=\"#666\"/>",
         LABEL_W + cols * CELL
     );
+    let labels_y = 6 + TEXT_LABEL as usize / 2;
     for c in (0..=cols).step_by(10) {
         let x = LABEL_W + c * CELL;
         let _ = write!(
             o,
-            "<line x1=\"{x}\" y1=\"0\" x2=\"{x}\" y2=\"4\" stroke=\"#666\"/><text x=\"{x}\" y=\"14\" font-size=\"10\" text-anchor=\"middle\">{c}</text>"
+            "<line x1=\"{x}\" y1=\"0\" x2=\"{x}\" y2=\"4\" stroke=\"#666\"/>"
+        );
+        text(
+            &mut o,
+            &c.to_string(),
+            (x, labels_y),
+            TEXT_LABEL,
+            "middle",
+            "",
         );
     }
-    let _ = write!(
-        o,
-        "<text x=\"{}\" y=\"14\" font-size=\"10\">cycle</text></g>",
-        LABEL_W - 40
+    // Right-aligned short of the tick label `0` centred on the grid's left edge.
+    text(
+        &mut o,
+        "cycle",
+        (LABEL_W - 12, labels_y),
+        TEXT_LABEL,
+        "end",
+        "",
     );
+    o.push_str("</g>");
     o
 }
 
@@ -244,29 +332,44 @@ fn axis(cols: usize, y0: usize) -> String {
 pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
     let cols = results.iter().map(|r| r.cycles).max().unwrap_or(0);
     let block = scheme_height(cfg.width.max(1));
-    let heading = 34;
-    let height = heading + block * results.len() + 24;
-    let width = grid_width(cols).max(760);
+    let widest_stats = results
+        .iter()
+        .map(|r| LABEL_W + width_of(&r.describe(", "), TEXT_LABEL) as usize + PAD)
+        .max()
+        .unwrap_or(0);
+    let width = grid_width(cols).max(widest_stats).max(MIN_WIDTH);
+    let room = (width - 2 * PAD) as i32;
+    let title = wrap("Multithreading study", TEXT_TITLE, room, 2);
+    let settings = wrap(&cfg.describe(", "), TEXT_SUBTITLE, room, 2);
+    let mut lines = String::new();
+    let mut y = 6;
+    for (line, size) in title
+        .iter()
+        .map(|l| (l, TEXT_TITLE))
+        .chain(settings.iter().map(|l| (l, TEXT_SUBTITLE)))
+    {
+        let pitch = size as usize + 6;
+        text(&mut lines, line, (PAD, y + pitch / 2), size, "start", "");
+        y += pitch;
+    }
+    let legend_top = y + 4;
+    let heading = legend_top + legend_height(PAD, width - PAD) + 8;
+    let axis_top = heading + block * results.len() + 2;
+    let height = axis_top + AXIS_H;
     let mut o = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\">"
     );
     o.push_str(&defs());
     let _ = write!(
         o,
-        "<rect width=\"{width}\" height=\"{height}\" fill=\"#fff\"/><text x=\"0\" y=\"12\" font-size=\"12\">Multithreading study: width {}, ilp {}, stalls {}, lat {}, switch cost {}, {} groups, seed {}</text>",
-        cfg.width,
-        cfg.ilp,
-        cfg.stalls.name(),
-        cfg.lat,
-        cfg.switch_cost,
-        cfg.groups,
-        cfg.seed
+        "<rect width=\"{width}\" height=\"{height}\" fill=\"#fff\"/>"
     );
-    o.push_str(&legend(18));
+    o.push_str(&lines);
+    o.push_str(&legend(PAD, legend_top, width - PAD));
     for (i, r) in results.iter().enumerate() {
         o.push_str(&scheme_group(r, heading + i * block));
     }
-    o.push_str(&axis(cols, heading + block * results.len() + 2));
+    o.push_str(&axis(cols, axis_top));
     o.push_str("</svg>\n");
     o
 }
