@@ -179,6 +179,25 @@ impl GpuArgs {
         .map(|(flag, _)| flag)
     }
 
+    /// [`validated`], where a field that only went wrong with a flag's value (each flag's
+    /// own range is clap's to check) is the command line's fault: `--warps 2` on a GPU with
+    /// four schedulers is a usage error naming the flag.
+    pub fn validated(&self, config: GpuConfig) -> Result<GpuConfig> {
+        let Err(ConfigError::Invalid { field, message }) = config.validate() else {
+            return validated(config);
+        };
+        let culprit = match field {
+            "sm.schedulers" => self.warps.map(|n| ("--warps", n)),
+            _ => None,
+        };
+        match culprit {
+            Some((flag, value)) => Err(super::usage(format!(
+                "invalid value '{value}' for '{flag}': {field}: {message}"
+            ))),
+            None => validated(config),
+        }
+    }
+
     /// Applies the overrides to `config`. The caller validates the result.
     pub fn apply(&self, config: &mut GpuConfig) {
         if let Some(p) = self.policy {
@@ -207,26 +226,5 @@ pub fn validated(config: GpuConfig) -> Result<GpuConfig> {
     match config.validate() {
         Ok(()) => Ok(config),
         Err(e) => bail!("{e}"),
-    }
-}
-
-impl GpuArgs {
-    /// [`validated`], where a field that only went wrong with a flag's value (each flag's
-    /// own range is clap's to check) is the command line's fault: `--warps 2` on a GPU with
-    /// four schedulers is a usage error naming the flag.
-    pub fn validated(&self, config: GpuConfig) -> Result<GpuConfig> {
-        let Err(ConfigError::Invalid { field, message }) = config.validate() else {
-            return validated(config);
-        };
-        let culprit = match field {
-            "sm.schedulers" => self.warps.map(|n| ("--warps", n)),
-            _ => None,
-        };
-        match culprit {
-            Some((flag, value)) => Err(super::usage(format!(
-                "invalid value '{value}' for '{flag}': {field}: {message}"
-            ))),
-            None => validated(config),
-        }
     }
 }
