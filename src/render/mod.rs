@@ -588,7 +588,8 @@ pub(crate) fn ellipsize(s: &str, size: u32, room: i32) -> std::borrow::Cow<'_, s
 
 /// `s` broken into lines of at most `room` pixels at `size`, at spaces where it can be (inside
 /// a word too long for a line, after its last `/` that fits, so that paths break between
-/// directories), at most `max_lines` of them, the last cut with an ellipsis if text remains.
+/// directories, else after a `-`, `_` or `.` between the parts of a name), at most
+/// `max_lines` of them, the last cut with an ellipsis if text remains.
 pub(crate) fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<String> {
     let fits = chars_within(room, size).max(1);
     let mut lines = Vec::new();
@@ -605,7 +606,11 @@ pub(crate) fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<Strin
             end
         } else if let Some(i) = head.rfind(' ').filter(|&i| i > 0) {
             i
-        } else if let Some(i) = head.rfind('/').filter(|&i| i > 0) {
+        } else if let Some(i) = head
+            .rfind('/')
+            .or_else(|| head.rfind(['-', '_', '.']))
+            .filter(|&i| i > 0)
+        {
             i + 1
         } else {
             end
@@ -1027,7 +1032,7 @@ mod tests {
     }
 
     #[test]
-    fn headers_wrap_at_spaces_then_slashes_and_cut_the_rest_with_an_ellipsis() {
+    fn headers_wrap_at_spaces_then_slashes_then_name_parts_and_cut_the_rest_with_an_ellipsis() {
         let room = text_width(20, TEXT_TITLE);
         assert_eq!(wrap("short", TEXT_TITLE, room, 2), ["short"]);
         assert_eq!(
@@ -1038,6 +1043,10 @@ mod tests {
         assert_eq!(
             wrap(path, TEXT_TITLE, room, 3),
             ["/home/user/traces/", "run-1/", "reduce.small.gto.ws…"]
+        );
+        assert_eq!(
+            wrap("sweep-of-policies-on-volta.gto", TEXT_TITLE, room, 2),
+            ["sweep-of-policies-", "on-volta.gto"]
         );
         let lines = wrap(&"word ".repeat(30), TEXT_TITLE, room, 2);
         assert_eq!(lines.len(), 2);
