@@ -121,6 +121,13 @@ impl HotWarp {
         self.cache_until = 0;
         self.ready_pipe = None;
     }
+
+    /// Whether the cached state still holds at `cycle`; a throttle state does not while a
+    /// freed queue entry makes its scheduler look again (`throttle_dirty`).
+    #[inline(always)]
+    fn cached_holds(&self, cycle: u64, throttle_dirty: bool) -> bool {
+        cycle < self.cache_until && !(throttle_dirty && is_throttle(self.cached))
+    }
 }
 
 impl ResidentWarp {
@@ -972,7 +979,7 @@ impl Sm {
         launches: &[PreparedLaunch],
     ) -> (WarpState, u64) {
         let w = &mut self.hot[slot as usize];
-        if cycle < w.cache_until && !(throttle_dirty && is_throttle(w.cached)) {
+        if w.cached_holds(cycle, throttle_dirty) {
             return (w.cached, w.cache_until);
         }
         if let (Some(pipe), Some(by_pipe)) = (w.ready_pipe, by_pipe) {
@@ -1563,7 +1570,7 @@ impl Sm {
                     // In its pipe's state (not the cached one, which may be a stale throttle).
                     m.ready[pipe_index(pipe)] |= bit;
                     ready_visited |= bit;
-                } else if cycle < w.cache_until && !(throttle_dirty && is_throttle(w.cached)) {
+                } else if w.cached_holds(cycle, throttle_dirty) {
                     m.waiting |= bit;
                     m.waiting_until = m.waiting_until.min(w.cache_until);
                     if w.cached.is_eligible() {
