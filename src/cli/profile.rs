@@ -5,7 +5,7 @@
 use super::config::GpuArgs;
 use super::emit;
 use super::replay::KernelSelection;
-use super::report::write_report;
+use super::report::{write_report, FigureArgs};
 use super::run::{load_workload, KernelFlags};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -56,6 +56,8 @@ pub struct ProfileArgs {
     pub max_cycles: Option<u64>,
     #[command(flatten)]
     pub select: KernelSelection,
+    #[command(flatten)]
+    pub figures: FigureArgs,
 }
 
 /// The name of what is profiled: the file's stem, or the trace directory of a kernel list.
@@ -121,7 +123,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     let built = report::build(std::slice::from_ref(&trace_path));
     spinner.finish_and_clear();
     let built = built?;
-    let index = write_report(&dir, &built)?;
+    let index = write_report(&dir, &built, &args.figures)?;
 
     let mut out = String::new();
     let t = &built.traces[0];

@@ -1,4 +1,5 @@
-//! `warpscope render TRACE [MORE...] --chart NAME -o OUT.svg`: one chart of a trace as SVG.
+//! `warpscope render TRACE [MORE...] --chart NAME -o OUT.svg|.pdf|.png`: one chart of a trace
+//! as SVG, or as a PDF or PNG figure.
 
 use super::{emit, write_file_atomically};
 use anyhow::{Context, Result};
@@ -6,6 +7,7 @@ use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use warpscope::render::figure::{self, FigureFormat, MAX_PNG_SCALE};
 use warpscope::render::{self, ChartKind, RenderOptions};
 
 pub const EXAMPLES: &str = "\
@@ -14,12 +16,40 @@ Examples:
   warpscope render traces/reduce.small.gto.wstrace --chart timeline -o timeline.svg
   warpscope render traces/reduce.small.gto.wstrace --chart timeline --from 200 --to 400 --sm 0 -o zoom.svg
   warpscope render traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace --chart stalls -o stalls.svg
+  warpscope render traces/reduce.small.gto.wstrace --chart stalls -o stalls.pdf    # vector, for LaTeX
+  warpscope render traces/reduce.small.gto.wstrace --chart timeline -o timeline.png --scale 3
 
 Colours are the same in every chart: one colour-blind-safe colour per Nsight warp state,
 named in the legend. A trace longer than the plot is wide is binned into pixel columns, and
 each column shows its dominant state (or slot use): the one that holds most of its cycles.
 Zoom with --from/--to (cycles) and --sm to see short states. Only `stalls` takes several
-traces (one group of bars per trace).";
+traces (one group of bars per trace).
+
+The output's extension picks the format (--format overrides it): SVG as the report shows it,
+a vector PDF (one SVG pixel is one point; fonts embedded) for papers, or a PNG on white at
+--scale pixels per SVG pixel for slides. PDF and PNG use the fonts bundled with warpscope
+(DejaVu Sans and Sans Mono), so a figure is the same on every machine.";
+
+/// `--format` values, mirroring [`FigureFormat`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// The chart as drawn (what the HTML report shows); text in the viewer's fonts.
+    Svg,
+    /// A vector PDF with its fonts embedded, for papers (`\includegraphics`).
+    Pdf,
+    /// A bitmap on white, --scale device pixels per SVG pixel, for slides.
+    Png,
+}
+
+impl From<FormatArg> for FigureFormat {
+    fn from(f: FormatArg) -> FigureFormat {
+        match f {
+            FormatArg::Svg => FigureFormat::Svg,
+            FormatArg::Pdf => FigureFormat::Pdf,
+            FormatArg::Png => FigureFormat::Png,
+        }
+    }
+}
 
 /// `--chart` values, mirroring [`ChartKind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -61,9 +91,15 @@ pub struct RenderArgs {
     /// Which chart to draw.
     #[arg(long, value_enum)]
     pub chart: ChartArg,
-    /// Write the SVG to this file.
-    #[arg(short, long, value_name = "OUT.svg")]
+    /// Write the chart to this file: `.svg`, `.pdf` or `.png` (see --format).
+    #[arg(short, long, value_name = "OUT.svg|.pdf|.png")]
     pub output: PathBuf,
+    /// The file format, when the output's extension does not say it.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+    /// PNG only: device pixels per SVG pixel (2 suits slides and screens of high density).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
+    pub scale: Option<u32>,
     /// First cycle to show (time charts; default: the trace's first).
     #[arg(long, value_name = "CYCLE")]
     pub from: Option<u64>,
@@ -82,6 +118,23 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         inputs.push(("trace", t.as_path()));
     }
     super::distinct_files(&[("chart", &args.output)], &inputs)?;
+    let format = match (args.format, FigureFormat::from_extension(&args.output)) {
+        (Some(f), _) => FigureFormat::from(f),
+        (None, Some(f)) => f,
+        (None, None) => {
+            return Err(super::usage(format!(
+                "{}: say the format with an extension (.svg, .pdf, .png) or --format",
+                args.output.display()
+            )))
+        }
+    };
+    if args.scale.is_some() && format != FigureFormat::Png {
+        return Err(super::usage(format!(
+            "--scale applies to PNG output only ({} is {})",
+            args.output.display(),
+            format.extension().to_ascii_uppercase()
+        )));
+    }
     let options = RenderOptions {
         from: args.from,
         to: args.to,
@@ -104,17 +157,27 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         }
     }
     let chart = render::chart(kind, &args.traces, &options)?;
+    let scale = args.scale.unwrap_or(2);
+    let bytes = figure::encode(&chart.svg, format, scale)
+        .with_context(|| format!("writing {}", args.output.display()))?;
     write_file_atomically(&args.output, |w| {
-        w.write_all(chart.svg.as_bytes())
+        w.write_all(&bytes)
             .with_context(|| format!("writing {}", args.output.display()))
     })?;
+    let size = match format {
+        FigureFormat::Svg => format!("{}x{} px", chart.width, chart.height),
+        FigureFormat::Pdf => format!("PDF {}x{} pt", chart.width, chart.height),
+        FigureFormat::Png => format!(
+            "PNG {}x{} px (scale {scale})",
+            chart.width * scale,
+            chart.height * scale
+        ),
+    };
     emit(&format!(
-        "wrote {}: {} chart, {}x{} px, {} bytes{}\n",
+        "wrote {}: {} chart, {size}, {} bytes{}\n",
         args.output.display(),
         kind.name(),
-        chart.width,
-        chart.height,
-        chart.svg.len(),
+        bytes.len(),
         if chart.bin_cycles > 1 {
             format!(", {} cycles per column", chart.bin_cycles)
         } else {

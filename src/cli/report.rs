@@ -1,24 +1,46 @@
 //! `warpscope report TRACE [MORE...] -o DIR`: index.html (self-contained), report.txt and
 //! report.json for one trace, or a comparison of several (the first is the baseline).
 
+use super::render::FormatArg;
 use super::{emit, write_file_atomically};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use warpscope::render::figure::{self, FigureFormat, MAX_PNG_SCALE};
 use warpscope::report::{self, Report};
 
 pub const EXAMPLES: &str = "\
 Examples:
   warpscope report traces/reduce.small.gto.wstrace -o report-reduce
   warpscope report traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace -o gto-vs-lrr
+  warpscope report traces/reduce.small.gto.wstrace -o report-reduce --figures svg,pdf   # + PDFs for a paper
 
 Writes DIR/index.html (one file: tables, inline SVG charts with tooltips, light and dark
 scheme, no network access), the charts as DIR/CHART.svg (for several traces only the stall comparison, DIR/stalls.svg; the page has every chart), DIR/report.txt (as `analyze` prints it) and DIR/report.json:
 {\"traces\": [{\"trace\", \"analysis\"}], \"comparison\"}, each analysis as `analyze --format json`
 prints it and the comparison (null for one trace) as `compare --format json`. With several traces
-the first is the baseline of the comparison.";
+the first is the baseline of the comparison. --figures adds each chart as a vector PDF (fonts
+embedded) or a PNG (--scale pixels per SVG pixel), as `render` writes them.";
+
+/// Which files the charts are written as, besides the page (shared by `report` and `profile`).
+#[derive(Debug, Args)]
+pub struct FigureArgs {
+    /// The charts' files: any of svg, pdf (vector, fonts embedded: for papers), png (for
+    /// slides), comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "svg",
+        value_name = "FORMATS"
+    )]
+    pub figures: Vec<FormatArg>,
+    /// PNG figures: device pixels per SVG pixel.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
+    pub scale: u32,
+}
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -28,10 +50,12 @@ pub struct ReportArgs {
     /// Directory for index.html, report.txt and report.json (created if missing).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub figures: FigureArgs,
 }
 
-/// Writes the report's three files into `dir`; returns the path of index.html.
-pub(super) fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
+/// Writes the report's three files and its charts into `dir`; returns the path of index.html.
+pub(super) fn write_report(dir: &Path, report: &Report, figures: &FigureArgs) -> Result<PathBuf> {
     super::create_output_dir(dir)?;
     let files = [
         ("index.html", report::html::page(report)),
@@ -47,9 +71,19 @@ pub(super) fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
         [t] => &t.charts,
         _ => &report.comparison_charts,
     };
+    let mut formats: Vec<FigureFormat> = Vec::new();
+    for &f in &figures.figures {
+        if !formats.contains(&f.into()) {
+            formats.push(f.into());
+        }
+    }
     for c in charts {
-        let path = dir.join(format!("{}.svg", c.name));
-        write_file_atomically(&path, |w| Ok(w.write_all(c.svg.as_bytes())?))?;
+        for &format in &formats {
+            let path = dir.join(format!("{}.{}", c.name, format.extension()));
+            let bytes = figure::encode(&c.svg, format, figures.scale)
+                .with_context(|| format!("writing {}", path.display()))?;
+            write_file_atomically(&path, |w| Ok(w.write_all(&bytes)?))?;
+        }
     }
     Ok(dir.join("index.html"))
 }
@@ -59,12 +93,29 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         super::expect_warpscope_trace(t)?;
     }
     let report = report::build(&args.traces)?;
-    let index = write_report(&args.output, &report)?;
+    let index = write_report(&args.output, &report, &args.figures)?;
     emit(&format!(
-        "wrote {} (and report.txt, report.json, the charts as SVG) for {} trace{}\n",
+        "wrote {} (and report.txt, report.json, the charts as {}) for {} trace{}\n",
         index.display(),
+        figure_formats(&args.figures),
         args.traces.len(),
         if args.traces.len() == 1 { "" } else { "s" }
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// "SVG", "SVG and PDF", ...: the formats `--figures` names, for a summary line.
+pub(super) fn figure_formats(figures: &FigureArgs) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for &f in &figures.figures {
+        let name = FigureFormat::from(f).extension().to_ascii_uppercase();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => "SVG".into(),
+    }
 }

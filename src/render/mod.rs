@@ -37,6 +37,7 @@
 //! Output is deterministic: the same trace and options give the same bytes.
 
 pub mod dispatch;
+pub mod figure;
 pub mod model;
 pub mod occupancy;
 pub mod palette;

@@ -1,0 +1,272 @@
+//! Charts as figure files (`render -o X.pdf|X.png`, `report --figures`): the PNG is the chart
+//! at its scale with its text drawn in the bundled fonts, the PDF is one page of the chart's
+//! size with those fonts embedded, both are the same bytes every time, and a format the output
+//! cannot take is a usage error.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use warpscope::render::figure::{encode, FigureFormat};
+use warpscope::render::{chart, Chart, ChartKind, RenderOptions};
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(name)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figures");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn reduce_chart(kind: ChartKind) -> Chart {
+    chart(
+        kind,
+        &[sample("reduce.small.gto.wstrace")],
+        &RenderOptions::default(),
+    )
+    .unwrap()
+}
+
+fn warpscope(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn dark(p: &resvg::tiny_skia::PremultipliedColorU8) -> bool {
+    (p.red() as u32 + p.green() as u32 + p.blue() as u32) < 3 * 100
+}
+
+/// The chart rasterised straight from its SVG with no fonts at all (so without its text), at
+/// one pixel per SVG pixel.
+fn fontless(c: &Chart) -> resvg::tiny_skia::Pixmap {
+    let options = resvg::usvg::Options {
+        fontdb: std::sync::Arc::new(resvg::usvg::fontdb::Database::new()),
+        ..resvg::usvg::Options::default()
+    };
+    let tree = resvg::usvg::Tree::from_str(&c.svg, &options).unwrap();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(c.width, c.height).unwrap();
+    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+}
+
+#[test]
+fn png_is_the_chart_at_its_scale_with_its_text_drawn() {
+    let c = reduce_chart(ChartKind::Timeline);
+    let png = encode(&c.svg, FigureFormat::Png, 2).unwrap();
+    assert_eq!(png, encode(&c.svg, FigureFormat::Png, 2).unwrap());
+    let image = resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
+    assert_eq!((image.width(), image.height()), (2 * c.width, 2 * c.height));
+    let plain = fontless(&c);
+
+    // The plot's bars are the SVG's: the centre of every row at a tenth of the plot's width
+    // steps has the colour the fontless rendering has there.
+    let mut compared = 0;
+    for row in &c.rows {
+        let y = (row.top + row.bottom) / 2;
+        for k in 1..10 {
+            let x = c.plot.left + (c.plot.right - c.plot.left) * k / 10;
+            let want = plain.pixel(x as u32, y as u32).unwrap();
+            // The 2x pixel at the same spot (its top-left of four).
+            let got = image.pixel(2 * x as u32 + 1, 2 * y as u32 + 1).unwrap();
+            assert_eq!(
+                (got.red(), got.green(), got.blue(), got.alpha()),
+                (want.red(), want.green(), want.blue(), want.alpha()),
+                "row {} at x {x}",
+                row.label
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 100, "{compared} pixels compared");
+
+    // The title band (above the plot) is text only: blank without fonts, ink with the bundled
+    // ones. The same for the row labels left of the plot.
+    let ink =
+        |pixmap: &resvg::tiny_skia::Pixmap, scale: u32, x0: i32, x1: i32, y0: i32, y1: i32| {
+            let mut n = 0;
+            for y in (y0 as u32 * scale)..(y1 as u32 * scale) {
+                for x in (x0 as u32 * scale)..(x1 as u32 * scale) {
+                    n += dark(&pixmap.pixel(x, y).unwrap()) as u32;
+                }
+            }
+            n
+        };
+    let title = (0, c.width as i32, 0, c.plot.top - 2);
+    let labels = (0, c.plot.left - 4, c.plot.top, c.plot.bottom);
+    for (x0, x1, y0, y1) in [title, labels] {
+        assert_eq!(ink(&plain, 1, x0, x1, y0, y1), 0, "no text without fonts");
+        let drawn = ink(&image, 2, x0, x1, y0, y1);
+        assert!(drawn > 500, "{drawn} dark pixels where text should be");
+    }
+}
+
+#[test]
+fn pdf_is_one_page_of_the_charts_size_with_its_text_as_outlines() {
+    let c = reduce_chart(ChartKind::Source);
+    let pdf = encode(&c.svg, FigureFormat::Pdf, 2).unwrap();
+    // (Twice in one process: a hash map's walk order would differ between the two.)
+    assert!(
+        pdf == encode(&c.svg, FigureFormat::Pdf, 2).unwrap(),
+        "same bytes"
+    );
+    assert!(pdf.starts_with(b"%PDF-"));
+    let text = String::from_utf8_lossy(&pdf);
+    let pages = text.matches("/Type /Page").count() - text.matches("/Type /Pages").count();
+    assert_eq!(pages, 1);
+    // One SVG pixel is one point.
+    let media_box = format!("/MediaBox [0 0 {} {}]", c.width, c.height);
+    assert_eq!(text.matches(&media_box).count(), 1, "{media_box}");
+    // No font to embed or substitute: the text is drawn.
+    assert!(!text.contains("/Font"), "no font resources");
+    let textless = {
+        let mut svg = String::new();
+        let mut rest = c.svg.as_str();
+        while let Some(at) = rest.find("<text") {
+            svg.push_str(&rest[..at]);
+            let end = rest[at..].find("</text>").unwrap() + at + "</text>".len();
+            rest = &rest[end..];
+        }
+        svg.push_str(rest);
+        svg
+    };
+    assert!(
+        textless.len() < c.svg.len() / 2,
+        "the listing is mostly text"
+    );
+    let without = encode(&textless, FigureFormat::Pdf, 2).unwrap();
+    assert!(
+        pdf.len() > 2 * without.len(),
+        "outlines of the text: {} bytes with, {} without",
+        pdf.len(),
+        without.len()
+    );
+}
+
+#[test]
+fn render_picks_the_format_from_the_extension_and_refuses_what_it_cannot_write() {
+    let trace = sample("reduce.small.gto.wstrace");
+    let trace = trace.to_str().unwrap();
+    let pdf = tmp("stalls.pdf");
+    let out = warpscope(&[
+        "render",
+        trace,
+        "--chart",
+        "stalls",
+        "-o",
+        pdf.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF-"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("stalls chart, PDF 1000x"), "{stdout}");
+
+    // --format names it where the extension does not; --scale sizes a PNG.
+    let png = tmp("timeline-figure");
+    let out = warpscope(&[
+        "render",
+        trace,
+        "--chart",
+        "timeline",
+        "-o",
+        png.to_str().unwrap(),
+        "--format",
+        "png",
+        "--scale",
+        "3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = reduce_chart(ChartKind::Timeline);
+    let image = resvg::tiny_skia::Pixmap::decode_png(&std::fs::read(&png).unwrap()).unwrap();
+    assert_eq!((image.width(), image.height()), (3 * c.width, 3 * c.height));
+
+    for (args, message) in [
+        (
+            vec!["-o", "chart.jpg"],
+            "chart.jpg: say the format with an extension (.svg, .pdf, .png) or --format",
+        ),
+        (
+            vec!["-o", "chart.svg", "--scale", "2"],
+            "--scale applies to PNG output only (chart.svg is SVG)",
+        ),
+        (vec!["-o", "chart.png", "--scale", "9"], "9 is not in 1..=8"),
+    ] {
+        let mut all = vec!["render", trace, "--chart", "timeline"];
+        all.extend(args);
+        let out = warpscope(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+    }
+}
+
+#[test]
+fn report_writes_each_chart_in_every_format_asked_for() {
+    let dir = tmp("report");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = warpscope(&[
+        "report",
+        sample("reduce.small.gto.wstrace").to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+        "--figures",
+        "pdf,png,pdf",
+        "--scale",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("the charts as PDF and PNG"), "{stdout}");
+    for chart in [
+        "timeline",
+        "dispatch",
+        "stalls",
+        "occupancy",
+        "slots",
+        "source",
+    ] {
+        let c = reduce_chart(
+            ChartKind::ALL
+                .into_iter()
+                .find(|k| k.name() == chart)
+                .unwrap(),
+        );
+        let pdf = std::fs::read(dir.join(format!("{chart}.pdf"))).unwrap();
+        assert_eq!(
+            pdf,
+            encode(&c.svg, FigureFormat::Pdf, 1).unwrap(),
+            "{chart}.pdf"
+        );
+        let png = resvg::tiny_skia::Pixmap::decode_png(
+            &std::fs::read(dir.join(format!("{chart}.png"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (png.width(), png.height()),
+            (c.width, c.height),
+            "{chart}.png"
+        );
+        // Only the formats asked for.
+        assert!(!dir.join(format!("{chart}.svg")).exists(), "{chart}.svg");
+    }
+}
