@@ -1012,3 +1012,99 @@ fn a_float_past_f32_range_is_an_error_not_infinity() {
     let o = run_vecadd("32", "-1e39", &[]);
     assert_fails_with(&o, "`-1e39` is out of f32 range");
 }
+
+#[test]
+fn an_output_that_cannot_be_a_file_is_refused_before_the_run() {
+    let d = scratch("output-paths");
+    let dir = d.to_str().unwrap();
+    let slash = format!("{dir}/");
+    let missing = d.join("nodir/x.wstrace");
+    let missing = missing.to_str().unwrap();
+    let trace = "traces/reduce.small.gto.wstrace";
+    let replay_input = "tests/data/accelsim/vectoradd-100-32";
+    for (args, want) in [
+        (
+            vec!["render", trace, "--chart", "timeline", "-o", &slash],
+            format!("{slash} is a directory: give a file name for the chart"),
+        ),
+        (
+            vec!["record", "kernels/reduce.json", "-o", dir],
+            format!("{dir} is a directory: give a file name for the trace"),
+        ),
+        (
+            vec!["replay", replay_input, "-o", dir],
+            format!("{dir} is a directory: give a file name for the trace"),
+        ),
+        (
+            vec!["replay", replay_input, "-o", missing],
+            format!("{missing}: the directory {dir}/nodir does not exist"),
+        ),
+        (
+            vec!["export", trace, "--perfetto", &slash],
+            format!("{slash} is a directory: give a file name for the export"),
+        ),
+        (
+            vec!["trace", "convert", trace, dir],
+            format!("{dir} is a directory: give a file name for the converted trace"),
+        ),
+    ] {
+        let out = ws(&args);
+        assert_fails_with(&out, &want);
+        // Refused before anything ran: no progress, no summary.
+        assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+    }
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn a_mistyped_input_is_not_found_rather_than_missing_flags() {
+    for command in [
+        vec!["run"],
+        vec!["record", "-o", "never.wstrace"],
+        vec!["profile", "-o", "never-profile"],
+        vec!["sweep", "--policy", "gto,lrr", "-o", "never-sweep"],
+    ] {
+        let mut args = command.clone();
+        args.insert(1, "kernels/reduce.jsn");
+        let out = ws(&args);
+        assert_fails_with(&out, "kernels/reduce.jsn: cannot read: No such file");
+        // A directory is an Accel-Sim trace to the commands that take those.
+        args[1] = "kernels";
+        let out = ws(&args);
+        match command[0] {
+            "run" | "record" => {
+                assert_fails_with(&out, "kernels is a directory: give a launch file (.json)")
+            }
+            _ => assert_fails_with(&out, "kernels: a trace directory must hold kernelslist.g"),
+        }
+    }
+    // A launch file where a trace is expected says what it is.
+    assert_fails_with(
+        &ws(&["analyze", "kernels/reduce.json"]),
+        "not a warpscope trace header",
+    );
+}
+
+#[test]
+fn gpu_help_names_the_default_of_the_command_s_own_input() {
+    let help = |command: &str| stdout(&ws(&[command, "--help"]));
+    for command in ["run", "record"] {
+        let h = help(command);
+        assert!(
+            h.contains("Default: the launch file's \"gpu\", else small."),
+            "{h}"
+        );
+        assert!(!h.contains("Accel-Sim trace, volta"), "{h}");
+    }
+    let h = help("replay");
+    assert!(
+        h.contains("Default: volta (hopper for a trace of sm_90 or later)."),
+        "{h}"
+    );
+    assert!(!h.contains("else small"), "{h}");
+    let h = help("profile");
+    assert!(
+        h.contains("else small; for an Accel-Sim trace, volta"),
+        "{h}"
+    );
+}

@@ -70,6 +70,12 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `--gpu`'s help for a command that takes only one kind of input (the shared text names the
+/// defaults of both).
+fn gpu_help(arg: clap::Arg, text: &'static str) -> clap::Arg {
+    arg.help(text).long_help(text)
+}
+
 /// One variant per subcommand; each has its own file in `cli/`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -77,15 +83,15 @@ pub enum Command {
     #[command(after_help = profile::EXAMPLES)]
     Profile(Box<profile::ProfileArgs>),
     /// Run a launch file, or a kernel with --grid/--block/--param, on the timing simulator.
-    #[command(after_help = run::EXAMPLES)]
+    #[command(after_help = run::EXAMPLES, mut_arg("gpu", |a| gpu_help(a, config::GPU_HELP_LAUNCH)))]
     Run(Box<run::RunArgs>),
     /// Run like `run` on the timing simulator and write every event to a trace file.
-    #[command(after_help = record::EXAMPLES)]
+    #[command(after_help = record::EXAMPLES, mut_arg("gpu", |a| gpu_help(a, config::GPU_HELP_LAUNCH)))]
     Record(Box<record::RecordArgs>),
     /// Analyze a trace: Nsight-style sections (occupancy, scheduler, warp states, memory, source...).
     #[command(after_help = analyze::EXAMPLES)]
     Analyze(analyze::AnalyzeArgs),
-    /// Draw one chart of a trace as SVG: timeline, dispatch, stalls, occupancy, slots, source.
+    /// Draw one chart of a trace as SVG, PDF or PNG: timeline, dispatch, stalls, occupancy, slots, source.
     #[command(after_help = render::EXAMPLES)]
     Render(render::RenderArgs),
     /// Write the HTML report (with charts), report.txt and report.json for one or more traces.
@@ -101,7 +107,7 @@ pub enum Command {
     #[command(after_help = export::EXAMPLES)]
     Export(export::ExportArgs),
     /// Replay an Accel-Sim SASS trace on the timing simulator into a warpscope trace.
-    #[command(after_help = replay::EXAMPLES)]
+    #[command(after_help = replay::EXAMPLES, mut_arg("gpu", |a| gpu_help(a, config::GPU_HELP_TRACE)))]
     Replay(Box<replay::ReplayArgs>),
     /// The multithreading issue-slot study of seed 004: five schemes on two seeded streams.
     #[command(after_help = study::EXAMPLES)]
@@ -284,9 +290,32 @@ pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// An error if an output would replace an input or another output of the same command:
-/// `outputs` and `inputs` as (what, path). Compared as the files they name once both exist
-/// (an output not yet there replaces nothing), and by path among outputs.
+/// An error, before any work, if an output file cannot be written where it is named: the path
+/// is a directory (or ends in `/`), or the directory it would go in does not exist. Otherwise a
+/// long run would end in a failed rename with a puzzling message.
+pub fn writable_file(what: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    let shown = path.display();
+    let names_directory = path.as_os_str().to_string_lossy().ends_with(['/', '\\']);
+    if path.is_dir() || names_directory {
+        anyhow::bail!("{shown} is a directory: give a file name for the {what}");
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        anyhow::bail!(
+            "{shown}: the directory {} does not exist (create it first)",
+            parent.display()
+        );
+    }
+    Ok(())
+}
+
+/// An error if an output cannot be written (see [`writable_file`]) or would replace an input or
+/// another output of the same command: `outputs` and `inputs` as (what, path). Compared as the
+/// files they name once both exist (an output not yet there replaces nothing), and by path
+/// among outputs.
 pub fn distinct_files(
     outputs: &[(&str, &std::path::Path)],
     inputs: &[(&str, &std::path::Path)],
@@ -296,6 +325,9 @@ pub fn distinct_files(
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     };
+    for (what, out) in outputs {
+        writable_file(what, out)?;
+    }
     for (i, (what, out)) in outputs.iter().enumerate() {
         if let Some((other, _)) = inputs.iter().find(|(_, p)| same(out, p)) {
             anyhow::bail!(

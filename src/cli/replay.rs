@@ -144,6 +144,7 @@ pub(super) fn open_trace(
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    super::distinct_files(&[("trace", &args.output)], &[("input", &args.input)])?;
     let started = Instant::now();
     let (input, config) = open_trace(&args.input, &args.select, &args.gpu)?;
     let scanned = started.elapsed();

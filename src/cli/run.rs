@@ -355,6 +355,15 @@ pub(super) fn load_launch_file(args: &RunArgs) -> Result<LaunchFile> {
             args.input.display()
         );
     }
+    // Before the flags: a mistyped path would otherwise be told it needs --grid and --block.
+    match std::fs::metadata(&args.input) {
+        Err(e) => bail!("{}: cannot read: {e}", args.input.display()),
+        Ok(m) if m.is_dir() => bail!(
+            "{} is a directory: give a launch file (.json), a kernel file (.sasm, .tgpu, .hex), or an Accel-Sim trace directory (one with kernelslist.g)",
+            args.input.display()
+        ),
+        Ok(_) => {}
+    }
     let k = &args.kernel;
     let is_launch_file = args
         .input

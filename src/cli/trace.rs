@@ -139,6 +139,7 @@ fn default_format<R: io::Read>(reader: &TraceReader<R>, output: &Path) -> TraceF
 }
 
 fn convert(input: &Path, output: &Path, format: Option<FormatArg>) -> Result<()> {
+    super::distinct_files(&[("converted trace", output)], &[("trace", input)])?;
     let reader = open(input)?;
     let format = format.map_or_else(|| default_format(&reader, output), Into::into);
     let tmp = pending::tmp_path(output);

@@ -157,11 +157,18 @@ impl<R: Read> JsonlReader<R> {
             line: 1,
             message: "header is not UTF-8".into(),
         })?;
-        let header: TraceHeader =
-            serde_json::from_str(&header_json).map_err(|e| TraceError::Json {
-                line: 1,
-                message: format!("bad trace header: {e}"),
-            })?;
+        let header: TraceHeader = serde_json::from_str(&header_json).map_err(|e| {
+            // A JSON file that is not a trace is most often a launch file or a GPU config
+            // given to the wrong command; pretty-printed, its first line is just `{`.
+            let message = if e.is_eof() || !header_json.contains("\"version\"") {
+                format!(
+                    "not a warpscope trace header ({e}); a launch file or GPU config is the input of `record` or `profile`, not a trace"
+                )
+            } else {
+                format!("bad trace header: {e}")
+            };
+            TraceError::Json { line: 1, message }
+        })?;
         header.config.validate().map_err(|e| TraceError::Json {
             line: 1,
             message: format!("bad trace header: {e}"),
