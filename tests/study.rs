@@ -800,9 +800,27 @@ mod cli {
             .args(["study", "--width", "0"])
             .output()
             .unwrap();
-        assert!(!out.status.success());
+        // A setting out of its range is a usage error naming the flag and the range.
+        assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8(out.stderr).unwrap();
-        assert!(err.contains("--width: must be 1..=8, got 0"), "{err}");
+        assert!(
+            err.contains("'--width <WIDTH>': 0 is not in 1..=8"),
+            "{err}"
+        );
+        for (flag, value, range) in [
+            ("--ilp", "17", "1..=16"),
+            ("--lat", "1001", "0..=1000"),
+            ("--switch-cost", "1001", "0..=1000"),
+            ("--groups", "0", "1..=1000"),
+        ] {
+            let out = Command::new(BIN)
+                .args(["study", flag, value])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert!(err.contains(&format!("{value} is not in {range}")), "{err}");
+        }
         let out = Command::new(BIN)
             .args([
                 "study", "--groups", "1000", "--lat", "1000", "--stalls", "heavy", "--svg",

@@ -130,12 +130,17 @@ pub fn memory_model_name(m: MemoryModel) -> String {
     }
 }
 
+/// `--gpu`'s help where the input is a launch or kernel file (`run`, `record`).
+pub const GPU_HELP_LAUNCH: &str = "GPU preset (tiny, small, volta, hopper) or a JSON config file (see `warpscope config show`). Default: the launch file's \"gpu\", else small.";
+/// `--gpu`'s help where the input is an Accel-Sim trace (`replay`).
+pub const GPU_HELP_TRACE: &str = "GPU preset (tiny, small, volta, hopper) or a JSON config file (see `warpscope config show`). Default: volta (hopper for a trace of sm_90 or later).";
+
 /// `--gpu` and the per-run overrides of the timing simulator.
 #[derive(Debug, Args, Default)]
 pub struct GpuArgs {
     /// GPU preset (tiny, small, volta, hopper) or a JSON config file (see `warpscope config
-    /// show`). Default: the launch file's "gpu", else small; for an Accel-Sim trace volta
-    /// (hopper for sm_90 and later).
+    /// show`). Default: for a launch or kernel file, the launch file's "gpu", else small; for
+    /// an Accel-Sim trace, volta (hopper for sm_90 and later).
     #[arg(long, value_name = "NAME|FILE.json")]
     pub gpu: Option<String>,
     /// Warp-scheduling policy of every scheduler (overrides the GPU's); `fine` and `none`

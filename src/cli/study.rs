@@ -4,6 +4,7 @@
 
 use super::{emit, write_file_atomically};
 use anyhow::{Context, Result};
+use clap::builder::TypedValueParser;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -82,25 +83,33 @@ pub enum StudyFormat {
     Json,
 }
 
+/// A setting's accepted range, checked by clap: a value outside it is a usage error (exit 2)
+/// naming the flag, as for every other command.
+fn ranged(lo: usize, hi: usize) -> impl TypedValueParser<Value = usize> {
+    clap::value_parser!(u64)
+        .range(lo as u64..=hi as u64)
+        .map(|v| v as usize)
+}
+
 #[derive(Debug, Args)]
 pub struct StudyArgs {
     /// Issue slots per cycle (1 to 8).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = ranged(1, study::MAX_WIDTH))]
     pub width: usize,
     /// Largest group of independent instructions (1 to 16).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = ranged(1, study::MAX_ILP))]
     pub ilp: usize,
     /// Stall probabilities after each group.
     #[arg(long, value_enum, default_value = "mixed")]
     pub stalls: StallsArg,
     /// Miss latency in cycles (0 to 1000).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = ranged(0, study::MAX_LATENCY))]
     pub lat: usize,
     /// Refill cycles each coarse-grained switch costs (0 to 1000).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = ranged(0, study::MAX_LATENCY))]
     pub switch_cost: usize,
     /// Groups per thread (1 to 1000).
-    #[arg(long, default_value_t = 12)]
+    #[arg(long, default_value_t = 12, value_parser = ranged(1, study::MAX_GROUPS))]
     pub groups: usize,
     /// Seed of the two streams (the default gives five distinct finishing times).
     #[arg(long, default_value_t = study::DEFAULT_SEED)]

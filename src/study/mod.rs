@@ -91,6 +91,9 @@ impl Default for StudyConfig {
 /// Largest accepted `groups`, `lat` and `switch_cost`: keeps grids and pages a sane size.
 pub const MAX_GROUPS: usize = 1000;
 pub const MAX_LATENCY: usize = 1000;
+/// Largest accepted `width` (issue slots per cycle) and `ilp` (group size).
+pub const MAX_WIDTH: usize = 8;
+pub const MAX_ILP: usize = 16;
 
 /// A study that cannot be run or written.
 #[derive(Debug, thiserror::Error)]
@@ -133,11 +136,14 @@ impl StudyConfig {
     pub fn validate(&self) -> Result<(), StudyError> {
         let bad =
             |field: &'static str, message: String| Err(StudyError::Invalid { field, message });
-        if !(1..=8).contains(&self.width) {
-            return bad("width", format!("must be 1..=8, got {}", self.width));
+        if !(1..=MAX_WIDTH).contains(&self.width) {
+            return bad(
+                "width",
+                format!("must be 1..={MAX_WIDTH}, got {}", self.width),
+            );
         }
-        if !(1..=16).contains(&self.ilp) {
-            return bad("ilp", format!("must be 1..=16, got {}", self.ilp));
+        if !(1..=MAX_ILP).contains(&self.ilp) {
+            return bad("ilp", format!("must be 1..={MAX_ILP}, got {}", self.ilp));
         }
         if !(1..=MAX_GROUPS).contains(&self.groups) {
             return bad(
