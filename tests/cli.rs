@@ -888,7 +888,7 @@ fn no_command_writes_an_output_over_its_input_or_another_output() {
     let s = svg.to_str().unwrap();
     assert_fails_with(
         &ws(&["study", "--svg", s, "--html", s]),
-        "given for both the SVG and the HTML page",
+        "given for both the figure and the HTML page",
     );
     let missing = d.join("nodir/x.html");
     assert_fails_with(

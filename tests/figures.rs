@@ -270,3 +270,30 @@ fn report_writes_each_chart_in_every_format_asked_for() {
         assert!(!dir.join(format!("{chart}.svg")).exists(), "{chart}.svg");
     }
 }
+
+#[test]
+fn the_study_grids_are_a_figure_too() {
+    let dir = tmp("study");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (svg, pdf, png) = (dir.join("g.svg"), dir.join("g.pdf"), dir.join("g.png"));
+    for (flag, path) in [("--svg", &svg), ("--figure", &pdf), ("--figure", &png)] {
+        let out = warpscope(&["study", flag, path.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(std::fs::read(&pdf).unwrap() == encode(&svg, FigureFormat::Pdf, 2).unwrap());
+    let image = resvg::tiny_skia::Pixmap::decode_png(&std::fs::read(&png).unwrap()).unwrap();
+    let tree = resvg::usvg::Tree::from_str(&svg, &resvg::usvg::Options::default()).unwrap();
+    let size = tree.size().to_int_size();
+    assert_eq!(
+        (image.width(), image.height()),
+        (2 * size.width(), 2 * size.height())
+    );
+    let out = warpscope(&["study", "--figure", dir.join("g.gif").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("with its extension (.svg, .pdf, .png)"));
+}

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use warpscope::render::figure::{self, FigureFormat};
 use warpscope::study::{self, Scheme, StallPreset, StudyConfig};
 use warpscope::trace::TraceFormat;
 
@@ -17,7 +18,8 @@ Examples:
   warpscope study
   warpscope study --width 4 --ilp 3 --stalls mixed --lat 6 --switch-cost 2 --groups 12 --seed 0
   warpscope study --stalls heavy --seed 7 --format json
-  warpscope study --scheme coarse --scheme smt --svg grids.svg
+  warpscope study --scheme coarse --scheme smt --figure grids.svg
+  warpscope study --figure grids.pdf        # for a lecture's slides or a paper (or grids.png)
   warpscope study --trace study.wstrace --html study.html && warpscope analyze study.wstrace
 
 Two threads, each a stream of groups of 1 to --ilp independent instructions with a stall after
@@ -127,9 +129,14 @@ pub struct StudyArgs {
     /// Write a warpscope trace (one launch per scheme; `.jsonl` for JSON Lines).
     #[arg(long, value_name = "OUT.wstrace")]
     pub trace: Option<PathBuf>,
-    /// Write the grids of every scheme on one time axis as SVG (runs of at most 2000 cycles).
-    #[arg(long, value_name = "OUT.svg")]
-    pub svg: Option<PathBuf>,
+    /// Write the grids of every scheme on one time axis (runs of at most 2000 cycles): SVG,
+    /// or by the extension a vector PDF or a PNG (2 pixels per SVG pixel) for slides.
+    #[arg(
+        long = "figure",
+        visible_alias = "svg",
+        value_name = "OUT.svg|.pdf|.png"
+    )]
+    pub figure: Option<PathBuf>,
     /// Write the animated, self-contained HTML page (runs of at most 2000 cycles).
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
@@ -149,13 +156,22 @@ pub fn run(args: StudyArgs) -> Result<ExitCode> {
     let outputs: Vec<(&str, &std::path::Path)> = [
         ("table", &args.output),
         ("trace", &args.trace),
-        ("SVG", &args.svg),
+        ("figure", &args.figure),
         ("HTML page", &args.html),
     ]
     .into_iter()
     .filter_map(|(what, p)| p.as_deref().map(|p| (what, p)))
     .collect();
     super::distinct_files(&outputs, &[])?;
+    let figure_format = match &args.figure {
+        Some(path) => Some(FigureFormat::from_extension(path).ok_or_else(|| {
+            super::usage(format!(
+                "{}: say the figure's format with its extension (.svg, .pdf, .png)",
+                path.display()
+            ))
+        })?),
+        None => None,
+    };
     let streams = study::generate_streams(&cfg);
     let wanted: Vec<Scheme> = args.scheme.iter().map(|&s| s.into()).collect();
     let results: Vec<_> = Scheme::ALL
@@ -165,19 +181,8 @@ pub fn run(args: StudyArgs) -> Result<ExitCode> {
         .collect();
     // Whatever can fail does so before the first file is written, so that a failed command
     // leaves none of its outputs half made.
-    if args.svg.is_some() || args.html.is_some() {
+    if args.figure.is_some() || args.html.is_some() {
         study::check_drawable(&results)?;
-    }
-    for (what, path) in &outputs {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                anyhow::bail!(
-                    "{}: the {what}'s directory {} does not exist",
-                    path.display(),
-                    dir.display()
-                );
-            }
-        }
     }
     if let Some(path) = &args.trace {
         let format = TraceFormat::from_path(path);
@@ -187,18 +192,20 @@ pub fn run(args: StudyArgs) -> Result<ExitCode> {
         })
         .with_context(|| format!("writing the trace {}", path.display()))?;
     }
-    let outputs = [
-        (&args.svg, study::svg::render as fn(&_, &_) -> String),
-        (&args.html, study::html::render),
-    ];
-    for (path, render) in outputs {
-        if let Some(path) = path {
-            let text = render(&cfg, &results);
-            write_file_atomically(path, |out| {
-                out.write_all(text.as_bytes())
-                    .with_context(|| format!("writing {}", path.display()))
-            })?;
-        }
+    if let (Some(path), Some(format)) = (&args.figure, figure_format) {
+        let bytes = figure::encode(&study::svg::render(&cfg, &results), format, 2)
+            .with_context(|| format!("writing {}", path.display()))?;
+        write_file_atomically(path, |out| {
+            out.write_all(&bytes)
+                .with_context(|| format!("writing {}", path.display()))
+        })?;
+    }
+    if let Some(path) = &args.html {
+        let text = study::html::render(&cfg, &results);
+        write_file_atomically(path, |out| {
+            out.write_all(text.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))
+        })?;
     }
     let table = match args.format {
         StudyFormat::Text => study::render_text(&results),

@@ -100,6 +100,7 @@ pub fn encode(svg: &str, format: FigureFormat, scale: u32) -> Result<Vec<u8>, Fi
                 },
                 svg2pdf::PageOptions::default(),
             )
+            .map(canonical_reference_order)
             .map_err(|e| FigureError::Pdf(e.to_string()))
         }
         FigureFormat::Png => {
@@ -129,6 +130,60 @@ pub fn encode(svg: &str, format: FigureFormat, scale: u32) -> Result<Vec<u8>, Fi
     }
 }
 
+/// `pdf` with each run of dictionary entries that name an object (`/po12 18 0 R`, one per
+/// line as svg2pdf writes them) in sorted order. svg2pdf writes a page's resources (patterns,
+/// graphics states) in the order of a hash map's walk, which changes from run to run; a
+/// dictionary's order means nothing in PDF, and sorting whole lines keeps every byte offset
+/// (the cross-reference table stays valid). Stream data is passed over.
+fn canonical_reference_order(mut pdf: Vec<u8>) -> Vec<u8> {
+    fn is_reference_entry(line: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(line) else {
+            return false;
+        };
+        let mut parts = text.split_ascii_whitespace();
+        matches!(
+            (parts.next(), parts.next(), parts.next(), parts.next(), parts.next()),
+            (Some(key), Some(object), Some("0"), Some("R"), None)
+                if key.len() > 1 && key.starts_with('/')
+                    && object.bytes().all(|b| b.is_ascii_digit())
+        )
+    }
+    let sort_run = |pdf: &mut Vec<u8>, run: &[(usize, usize)]| {
+        if run.len() < 2 {
+            return;
+        }
+        let mut lines: Vec<Vec<u8>> = run.iter().map(|&(a, b)| pdf[a..b].to_vec()).collect();
+        lines.sort();
+        let sorted = lines.join(&b'\n');
+        let (from, to) = (run[0].0, run[run.len() - 1].1);
+        pdf[from..to].copy_from_slice(&sorted);
+    };
+    let mut run: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < pdf.len() {
+        let end = memchr::memchr(b'\n', &pdf[start..]).map_or(pdf.len(), |i| start + i);
+        let line = &pdf[start..end];
+        if is_reference_entry(line) {
+            run.push((start, end));
+            start = end + 1;
+            continue;
+        }
+        let stream = line == b"stream";
+        sort_run(&mut pdf, &run);
+        run.clear();
+        if stream {
+            match memchr::memmem::find(&pdf[end..], b"\nendstream") {
+                Some(i) => start = end + i + 1,
+                None => break,
+            }
+        } else {
+            start = end + 1;
+        }
+    }
+    sort_run(&mut pdf, &run);
+    pdf
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +196,16 @@ mod tests {
         assert_eq!(of("slide.Png"), Some(FigureFormat::Png));
         assert_eq!(of("chart.jpg"), None);
         assert_eq!(of("chart"), None);
+    }
+
+    #[test]
+    fn reference_entries_are_sorted_in_place_and_streams_left_alone() {
+        let pdf = b"3 0 obj\n<<\n  /Pattern <<\n    /po9 15 0 R\n    /po10 16 0 R\n    /po1 7 0 R\n  >>\n  /Parent 2 0 R\n>>\nstream\n/b 2 0 R\n/a 1 0 R\nendstream\n";
+        let sorted = canonical_reference_order(pdf.to_vec());
+        assert_eq!(sorted.len(), pdf.len());
+        assert_eq!(
+            String::from_utf8(sorted).unwrap(),
+            "3 0 obj\n<<\n  /Pattern <<\n    /po1 7 0 R\n    /po10 16 0 R\n    /po9 15 0 R\n  >>\n  /Parent 2 0 R\n>>\nstream\n/b 2 0 R\n/a 1 0 R\nendstream\n"
+        );
     }
 }
