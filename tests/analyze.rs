@@ -685,3 +685,34 @@ fn a_corrupt_pc_is_charged_to_one_overflow_line_not_a_table_of_its_size() {
     );
     assert!(err.contains("line "), "{err}");
 }
+
+#[test]
+fn source_hotspots_show_operands_not_control_codes() {
+    // A kernel with control codes: each listing line opens with 21 characters of them, which
+    // once filled the 32-character instruction column.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/vecadd.small.barriers.wstrace");
+    let a = analyze(&sample);
+    assert!(a.launches[0]
+        .source
+        .iter()
+        .any(|s| s.text.starts_with("[B")));
+    let text = render_text(&a);
+    let hotspots = text
+        .split("Section: Source Hotspots")
+        .nth(1)
+        .expect("a hotspot table");
+    let rows: Vec<&str> = hotspots
+        .lines()
+        .skip(3)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert!(!rows.is_empty(), "{hotspots}");
+    for row in &rows {
+        assert!(!row.contains("[B"), "a control code in {row:?}");
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("FADD R") && r.contains(", R")),
+        "no FADD with its operands in {rows:#?}"
+    );
+}

@@ -4,6 +4,7 @@
 //! producer and, for replays recorded with lineinfo, CUDA source line) and the rule hints.
 
 use super::{Analysis, LaunchAnalysis};
+use crate::isa::without_control_code;
 use std::fmt::Write;
 
 /// How many source lines the hotspot table shows.
@@ -187,7 +188,7 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         "pc", "instruction", "executed", "warp-cycles", "share"
     );
     for s in lines.into_iter().take(HOTSPOTS) {
-        let text = clip(&s.text);
+        let text = clip(without_control_code(&s.text));
         let _ = writeln!(
             out,
             "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {}",
@@ -293,7 +294,7 @@ fn attributed(out: &mut String, l: &LaunchAnalysis, total: u64) {
             out,
             "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {top}",
             s.pc,
-            clip(&s.text),
+            clip(without_control_code(&s.text)),
             "",
             s.total_attributed_warp_cycles,
             pct(s.total_attributed_warp_cycles, total),
@@ -338,6 +339,8 @@ fn cuda_lines(out: &mut String, l: &LaunchAnalysis, total: u64) {
     }
 }
 
+/// `text` cut to the 32-character instruction column (a listing line's control code is left
+/// out before: it alone takes 21 of them).
 fn clip(text: &str) -> String {
     if text.chars().count() > 32 {
         text.chars().take(31).collect::<String>() + "…"
