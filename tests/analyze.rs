@@ -716,3 +716,87 @@ fn source_hotspots_show_operands_not_control_codes() {
         "no FADD with its operands in {rows:#?}"
     );
 }
+
+/// The kernel of `tests/report.rs`'s hazard test: control codes that wait for nothing.
+const HAZARD_KERNEL: &str = ".regs 4
+ [B------:R-:W-:-:S01] SHL R0, %tid.x, 2
+ [B------:R-:W-:-:S01] IADD R0, R0, 64
+ [B------:R-:W-:-:S01] LDG R1, [R0]
+ [B------:R-:W-:-:S01] IADD R1, R1, 1
+ [B------:R-:W-:-:S01] STG [R0], R1
+ EXIT
+";
+
+#[test]
+fn hazards_the_run_let_through_are_counted_and_warned_of() {
+    let mut config = GpuConfig::preset("small").unwrap();
+    config.scheduler.scoreboard = warpscope::sim::config::ScoreboardKind::Barriers;
+    let mut memory = GlobalMemory::new(1 << 20);
+    let launch = one_launch(HAZARD_KERNEL, 2, 64);
+    let path = record_trace(
+        "hazards",
+        &config,
+        std::slice::from_ref(&launch),
+        &mut memory,
+    )
+    .unwrap();
+    let events = TraceReader::open(&path)
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|e| matches!(e, Event::Hazard { .. }))
+        .count() as u64;
+    assert!(events > 0);
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    assert_eq!(l.hazards, events);
+    // Every warp lets the same dependencies through: the first few name distinct ones.
+    assert!(!l.first_hazards.is_empty());
+    for (i, h) in l.first_hazards.iter().enumerate() {
+        assert!(l.first_hazards[..i].iter().all(|g| {
+            (g.kind, &g.register, g.producer_pc, g.consumer_pc)
+                != (h.kind, &h.register, h.producer_pc, h.consumer_pc)
+        }));
+    }
+    let first = &l.first_hazards[0];
+    assert_eq!(
+        (
+            first.kind,
+            first.register.as_str(),
+            first.producer_pc,
+            first.consumer_pc
+        ),
+        ("RAW", "R0", 0, 1)
+    );
+    let hint = &l.hints[0];
+    assert_eq!((hint.severity.label(), hint.rule), ("WRN", "hazards"));
+    assert!(
+        hint.message
+            .contains(&format!("let {events} dependencies through")),
+        "{}",
+        hint.message
+    );
+    assert!(
+        hint.message
+            .contains("RAW on R0: pc 1 `IADD R0, R0, 64` issued while pc 0 `SHL R0, %tid.x, 2`"),
+        "{}",
+        hint.message
+    );
+    let text = render_text(&a);
+    assert!(text.contains("Dependency Hazards"), "{text}");
+    assert!(text.contains("WRN hazards"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&to_json(&a)).unwrap();
+    assert_eq!(json["launches"][0]["hazards"], events);
+    let csv = warpscope::analyze::to_csv(&a);
+    assert!(
+        csv.contains(&format!(",launch_statistics,hazards,dependency,{events}\n")),
+        "{csv}"
+    );
+
+    // The bitmap scoreboard holds every dependency: nothing to warn of, no row.
+    config.scheduler.scoreboard = warpscope::sim::config::ScoreboardKind::Bitmap;
+    let path = record_trace("no-hazards", &config, &[launch], &mut memory).unwrap();
+    let a = analyze(&path);
+    assert_eq!(a.launches[0].hazards, 0);
+    assert!(a.launches[0].hints.iter().all(|h| h.rule != "hazards"));
+    assert!(!render_text(&a).contains("Dependency Hazards"));
+}

@@ -387,3 +387,54 @@ fn a_faulting_kernel_still_gets_a_partial_report() {
     }
     assert_eq!(std::fs::read_to_string(d.join("taken")).unwrap(), "keep");
 }
+
+/// A kernel whose control codes wait for nothing: the `barriers` scoreboard lets its
+/// dependencies through (the load's address, the load's result).
+const HAZARD_KERNEL: &str = ".kernel haz
+.regs 4
+.param a
+ [B------:R-:W-:-:S01] SHL R0, %tid.x, 2
+ [B------:R-:W-:-:S01] IADD R0, R0, %param.a
+ [B------:R-:W-:-:S01] LDG R1, [R0]
+ [B------:R-:W-:-:S01] IADD R1, R1, 1
+ [B------:R-:W-:-:S01] STG [R0], R1
+ EXIT
+";
+
+#[test]
+fn hazards_are_warned_of_in_profile_report_and_sweep() {
+    let d = dir("hazards");
+    std::fs::write(d.join("haz.sasm"), HAZARD_KERNEL).unwrap();
+    let launch = ["--grid", "1", "--block", "32", "--param", "a=0"];
+    let mut args = vec!["profile", "haz.sasm"];
+    args.extend(launch);
+    args.extend(["--scoreboard", "barriers", "-o", "p"]);
+    let out = ok(&ws_in(&d, &args));
+    assert!(out.contains("WRN hazards: The run let "), "{out}");
+    assert!(out.contains("RAW on R0: pc 1 `IADD R0, R0, "), "{out}");
+    let html = std::fs::read_to_string(d.join("p/index.html")).unwrap();
+    assert!(html.contains("<div class=\"hint wrn\"><b>WRN hazards</b>"));
+    assert!(html.contains("Dependency Hazards"));
+    let text = std::fs::read_to_string(d.join("p/report.txt")).unwrap();
+    assert!(text.contains("Dependency Hazards"), "{text}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p/report.json")).unwrap()).unwrap();
+    let launch0 = &json["traces"][0]["analysis"]["launches"][0];
+    assert!(launch0["hazards"].as_u64().unwrap() > 0, "{launch0}");
+    assert_eq!(launch0["first_hazards"][0]["consumer_pc"], 1);
+
+    let mut args = vec!["sweep", "haz.sasm"];
+    args.extend(launch);
+    args.extend(["--scoreboard", "barriers,bitmap", "-o", "s"]);
+    let out = ok(&ws_in(&d, &args));
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("barriers")).collect();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r.contains(" hazards]")),
+        "{out}"
+    );
+    let clean: Vec<&str> = out.lines().filter(|l| l.contains("bitmap")).collect();
+    assert!(
+        !clean.is_empty() && clean.iter().all(|r| !r.contains("hazard")),
+        "{out}"
+    );
+}

@@ -95,6 +95,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         l.thread_instructions as f64,
     );
     push(&mut m, ls, "ipc", "inst/cycle", l.ipc);
+    push(&mut m, ls, "hazards", "dependency", l.hazards as f64);
 
     let oc = "occupancy";
     let o = &l.occupancy;

@@ -13,6 +13,7 @@ use crate::sim::config::GpuConfig;
 use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
 use crate::sim::observer::{MemSpace, WarpRef, WarpState};
+use crate::sim::scoreboard::Hazard;
 use crate::sim::Dim3;
 use crate::trace::binary::EventSink;
 use crate::trace::{Event, EventKind, TraceHeader};
@@ -245,8 +246,52 @@ pub struct LaunchAnalysis {
     /// `source` by CUDA source line, for replays of traces recorded with lineinfo.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cuda_source: Vec<CudaSourceLine>,
+    /// Dependencies the run let through (`hazard` events): instructions that issued while
+    /// the scoreboard or their control codes should have held them, so they read or wrote
+    /// registers too early and the timing is not the kernel's.
+    pub hazards: u64,
+    /// The first few distinct ones (by kind, register and PCs), in trace order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub first_hazards: Vec<HazardSample>,
     /// Nsight-style rule results, most important first.
     pub hints: Vec<super::rules::Hint>,
+}
+
+/// How many distinct hazards a launch keeps to name.
+pub const FIRST_HAZARDS: usize = 3;
+
+/// One dependency the run let through, as the trace's `hazard` event tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HazardSample {
+    /// The cycle its first occurrence issued in.
+    pub cycle: u64,
+    /// `RAW`, `WAR` or `WAW`.
+    pub kind: &'static str,
+    /// The register, predicate or `NZP` it concerns.
+    pub register: String,
+    /// The earlier instruction still in flight (the writer, or for WAR the pending reader).
+    pub producer_pc: u32,
+    /// The instruction that issued too early.
+    pub consumer_pc: u32,
+}
+
+impl HazardSample {
+    fn of(cycle: u64, h: &Hazard) -> HazardSample {
+        HazardSample {
+            cycle,
+            kind: h.kind.name(),
+            register: h.reg.to_string(),
+            producer_pc: h.producer_pc,
+            consumer_pc: h.consumer_pc,
+        }
+    }
+
+    fn same_dependency(&self, h: &Hazard) -> bool {
+        self.kind == h.kind.name()
+            && self.producer_pc == h.producer_pc
+            && self.consumer_pc == h.consumer_pc
+            && self.register == h.reg.to_string()
+    }
 }
 
 /// Warp-cycles by raw state, for one PC: `Selected` apart (every issue adds to it; only its
@@ -369,6 +414,8 @@ struct LaunchAcc {
     sms: Vec<SmAcc>,
     first_grant: Option<u64>,
     last_grant: Option<u64>,
+    hazards: u64,
+    first_hazards: Vec<HazardSample>,
 }
 
 impl LaunchAcc {
@@ -384,8 +431,8 @@ impl LaunchAcc {
 /// An event as the accumulator reads it: only the fields it uses, in 32 bytes where an
 /// [`Event`] takes 56. The analyzer's decode thread writes one per event that matters here
 /// and its accumulate thread reads them back, so their size is memory traffic between cores.
-/// Events the accumulator only takes the cycle of (completions, barriers, hazards, faults)
-/// have no step; [`Steps`] keeps their latest cycle.
+/// Events the accumulator only takes the cycle of (completions, barriers, faults) have no
+/// step; [`Steps`] keeps their latest cycle.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Step {
     cycle: u64,
@@ -428,6 +475,7 @@ enum What {
         sectors: u32,
         replays: u32,
     },
+    Hazard(Hazard),
 }
 
 impl Step {
@@ -498,10 +546,14 @@ impl Step {
                     replays: mem.replays,
                 },
             ),
+            Event::Hazard {
+                cycle,
+                warp,
+                hazard,
+            } => (cycle, warp, What::Hazard(hazard)),
             Event::Complete { .. }
             | Event::BarrierArrive { .. }
             | Event::BarrierRelease { .. }
-            | Event::Hazard { .. }
             | Event::Fault { .. } => return None,
         };
         Some(Step { cycle, warp, what })
@@ -648,6 +700,8 @@ impl Accumulator {
                     sms: vec![SmAcc::default(); c.num_sms as usize],
                     first_grant: None,
                     last_grant: None,
+                    hazards: 0,
+                    first_hazards: Vec::new(),
                 })
                 .collect(),
             warps: Vec::new(),
@@ -824,6 +878,20 @@ impl Accumulator {
                         m.shared_requests += 1;
                         m.shared_replays += replays as u64;
                     }
+                }
+            }
+            What::Hazard(hazard) => {
+                let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
+                    return;
+                };
+                let Some(acc) = self.launches.get_mut(w.launch) else {
+                    return;
+                };
+                acc.hazards += 1;
+                if acc.first_hazards.len() < FIRST_HAZARDS
+                    && !acc.first_hazards.iter().any(|h| h.same_dependency(&hazard))
+                {
+                    acc.first_hazards.push(HazardSample::of(cycle, &hazard));
                 }
             }
             What::WarpLaunch { launch, scheduler } => {
@@ -1171,6 +1239,8 @@ fn finish_launch(
         dispatch,
         cuda_source: by_cuda_line(&source),
         source,
+        hazards: acc.hazards,
+        first_hazards: std::mem::take(&mut acc.first_hazards),
         hints: Vec::new(),
     };
     let nsight_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), Taxonomy::Nsight);

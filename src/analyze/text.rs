@@ -62,6 +62,10 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     row(out, "Thread Instructions", l.thread_instructions);
     row(out, "IPC [warp inst/cycle]", format!("{:.3}", l.ipc));
     row(out, "Waves Per SM", format!("{:.2}", l.launch.waves_per_sm));
+    // Only when there are any: a clean run's report stays as it was.
+    if l.hazards > 0 {
+        row(out, "Dependency Hazards", l.hazards);
+    }
     let _ = writeln!(out);
 
     let o = &l.occupancy;

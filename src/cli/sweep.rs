@@ -18,6 +18,7 @@ use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sweep;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
+use warpscope::words::count;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -211,9 +212,14 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
                 true => "",
                 false => "  [incomplete: see below]",
             };
+            // A run that let dependencies through is not the kernel's timing.
+            let hazards = match l.hazards {
+                0 => String::new(),
+                n => format!("  [{}]", count(n, "hazard", "hazards")),
+            };
             let _ = writeln!(
                 out,
-                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}{stopped}",
+                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}{stopped}{hazards}",
                 l.cycles, l.ipc, l.warp_cycles_per_issued_instruction
             );
         }

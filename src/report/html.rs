@@ -8,7 +8,7 @@
 
 use super::{Report, TraceReport};
 use crate::analyze::compare::Comparison;
-use crate::analyze::{LaunchAnalysis, NsightState};
+use crate::analyze::{LaunchAnalysis, NsightState, Severity};
 use crate::kernel_name;
 use crate::words::count;
 use std::fmt::Write;
@@ -31,12 +31,12 @@ pub fn esc(s: &str) -> String {
 
 const STYLE: &str = r#"
 :root { --bg:#ffffff; --fg:#1b1f24; --muted:#5b6470; --card:#f5f7fa; --line:#d9dee5;
-  --accent:#0b5cad; --opt:#a3480b; --inf:#2f6f3e; --bar:#0b5cad; color-scheme: light; }
+  --accent:#0b5cad; --opt:#a3480b; --wrn:#b3261e; --inf:#2f6f3e; --bar:#0b5cad; color-scheme: light; }
 :root[data-theme="dark"] { --bg:#14171b; --fg:#e6e9ee; --muted:#9aa4b1; --card:#1e232a;
-  --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
+  --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --wrn:#ff8a80; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
 @media (prefers-color-scheme: dark) {
   :root:not([data-theme="light"]) { --bg:#14171b; --fg:#e6e9ee; --muted:#9aa4b1; --card:#1e232a;
-    --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
+    --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --wrn:#ff8a80; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
 }
 * { box-sizing: border-box; }
 html, body { margin:0; padding:0; background:var(--bg); color:var(--fg); }
@@ -62,7 +62,7 @@ td.n, th.n { text-align:right; font-variant-numeric: tabular-nums; white-space:n
 code, td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:.85rem; }
 td.code { white-space:pre; }
 .hint { margin:4px 0; padding:6px 10px; border-left:4px solid var(--inf); background:var(--card); border-radius:4px; }
-.hint.opt { border-left-color:var(--opt); } .hint b { font-family: ui-monospace, monospace; }
+.hint.opt { border-left-color:var(--opt); } .hint.wrn { border-left-color:var(--wrn); } .hint b { font-family: ui-monospace, monospace; }
 .bar { display:inline-block; height:.7em; background:var(--bar); vertical-align:middle; border-radius:2px; }
 figure { margin:8px 0 16px; } figcaption { color:var(--muted); font-size:.85rem; }
 figure .scroll svg { display:block; max-width:100%; height:auto; background:#fff; border-radius:4px; }
@@ -257,10 +257,10 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     }
     out.push_str("</div>");
     for h in &l.hints {
-        let class = if h.severity.label() == "OPT" {
-            "hint opt"
-        } else {
-            "hint"
+        let class = match h.severity {
+            Severity::Wrn => "hint wrn",
+            Severity::Opt => "hint opt",
+            Severity::Inf => "hint",
         };
         let _ = write!(
             out,
@@ -278,22 +278,23 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     out.push_str("<div class=\"panels\"><section><h3>Launch Statistics</h3>");
     let ls = &l.launch;
     let dim = |d: crate::sim::Dim3| format!("({}, {}, {})", d.x, d.y, d.z);
-    kv(
-        out,
-        &[
-            ("Grid Size", dim(ls.grid)),
-            ("Block Size", dim(ls.block)),
-            ("Threads", ls.threads.to_string()),
-            ("Warps Per Block", ls.warps_per_block.to_string()),
-            ("Registers Per Thread", ls.registers_per_thread.to_string()),
-            (
-                "Shared Memory Per Block [byte]",
-                ls.shared_per_block.to_string(),
-            ),
-            ("Waves Per SM", format!("{:.2}", ls.waves_per_sm)),
-            ("Thread Instructions", l.thread_instructions.to_string()),
-        ],
-    );
+    let mut rows = vec![
+        ("Grid Size", dim(ls.grid)),
+        ("Block Size", dim(ls.block)),
+        ("Threads", ls.threads.to_string()),
+        ("Warps Per Block", ls.warps_per_block.to_string()),
+        ("Registers Per Thread", ls.registers_per_thread.to_string()),
+        (
+            "Shared Memory Per Block [byte]",
+            ls.shared_per_block.to_string(),
+        ),
+        ("Waves Per SM", format!("{:.2}", ls.waves_per_sm)),
+        ("Thread Instructions", l.thread_instructions.to_string()),
+    ];
+    if l.hazards > 0 {
+        rows.push(("Dependency Hazards", l.hazards.to_string()));
+    }
+    kv(out, &rows);
 
     out.push_str("</section><section><h3>Occupancy</h3>");
     let o = &l.occupancy;
