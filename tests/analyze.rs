@@ -800,3 +800,65 @@ fn hazards_the_run_let_through_are_counted_and_warned_of() {
     assert!(a.launches[0].hints.iter().all(|h| h.rule != "hazards"));
     assert!(!render_text(&a).contains("Dependency Hazards"));
 }
+
+#[test]
+fn a_trace_without_warp_states_says_so_instead_of_a_warp_that_never_waits() {
+    let file = LaunchFile::load(&kernels_dir().join("reduce.json")).unwrap();
+    let config = GpuConfig::preset("small").unwrap();
+    let mut paths = Vec::new();
+    for verbosity in [0, 1] {
+        let path = trace_path(&format!("reduce-verbosity-{verbosity}"));
+        let mut memory = file.initial_memory();
+        record(
+            &config,
+            &file.kernel_launches(),
+            &mut memory,
+            SimOptions::default(),
+            &path,
+            TraceFormat::Binary,
+            verbosity,
+        )
+        .unwrap();
+        paths.push(path);
+    }
+    let (quiet, full) = (analyze(&paths[0]), analyze(&paths[1]));
+    let (q, f) = (&quiet.launches[0], &full.launches[0]);
+    assert!(f.warp_states_recorded && !q.warp_states_recorded);
+    // Same run: what issues and lifecycles give is the same, state-derived figures are absent.
+    assert_eq!(q.resident_warp_cycles, f.resident_warp_cycles);
+    assert_eq!(
+        q.warp_cycles_per_issued_instruction,
+        f.warp_cycles_per_issued_instruction
+    );
+    assert!(q.warp_cycles_per_issued_instruction > 2.0);
+    assert!(q.warp_states.is_empty(), "{:?}", q.warp_states);
+    assert!(q.warp_states_per_issue.is_empty());
+    assert!(q.source.iter().all(|s| s.total_warp_cycles == 0));
+    assert_eq!(q.scheduler.no_eligible_pct, 0.0);
+    assert_eq!(q.scheduler.eligible_warps_per_scheduler, 0.0);
+    for h in &q.hints {
+        assert!(
+            h.rule != "dominant_stall" && h.rule != "issue_slot_utilization",
+            "{}: {}",
+            h.rule,
+            h.message
+        );
+    }
+    let text = render_text(&quiet);
+    assert!(text.contains("warp states not recorded"), "{text}");
+    assert!(!text.contains("selected"), "{text}");
+    let no_eligible = text
+        .lines()
+        .find(|l| l.contains("No Eligible [%]"))
+        .unwrap();
+    assert!(no_eligible.ends_with("not recorded"), "{no_eligible}");
+    let json: serde_json::Value = serde_json::from_str(&to_json(&quiet)).unwrap();
+    assert_eq!(json["launches"][0]["warp_states_recorded"], false);
+    let csv = warpscope::analyze::to_csv(&quiet);
+    assert!(
+        !csv.contains("warp_states") && !csv.contains("eligible"),
+        "{csv}"
+    );
+    assert!(render_text(&full).contains("No Eligible [%]"));
+    assert!(!render_text(&full).contains("not recorded: record with --verbosity 1"));
+}

@@ -438,3 +438,27 @@ fn hazards_are_warned_of_in_profile_report_and_sweep() {
         "{out}"
     );
 }
+
+#[test]
+fn a_sweep_without_warp_states_names_no_top_stall() {
+    let d = dir("sweep-verbosity-0");
+    let kernel = root().join("kernels/reduce.json");
+    let out = ok(&ws_in(
+        &d,
+        &[
+            "sweep",
+            kernel.to_str().unwrap(),
+            "--policy",
+            "gto,lrr",
+            "--verbosity",
+            "0",
+            "-o",
+            "sw0",
+        ],
+    ));
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains(".bitmap ")).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in rows {
+        assert!(row.ends_with("  -"), "{row:?}");
+    }
+}

@@ -156,13 +156,18 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "warp",
         s.active_warps_per_scheduler,
     );
-    push(
-        &mut m,
-        sc,
-        "eligible_warps_per_scheduler",
-        "warp",
-        s.eligible_warps_per_scheduler,
-    );
+    // Eligibility is unknown without warp-state events, as memory figures are without
+    // memory events: left out rather than given as 0 (the state maps are empty then).
+    let states = l.warp_states_recorded;
+    if states {
+        push(
+            &mut m,
+            sc,
+            "eligible_warps_per_scheduler",
+            "warp",
+            s.eligible_warps_per_scheduler,
+        );
+    }
     push(
         &mut m,
         sc,
@@ -170,14 +175,16 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "warp",
         s.issued_warp_per_scheduler,
     );
-    push(&mut m, sc, "no_eligible_pct", "%", s.no_eligible_pct);
-    push(
-        &mut m,
-        sc,
-        "one_or_more_eligible_pct",
-        "%",
-        s.one_or_more_eligible_pct,
-    );
+    if states {
+        push(&mut m, sc, "no_eligible_pct", "%", s.no_eligible_pct);
+        push(
+            &mut m,
+            sc,
+            "one_or_more_eligible_pct",
+            "%",
+            s.one_or_more_eligible_pct,
+        );
+    }
 
     let ws = "warp_state";
     push(

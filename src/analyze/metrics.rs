@@ -232,6 +232,10 @@ pub struct LaunchAnalysis {
     pub occupancy: Occupancy,
     /// Sum over warps of exit − launch.
     pub resident_warp_cycles: u64,
+    /// Whether the trace has warp-state events (recorded with `--verbosity` 1 or more).
+    /// Without them `warp_states`, `warp_states_per_issue` and each source line's warp-cycles
+    /// are empty and the scheduler's eligible figures 0: nothing says when a warp waited.
+    pub warp_states_recorded: bool,
     /// Warp-cycles by state name.
     pub warp_states: BTreeMap<String, u64>,
     /// Warp-cycles by state divided by warp instructions.
@@ -662,6 +666,7 @@ pub struct Accumulator {
     schedulers: usize,
     width: u32,
     memory_recorded: bool,
+    states_recorded: bool,
     launches: Vec<LaunchAcc>,
     /// Resident warps by `sm × slots_per_sm + slot`.
     warps: Vec<Option<WarpTrack>>,
@@ -683,6 +688,7 @@ impl Accumulator {
             schedulers,
             width: c.sm.issue_width,
             memory_recorded: header.verbosity >= EventKind::Memory.min_verbosity(),
+            states_recorded: header.verbosity >= EventKind::WarpState.min_verbosity(),
             launches: header
                 .launches
                 .iter()
@@ -1014,6 +1020,7 @@ impl Accumulator {
             last,
             config: &header.config,
             memory_recorded: self.memory_recorded,
+            states_recorded: self.states_recorded,
         };
         self.launches
             .into_iter()
@@ -1050,6 +1057,7 @@ struct GpuShape<'a> {
     last: u64,
     config: &'a GpuConfig,
     memory_recorded: bool,
+    states_recorded: bool,
 }
 
 /// `active_sm_cycles`: the SM-cycles in which the launch had a block resident, over which
@@ -1136,10 +1144,21 @@ fn finish_launch(
     for s in &mut acc.scheds {
         s.advance(end);
     }
+    let recorded = gpu.states_recorded;
+    if !recorded {
+        // Issues alone would count `selected` cycles and nothing else: a warp that never
+        // waited. Without state events no warp-cycle can be told apart.
+        for p in &mut acc.pcs {
+            p.states = StateCycles::default();
+            p.attributed = StateCycles::default();
+        }
+    }
     let states = launch_states(&acc.pcs);
     let mut warp_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), taxonomy);
-    for name in taxonomy.fixed_names() {
-        warp_states.entry(name.to_string()).or_default();
+    if recorded {
+        for name in taxonomy.fixed_names() {
+            warp_states.entry(name.to_string()).or_default();
+        }
     }
     let instructions = acc.warp_instructions as f64;
     let warp_states_per_issue = warp_states
@@ -1156,6 +1175,16 @@ fn finish_launch(
     // As Nsight Compute's scheduler statistics: per cycle in which the scheduler had a warp.
     let active_sched_cycles = acc.scheds.iter().map(|s| s.active_cycles).sum::<u64>() as f64;
     let one_or_more = ratio(eligible_cycles as f64 * 100.0, active_sched_cycles);
+    let (no_eligible, one_or_more) = match recorded {
+        true => (100.0 - one_or_more, one_or_more),
+        false => (0.0, 0.0),
+    };
+    // Every resident warp-cycle is in one state: their sum is the resident warp-cycles,
+    // which the lifecycle events give even when the states were not recorded.
+    let warp_cycles = match recorded {
+        true => state_total,
+        false => acc.resident,
+    };
     let busy: u64 = acc.scheds.iter().map(|s| s.busy_cycles).sum();
     let total_slots = width as u64 * cycles * schedulers as u64;
     let horizontal = (width as u64 * busy).saturating_sub(acc.warp_instructions);
@@ -1216,7 +1245,8 @@ fn finish_launch(
         },
         occupancy,
         resident_warp_cycles: acc.resident,
-        warp_cycles_per_issued_instruction: ratio(state_total as f64, instructions),
+        warp_states_recorded: recorded,
+        warp_cycles_per_issued_instruction: ratio(warp_cycles as f64, instructions),
         warp_states,
         warp_states_per_issue,
         scheduler: SchedulerStats {
@@ -1224,7 +1254,7 @@ fn finish_launch(
             active_warps_per_scheduler: ratio(acc.resident as f64, active_sched_cycles),
             eligible_warps_per_scheduler: ratio(eligible_warp_cycles as f64, active_sched_cycles),
             issued_warp_per_scheduler: ratio(instructions, active_sched_cycles),
-            no_eligible_pct: 100.0 - one_or_more,
+            no_eligible_pct: no_eligible,
             one_or_more_eligible_pct: one_or_more,
         },
         issue_slots: IssueSlots {

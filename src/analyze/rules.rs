@@ -228,7 +228,7 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
         });
     }
     let s = &l.scheduler;
-    if s.no_eligible_pct > 50.0 {
+    if l.warp_states_recorded && s.no_eligible_pct > 50.0 {
         out.push(Hint {
             severity: Severity::Inf,
             rule: "issue_slot_utilization",

@@ -10,6 +10,13 @@ use std::fmt::Write;
 /// How many source lines the hotspot table shows.
 pub const HOTSPOTS: usize = 10;
 
+/// A figure the trace lacks the events for.
+const NOT_RECORDED: &str = "not recorded";
+
+/// What a trace without warp-state events (`--verbosity 0`) cannot say, and how to get it.
+pub const STATES_NOT_RECORDED: &str =
+    "warp states not recorded: record with --verbosity 1 (the default) or 2 to see where warps wait";
+
 fn pct(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
@@ -114,21 +121,30 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         "Active Warps Per Scheduler",
         format!("{:.2}", s.active_warps_per_scheduler),
     );
+    // Eligibility is a warp state: without state events it is unknown, not 0.
+    let states = |figure: String| match l.warp_states_recorded {
+        true => figure,
+        false => NOT_RECORDED.to_string(),
+    };
     row(
         out,
         "Eligible Warps Per Scheduler",
-        format!("{:.2}", s.eligible_warps_per_scheduler),
+        states(format!("{:.2}", s.eligible_warps_per_scheduler)),
     );
     row(
         out,
         "Issued Warp Per Scheduler",
         format!("{:.3}", s.issued_warp_per_scheduler),
     );
-    row(out, "No Eligible [%]", format!("{:.2}", s.no_eligible_pct));
+    row(
+        out,
+        "No Eligible [%]",
+        states(format!("{:.2}", s.no_eligible_pct)),
+    );
     row(
         out,
         "One or More Eligible [%]",
-        format!("{:.2}", s.one_or_more_eligible_pct),
+        states(format!("{:.2}", s.one_or_more_eligible_pct)),
     );
     let _ = writeln!(out);
 
@@ -139,22 +155,11 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         format!("{:.2}", l.warp_cycles_per_issued_instruction),
     );
     let total: u64 = l.warp_states.values().sum();
-    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
-    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let _ = writeln!(
-        out,
-        "    {:<28} {:>14} {:>10} {:>10}",
-        "state", "warp-cycles", "per issue", "share"
-    );
-    for (name, &n) in states {
-        let per_issue = l.warp_states_per_issue.get(name).copied().unwrap_or(0.0);
-        let _ = writeln!(
-            out,
-            "    {name:<28} {n:>14} {per_issue:>10.2} {:>9.1}%",
-            pct(n, total)
-        );
+    if l.warp_states_recorded {
+        warp_states(out, l, total);
+    } else {
+        let _ = writeln!(out, "    {STATES_NOT_RECORDED}");
     }
-    let _ = writeln!(out, "    {:<28} {total:>14}", "total");
     let _ = writeln!(out);
 
     let i = &l.issue_slots;
@@ -176,6 +181,23 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     dispatch(out, l);
 
     section(out, "Source Hotspots");
+    if l.warp_states_recorded {
+        hotspots(out, l, total);
+    } else {
+        let _ = writeln!(out, "    {STATES_NOT_RECORDED}");
+    }
+    attributed(out, l, total);
+    cuda_lines(out, l, total);
+    if !l.hints.is_empty() {
+        let _ = writeln!(out);
+        for h in &l.hints {
+            let _ = writeln!(out, "  {} {}: {}", h.severity.label(), h.rule, h.message);
+        }
+    }
+}
+
+/// The instructions with the most warp-cycles.
+fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
     let mut lines: Vec<_> = l
         .source
         .iter()
@@ -204,14 +226,26 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
             s.top_state.as_deref().unwrap_or("-")
         );
     }
-    attributed(out, l, total);
-    cuda_lines(out, l, total);
-    if !l.hints.is_empty() {
-        let _ = writeln!(out);
-        for h in &l.hints {
-            let _ = writeln!(out, "  {} {}: {}", h.severity.label(), h.rule, h.message);
-        }
+}
+
+/// The states sorted by warp-cycles, with their cycles per issue and share of `total`.
+fn warp_states(out: &mut String, l: &LaunchAnalysis, total: u64) {
+    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
+    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let _ = writeln!(
+        out,
+        "    {:<28} {:>14} {:>10} {:>10}",
+        "state", "warp-cycles", "per issue", "share"
+    );
+    for (name, &n) in states {
+        let per_issue = l.warp_states_per_issue.get(name).copied().unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "    {name:<28} {n:>14} {per_issue:>10.2} {:>9.1}%",
+            pct(n, total)
+        );
     }
+    let _ = writeln!(out, "    {:<28} {total:>14}", "total");
 }
 
 fn memory(out: &mut String, l: &LaunchAnalysis) {

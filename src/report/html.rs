@@ -208,6 +208,52 @@ pub fn top_stall(l: &LaunchAnalysis) -> Option<(&str, u64)> {
         .map(|(k, &v)| (k.as_str(), v))
 }
 
+/// What a trace without warp-state events cannot show, and how to get it.
+const STATES_NOT_RECORDED: &str = "<p class=\"meta\">Not recorded: record with <code>--verbosity 1</code> (the default) or <code>2</code> to see where warps wait.</p>";
+
+/// The warp-state table: states by warp-cycles, with their cycles per issue and share.
+fn warp_states(out: &mut String, l: &LaunchAnalysis) {
+    let total: u64 = l.warp_states.values().sum();
+    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
+    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let max = states.first().map_or(1, |s| *s.1).max(1);
+    let rows: Vec<Vec<String>> = states
+        .iter()
+        .map(|(name, &n)| {
+            let colour = NsightState::from_name(name)
+                .map(super::state_colour)
+                .unwrap_or_else(|| "#888888".into());
+            vec![
+                format!(
+                    "<span class=\"swatch\" style=\"background:{colour}\"></span>{}",
+                    esc(name)
+                ),
+                n.to_string(),
+                format!(
+                    "{:.2}",
+                    l.warp_states_per_issue.get(*name).copied().unwrap_or(0.0)
+                ),
+                format!("{:.1}%", n as f64 * 100.0 / total.max(1) as f64),
+                format!(
+                    "<span class=\"bar\" style=\"width:{}px\"></span>",
+                    (n * 120 / max).max(1)
+                ),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["state", "warp-cycles", "per issue", "share", ""],
+        &rows,
+        1,
+    );
+    let _ = write!(
+        out,
+        "<p class=\"meta\">Warp cycles per issued instruction: {:.2} ({} resident warp-cycles, every one attributed).</p>",
+        l.warp_cycles_per_issued_instruction, l.resident_warp_cycles
+    );
+}
+
 /// Launch `li` of trace `t`; `id` is its heading's element id (unique on the page).
 fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     let l = &t.analysis.launches[li];
@@ -331,6 +377,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
 
     out.push_str("</section><section><h3>Scheduler Statistics</h3>");
     let s = &l.scheduler;
+    // Eligibility is a warp state: without state events it is unknown, not 0.
+    let states = |figure: String| match l.warp_states_recorded {
+        true => figure,
+        false => "not recorded".to_string(),
+    };
     kv(
         out,
         &[
@@ -341,60 +392,29 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             ),
             (
                 "Eligible Warps Per Scheduler",
-                format!("{:.2}", s.eligible_warps_per_scheduler),
+                states(format!("{:.2}", s.eligible_warps_per_scheduler)),
             ),
             (
                 "Issued Warp Per Scheduler",
                 format!("{:.3}", s.issued_warp_per_scheduler),
             ),
-            ("No Eligible [%]", format!("{:.2}", s.no_eligible_pct)),
+            (
+                "No Eligible [%]",
+                states(format!("{:.2}", s.no_eligible_pct)),
+            ),
             (
                 "One or More Eligible [%]",
-                format!("{:.2}", s.one_or_more_eligible_pct),
+                states(format!("{:.2}", s.one_or_more_eligible_pct)),
             ),
         ],
     );
 
     out.push_str("</section></div><h3>Warp State Statistics</h3>");
-    let total: u64 = l.warp_states.values().sum();
-    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
-    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let max = states.first().map_or(1, |s| *s.1).max(1);
-    let rows: Vec<Vec<String>> = states
-        .iter()
-        .map(|(name, &n)| {
-            let colour = NsightState::from_name(name)
-                .map(super::state_colour)
-                .unwrap_or_else(|| "#888888".into());
-            vec![
-                format!(
-                    "<span class=\"swatch\" style=\"background:{colour}\"></span>{}",
-                    esc(name)
-                ),
-                n.to_string(),
-                format!(
-                    "{:.2}",
-                    l.warp_states_per_issue.get(*name).copied().unwrap_or(0.0)
-                ),
-                format!("{:.1}%", n as f64 * 100.0 / total.max(1) as f64),
-                format!(
-                    "<span class=\"bar\" style=\"width:{}px\"></span>",
-                    (n * 120 / max).max(1)
-                ),
-            ]
-        })
-        .collect();
-    table(
-        out,
-        &["state", "warp-cycles", "per issue", "share", ""],
-        &rows,
-        1,
-    );
-    let _ = write!(
-        out,
-        "<p class=\"meta\">Warp cycles per issued instruction: {:.2} ({} resident warp-cycles, every one attributed).</p>",
-        l.warp_cycles_per_issued_instruction, l.resident_warp_cycles
-    );
+    if l.warp_states_recorded {
+        warp_states(out, l);
+    } else {
+        out.push_str(STATES_NOT_RECORDED);
+    }
 
     out.push_str("<div class=\"panels\"><section><h3>Issue Slots</h3>");
     let i = &l.issue_slots;
@@ -466,6 +486,9 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     table(out, &["SM", "blocks", "busy cycles"], &rows, 1);
 
     out.push_str("</section></div><h3>Source Counters</h3>");
+    if !l.warp_states_recorded {
+        out.push_str("<p class=\"meta\">Executions only: warp-cycles were not recorded (<code>--verbosity 0</code>).</p>");
+    }
     let max = bar_scale(
         l.source
             .iter()
