@@ -613,6 +613,18 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         .map(|h| (h.severity.label(), h.rule))
         .collect();
     assert!(rules.contains(&("OPT", "uncoalesced_global")), "{rules:?}");
+    let uncoalesced = l
+        .hints
+        .iter()
+        .find(|h| h.rule == "uncoalesced_global")
+        .unwrap();
+    assert!(
+        uncoalesced
+            .message
+            .contains("their 4-byte accesses by 32 consecutive threads need 4.0 32-byte sectors"),
+        "{}",
+        uncoalesced.message
+    );
     assert!(rules.contains(&("OPT", "dominant_stall")), "{rules:?}");
     let dominant = l.hints.iter().find(|h| h.rule == "dominant_stall").unwrap();
     assert!(

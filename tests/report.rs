@@ -462,3 +462,34 @@ fn a_sweep_without_warp_states_names_no_top_stall() {
         assert!(row.ends_with("  -"), "{row:?}");
     }
 }
+
+#[test]
+fn coalesced_8_byte_accesses_are_not_called_uncoalesced() {
+    // `LDG.E.64` by 32 lanes, `STG.E.64` by 16, at consecutive addresses: 8 and 4 sectors.
+    let d = dir("coalesced-64");
+    let trace = root().join("tests/data/accelsim/v4-volta-2d");
+    let out = ok(&ws_in(&d, &["profile", trace.to_str().unwrap(), "-o", "p"]));
+    assert!(!out.contains("uncoalesced"), "{out}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p/report.json")).unwrap()).unwrap();
+    let launches = json["traces"][0]["analysis"]["launches"]
+        .as_array()
+        .unwrap();
+    for l in launches {
+        let m = &l["memory"];
+        assert_eq!(m["max_access_bytes"], 8, "{m}");
+        assert_eq!(m["min_access_bytes"], 8, "{m}");
+        let (sectors, ideal) = (
+            m["sectors_per_request"].as_f64().unwrap(),
+            m["ideal_sectors_per_request"].as_f64().unwrap(),
+        );
+        // Over 4.5, the old threshold for 4-byte accesses, and yet as few as they can be.
+        assert!(sectors > 4.5, "{m}");
+        assert!((sectors - ideal).abs() < 1e-9, "{m}");
+        assert!(l["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["rule"] != "uncoalesced_global"));
+    }
+}

@@ -257,6 +257,35 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
             "sector",
             me.sectors_per_request,
         );
+        push(
+            &mut m,
+            mm,
+            "ideal_sectors_per_request",
+            "sector",
+            me.ideal_sectors_per_request,
+        );
+        push(
+            &mut m,
+            mm,
+            "min_access_bytes",
+            "byte",
+            me.min_access_bytes as f64,
+        );
+        push(
+            &mut m,
+            mm,
+            "max_access_bytes",
+            "byte",
+            me.max_access_bytes as f64,
+        );
+        push(
+            &mut m,
+            mm,
+            "lanes_per_request",
+            "lane",
+            me.lanes_per_request,
+        );
+        push(&mut m, mm, "sector_bytes", "byte", me.sector_bytes as f64);
         push(&mut m, mm, "l1_hit_rate_pct", "%", me.l1_hit_rate_pct);
         push(&mut m, mm, "l2_hit_rate_pct", "%", me.l2_hit_rate_pct);
         push(

@@ -9,6 +9,8 @@
 //! warp in one cycle count one state cycle).
 
 use super::classify::Taxonomy;
+use crate::isa::listing_opcode;
+use crate::replay::opcodes::access_width;
 use crate::sim::config::GpuConfig;
 use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
@@ -68,6 +70,17 @@ pub struct MemoryStats {
     /// 32-byte sectors those requests touched.
     pub global_sectors: u64,
     pub sectors_per_request: f64,
+    /// The fewest sectors per request their accesses could touch: each request's access
+    /// width (from its opcode: `LDG.E.64` is 8 bytes) × active lanes, in whole sectors,
+    /// averaged — what consecutive threads at consecutive addresses need.
+    pub ideal_sectors_per_request: f64,
+    /// The narrowest and widest access of those requests, in bytes (0 without requests).
+    pub min_access_bytes: u32,
+    pub max_access_bytes: u32,
+    /// Active lanes per request, averaged.
+    pub lanes_per_request: f64,
+    /// The memory's sector size in bytes (`memory.sector_bytes`).
+    pub sector_bytes: u32,
     /// Requests answered by L1, L2 and DRAM (the slowest level a request needed).
     pub l1_hits: u64,
     pub l2_hits: u64,
@@ -79,6 +92,16 @@ pub struct MemoryStats {
     pub shared_requests: u64,
     /// Extra shared-memory passes caused by bank conflicts.
     pub shared_bank_conflicts: u64,
+}
+
+impl MemoryStats {
+    /// The global accesses' width in bytes: `8`, or `4-16` when they differ.
+    pub fn access_bytes(&self) -> String {
+        match (self.min_access_bytes, self.max_access_bytes) {
+            (a, b) if a == b => a.to_string(),
+            (a, b) => format!("{a}-{b}"),
+        }
+    }
 }
 
 /// How the dispatcher spread the launch's blocks over the SMs.
@@ -377,6 +400,11 @@ struct PcAcc {
 struct MemAcc {
     global_requests: u64,
     global_sectors: u64,
+    /// Σ over requests of ⌈width × lanes ÷ sector⌉.
+    ideal_sectors: u64,
+    lanes: u64,
+    min_width: Option<u32>,
+    max_width: u32,
     l1: u64,
     l2: u64,
     dram: u64,
@@ -411,6 +439,8 @@ struct LaunchAcc {
     scheds: Vec<SchedAcc>,
     refill: u64,
     pcs: Vec<PcAcc>,
+    /// Access width in bytes by PC, from the listing's opcodes (4 past it).
+    widths: Vec<u32>,
     /// PCs from here on share the last entry: a valid trace never gets there (its PCs index
     /// the listing), and a corrupt one must not make the table grow to its 32-bit PCs.
     pc_limit: usize,
@@ -478,6 +508,7 @@ enum What {
         level: HitLevel,
         sectors: u32,
         replays: u32,
+        pc: u32,
     },
     Hazard(Hazard),
 }
@@ -539,7 +570,10 @@ impl Step {
                 What::Refill { slots },
             ),
             Event::Memory {
-                cycle, warp, mem, ..
+                cycle,
+                warp,
+                mem,
+                pc,
             } => (
                 cycle,
                 warp,
@@ -548,6 +582,7 @@ impl Step {
                     level: mem.level,
                     sectors: mem.sectors,
                     replays: mem.replays,
+                    pc,
                 },
             ),
             Event::Hazard {
@@ -656,6 +691,8 @@ struct WarpTrack {
     since: u64,
     last_pc: Option<u32>,
     last_issue_cycle: Option<u64>,
+    /// Active lanes of the last issue: a memory event follows its instruction's issue.
+    last_active: u32,
     /// State-cycles since the last issue, waiting for the PC of the next one.
     pending: Vec<(WarpState, u64)>,
 }
@@ -667,6 +704,7 @@ pub struct Accumulator {
     width: u32,
     memory_recorded: bool,
     states_recorded: bool,
+    sector_bytes: u32,
     launches: Vec<LaunchAcc>,
     /// Resident warps by `sm × slots_per_sm + slot`.
     warps: Vec<Option<WarpTrack>>,
@@ -689,6 +727,7 @@ impl Accumulator {
             width: c.sm.issue_width,
             memory_recorded: header.verbosity >= EventKind::Memory.min_verbosity(),
             states_recorded: header.verbosity >= EventKind::WarpState.min_verbosity(),
+            sector_bytes: c.memory.sector_bytes.max(1),
             launches: header
                 .launches
                 .iter()
@@ -701,6 +740,11 @@ impl Accumulator {
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
                     pcs: vec![PcAcc::default(); l.listing.len()],
+                    widths: l
+                        .listing
+                        .iter()
+                        .map(|text| access_width(listing_opcode(text)))
+                        .collect(),
                     pc_limit: (l.listing.len() + 1).max(1 << 16),
                     mem: MemAcc::default(),
                     sms: vec![SmAcc::default(); c.num_sms as usize],
@@ -861,6 +905,7 @@ impl Accumulator {
                 level,
                 sectors,
                 replays,
+                pc,
             } => {
                 let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
@@ -873,6 +918,12 @@ impl Accumulator {
                     MemSpace::Global => {
                         m.global_requests += 1;
                         m.global_sectors += sectors as u64;
+                        let width = acc.widths.get(pc as usize).copied().unwrap_or(4);
+                        let bytes = width as u64 * w.last_active as u64;
+                        m.ideal_sectors += bytes.div_ceil(self.sector_bytes as u64);
+                        m.lanes += w.last_active as u64;
+                        m.min_width = Some(m.min_width.map_or(width, |n| n.min(width)));
+                        m.max_width = m.max_width.max(width);
                         match level {
                             HitLevel::L1 => m.l1 += 1,
                             HitLevel::L2 => m.l2 += 1,
@@ -924,6 +975,7 @@ impl Accumulator {
                     since: cycle,
                     last_pc: None,
                     last_issue_cycle: None,
+                    last_active: 0,
                     pending: Vec::new(),
                 });
             }
@@ -954,6 +1006,7 @@ impl Accumulator {
                 let new_cycle = w.last_issue_cycle != Some(cycle);
                 w.last_issue_cycle = Some(cycle);
                 w.last_pc = Some(pc);
+                w.last_active = threads;
                 let line = acc.pc(pc);
                 line.executions += 1;
                 if new_cycle {
@@ -1021,6 +1074,7 @@ impl Accumulator {
             config: &header.config,
             memory_recorded: self.memory_recorded,
             states_recorded: self.states_recorded,
+            sector_bytes: self.sector_bytes,
         };
         self.launches
             .into_iter()
@@ -1058,6 +1112,7 @@ struct GpuShape<'a> {
     config: &'a GpuConfig,
     memory_recorded: bool,
     states_recorded: bool,
+    sector_bytes: u32,
 }
 
 /// `active_sm_cycles`: the SM-cycles in which the launch had a block resident, over which
@@ -1090,13 +1145,18 @@ fn occupancy(
     }
 }
 
-fn memory(m: &MemAcc, recorded: bool) -> MemoryStats {
+fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32) -> MemoryStats {
     let hierarchy = m.l1 + m.l2 + m.dram;
     MemoryStats {
         recorded,
         global_requests: m.global_requests,
         global_sectors: m.global_sectors,
         sectors_per_request: ratio(m.global_sectors as f64, m.global_requests as f64),
+        ideal_sectors_per_request: ratio(m.ideal_sectors as f64, m.global_requests as f64),
+        min_access_bytes: m.min_width.unwrap_or(0),
+        max_access_bytes: m.max_width,
+        lanes_per_request: ratio(m.lanes as f64, m.global_requests as f64),
+        sector_bytes,
         l1_hits: m.l1,
         l2_hits: m.l2,
         dram_requests: m.dram,
@@ -1220,7 +1280,7 @@ fn finish_launch(
     let occupancy = occupancy(h, acc.resident, active_sm_cycles, gpu);
     let blocks = h.grid.count();
     let resident_blocks = occupancy.theoretical_blocks_per_sm as u64 * gpu.config.num_sms as u64;
-    let memory = memory(&acc.mem, gpu.memory_recorded);
+    let memory = memory(&acc.mem, gpu.memory_recorded, gpu.sector_bytes);
     let mut analysis = LaunchAnalysis {
         index,
         name: h.kernel.clone(),

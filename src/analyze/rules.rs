@@ -53,8 +53,10 @@ const TAIL_WAVES: f64 = 4.0;
 const TAIL_SHARE: f64 = 0.20;
 /// SM idle time (%) above which the tail is worth a look.
 const IDLE_SM_PCT: f64 = 10.0;
-/// Sectors per request above this are uncoalesced for 4-byte accesses.
-const SECTORS_PER_REQUEST: f64 = 4.5;
+/// Sectors per request above this multiple of the fewest the accesses could touch (their
+/// width × active lanes in whole sectors) are uncoalesced: 4.5 for full warps of 4-byte
+/// accesses in 32-byte sectors, whose ideal is 4.
+const UNCOALESCED_SLACK: f64 = 1.125;
 
 fn advice(state: &str) -> &'static str {
     match state {
@@ -242,13 +244,24 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
         });
     }
     let m = &l.memory;
-    if m.sectors_per_request > SECTORS_PER_REQUEST {
+    if m.global_requests > 0
+        && m.sectors_per_request > m.ideal_sectors_per_request * UNCOALESCED_SLACK
+    {
+        let width = format!("{}-byte accesses", m.access_bytes());
+        let lanes = match m.lanes_per_request.fract() {
+            0.0 => format!("{}", m.lanes_per_request),
+            _ => format!("{:.1}", m.lanes_per_request),
+        };
         out.push(Hint {
             severity: Severity::Opt,
             rule: "uncoalesced_global",
             message: format!(
-                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); 4-byte accesses by 32 consecutive threads need 4. Make consecutive threads access consecutive addresses.",
-                m.sectors_per_request, m.global_sectors, m.global_requests
+                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors. Make consecutive threads access consecutive addresses.",
+                m.sectors_per_request,
+                m.global_sectors,
+                m.global_requests,
+                m.ideal_sectors_per_request,
+                m.sector_bytes,
             ),
         });
     }

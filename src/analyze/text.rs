@@ -266,6 +266,17 @@ fn memory(out: &mut String, l: &LaunchAnalysis) {
         "Sectors Per Request",
         format!("{:.2}", m.sectors_per_request),
     );
+    row(
+        out,
+        "Ideal Sectors Per Request",
+        format!("{:.2}", m.ideal_sectors_per_request),
+    );
+    row(out, "Access Size [byte]", m.access_bytes());
+    row(
+        out,
+        "Active Lanes Per Request",
+        format!("{:.2}", m.lanes_per_request),
+    );
     row(out, "L1 Hits [request]", m.l1_hits);
     row(out, "L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct));
     row(out, "L2 Hits [request]", m.l2_hits);

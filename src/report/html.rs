@@ -450,6 +450,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
                     "Sectors Per Request",
                     format!("{:.2}", m.sectors_per_request),
                 ),
+                (
+                    "Ideal Sectors Per Request",
+                    format!("{:.2}", m.ideal_sectors_per_request),
+                ),
+                ("Access Size [byte]", m.access_bytes()),
                 ("L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct)),
                 ("L2 Hit Rate [%]", format!("{:.2}", m.l2_hit_rate_pct)),
                 ("DRAM Requests", m.dram_requests.to_string()),
