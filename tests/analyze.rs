@@ -874,3 +874,75 @@ fn a_trace_without_warp_states_says_so_instead_of_a_warp_that_never_waits() {
     assert!(render_text(&full).contains("No Eligible [%]"));
     assert!(!render_text(&full).contains("not recorded: record with --verbosity 1"));
 }
+
+/// `(path, number)` of every number in `v`, paths dotted (`launch.grid.x`).
+fn numbers(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+    let join = |k: &str| match prefix {
+        "" => k.to_string(),
+        p => format!("{p}.{k}"),
+    };
+    match v {
+        serde_json::Value::Number(n) => out.push((prefix.to_string(), n.as_f64().unwrap())),
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                numbers(&join(k), v, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                numbers(&join(&i.to_string()), v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_csv_carries_every_number_of_the_json() {
+    let file = LaunchFile::load(&kernels_dir().join("reduce.json")).unwrap();
+    let config = GpuConfig::preset("small").unwrap();
+    let path = record_verbose("reduce-csv", &config, &file.kernel_launches());
+    let a = analyze(&path);
+    let csv = warpscope::analyze::to_csv(&a);
+    let mut rows = std::collections::HashMap::new();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 6, "{line}");
+        rows.insert((f[0].to_string(), f[3].to_string()), f[5].to_string());
+    }
+    let json: serde_json::Value = serde_json::from_str(&to_json(&a)).unwrap();
+    // The sections the CSV names in its own column; their keys stand alone in it.
+    let sections = [
+        "launch",
+        "occupancy",
+        "scheduler",
+        "issue_slots",
+        "memory",
+        "dispatch",
+    ];
+    let mut checked = 0;
+    for (i, l) in json["launches"].as_array().unwrap().iter().enumerate() {
+        let mut found = Vec::new();
+        numbers("", l, &mut found);
+        for (path, value) in found {
+            let top = path.split('.').next().unwrap();
+            if ["index", "source", "cuda_source", "first_hazards", "hints"].contains(&top) {
+                continue;
+            }
+            let name = match sections.contains(&top) {
+                true => path.split_once('.').unwrap().1.to_string(),
+                false => path.clone(),
+            };
+            let csv_value = rows
+                .get(&(i.to_string(), name.clone()))
+                .unwrap_or_else(|| panic!("{path} = {value} is not in the CSV as `{name}`"));
+            let csv_value: f64 = csv_value.parse().unwrap();
+            assert!(
+                (csv_value - value).abs() <= 1e-4 * value.abs().max(1.0),
+                "{path}: JSON {value}, CSV {csv_value}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "{checked} numbers");
+}
