@@ -613,6 +613,18 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         .map(|h| (h.severity.label(), h.rule))
         .collect();
     assert!(rules.contains(&("OPT", "uncoalesced_global")), "{rules:?}");
+    let uncoalesced = l
+        .hints
+        .iter()
+        .find(|h| h.rule == "uncoalesced_global")
+        .unwrap();
+    assert!(
+        uncoalesced
+            .message
+            .contains("their 4-byte accesses by 32 consecutive threads need 4.0 32-byte sectors"),
+        "{}",
+        uncoalesced.message
+    );
     assert!(rules.contains(&("OPT", "dominant_stall")), "{rules:?}");
     let dominant = l.hints.iter().find(|h| h.rule == "dominant_stall").unwrap();
     assert!(
@@ -684,4 +696,253 @@ fn a_corrupt_pc_is_charged_to_one_overflow_line_not_a_table_of_its_size() {
         "{err}"
     );
     assert!(err.contains("line "), "{err}");
+}
+
+#[test]
+fn source_hotspots_show_operands_not_control_codes() {
+    // A kernel with control codes: each listing line opens with 21 characters of them, which
+    // once filled the 32-character instruction column.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/vecadd.small.barriers.wstrace");
+    let a = analyze(&sample);
+    assert!(a.launches[0]
+        .source
+        .iter()
+        .any(|s| s.text.starts_with("[B")));
+    let text = render_text(&a);
+    let hotspots = text
+        .split("Section: Source Hotspots")
+        .nth(1)
+        .expect("a hotspot table");
+    let rows: Vec<&str> = hotspots
+        .lines()
+        .skip(3)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert!(!rows.is_empty(), "{hotspots}");
+    for row in &rows {
+        assert!(!row.contains("[B"), "a control code in {row:?}");
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("FADD R") && r.contains(", R")),
+        "no FADD with its operands in {rows:#?}"
+    );
+}
+
+/// The kernel of `tests/report.rs`'s hazard test: control codes that wait for nothing.
+const HAZARD_KERNEL: &str = ".regs 4
+ [B------:R-:W-:-:S01] SHL R0, %tid.x, 2
+ [B------:R-:W-:-:S01] IADD R0, R0, 64
+ [B------:R-:W-:-:S01] LDG R1, [R0]
+ [B------:R-:W-:-:S01] IADD R1, R1, 1
+ [B------:R-:W-:-:S01] STG [R0], R1
+ EXIT
+";
+
+#[test]
+fn hazards_the_run_let_through_are_counted_and_warned_of() {
+    let mut config = GpuConfig::preset("small").unwrap();
+    config.scheduler.scoreboard = warpscope::sim::config::ScoreboardKind::Barriers;
+    let mut memory = GlobalMemory::new(1 << 20);
+    let launch = one_launch(HAZARD_KERNEL, 2, 64);
+    let path = record_trace(
+        "hazards",
+        &config,
+        std::slice::from_ref(&launch),
+        &mut memory,
+    )
+    .unwrap();
+    let events = TraceReader::open(&path)
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|e| matches!(e, Event::Hazard { .. }))
+        .count() as u64;
+    assert!(events > 0);
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    assert_eq!(l.hazards, events);
+    // Every warp lets the same dependencies through: the first few name distinct ones.
+    assert!(!l.first_hazards.is_empty());
+    for (i, h) in l.first_hazards.iter().enumerate() {
+        assert!(l.first_hazards[..i].iter().all(|g| {
+            (g.kind, &g.register, g.producer_pc, g.consumer_pc)
+                != (h.kind, &h.register, h.producer_pc, h.consumer_pc)
+        }));
+    }
+    let first = &l.first_hazards[0];
+    assert_eq!(
+        (
+            first.kind,
+            first.register.as_str(),
+            first.producer_pc,
+            first.consumer_pc
+        ),
+        ("RAW", "R0", 0, 1)
+    );
+    let hint = &l.hints[0];
+    assert_eq!((hint.severity.label(), hint.rule), ("WRN", "hazards"));
+    assert!(
+        hint.message
+            .contains(&format!("let {events} dependencies through")),
+        "{}",
+        hint.message
+    );
+    assert!(
+        hint.message
+            .contains("RAW on R0: pc 1 `IADD R0, R0, 64` issued while pc 0 `SHL R0, %tid.x, 2`"),
+        "{}",
+        hint.message
+    );
+    let text = render_text(&a);
+    assert!(text.contains("Dependency Hazards"), "{text}");
+    assert!(text.contains("WRN hazards"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&to_json(&a)).unwrap();
+    assert_eq!(json["launches"][0]["hazards"], events);
+    let csv = warpscope::analyze::to_csv(&a);
+    assert!(
+        csv.contains(&format!(",launch_statistics,hazards,dependency,{events}\n")),
+        "{csv}"
+    );
+
+    // The bitmap scoreboard holds every dependency: nothing to warn of, no row.
+    config.scheduler.scoreboard = warpscope::sim::config::ScoreboardKind::Bitmap;
+    let path = record_trace("no-hazards", &config, &[launch], &mut memory).unwrap();
+    let a = analyze(&path);
+    assert_eq!(a.launches[0].hazards, 0);
+    assert!(a.launches[0].hints.iter().all(|h| h.rule != "hazards"));
+    assert!(!render_text(&a).contains("Dependency Hazards"));
+}
+
+#[test]
+fn a_trace_without_warp_states_says_so_instead_of_a_warp_that_never_waits() {
+    let file = LaunchFile::load(&kernels_dir().join("reduce.json")).unwrap();
+    let config = GpuConfig::preset("small").unwrap();
+    let mut paths = Vec::new();
+    for verbosity in [0, 1] {
+        let path = trace_path(&format!("reduce-verbosity-{verbosity}"));
+        let mut memory = file.initial_memory();
+        record(
+            &config,
+            &file.kernel_launches(),
+            &mut memory,
+            SimOptions::default(),
+            &path,
+            TraceFormat::Binary,
+            verbosity,
+        )
+        .unwrap();
+        paths.push(path);
+    }
+    let (quiet, full) = (analyze(&paths[0]), analyze(&paths[1]));
+    let (q, f) = (&quiet.launches[0], &full.launches[0]);
+    assert!(f.warp_states_recorded && !q.warp_states_recorded);
+    // Same run: what issues and lifecycles give is the same, state-derived figures are absent.
+    assert_eq!(q.resident_warp_cycles, f.resident_warp_cycles);
+    assert_eq!(
+        q.warp_cycles_per_issued_instruction,
+        f.warp_cycles_per_issued_instruction
+    );
+    assert!(q.warp_cycles_per_issued_instruction > 2.0);
+    assert!(q.warp_states.is_empty(), "{:?}", q.warp_states);
+    assert!(q.warp_states_per_issue.is_empty());
+    assert!(q.source.iter().all(|s| s.total_warp_cycles == 0));
+    assert_eq!(q.scheduler.no_eligible_pct, 0.0);
+    assert_eq!(q.scheduler.eligible_warps_per_scheduler, 0.0);
+    for h in &q.hints {
+        assert!(
+            h.rule != "dominant_stall" && h.rule != "issue_slot_utilization",
+            "{}: {}",
+            h.rule,
+            h.message
+        );
+    }
+    let text = render_text(&quiet);
+    assert!(text.contains("warp states not recorded"), "{text}");
+    assert!(!text.contains("selected"), "{text}");
+    let no_eligible = text
+        .lines()
+        .find(|l| l.contains("No Eligible [%]"))
+        .unwrap();
+    assert!(no_eligible.ends_with("not recorded"), "{no_eligible}");
+    let json: serde_json::Value = serde_json::from_str(&to_json(&quiet)).unwrap();
+    assert_eq!(json["launches"][0]["warp_states_recorded"], false);
+    let csv = warpscope::analyze::to_csv(&quiet);
+    assert!(
+        !csv.contains("warp_states") && !csv.contains("eligible"),
+        "{csv}"
+    );
+    assert!(render_text(&full).contains("No Eligible [%]"));
+    assert!(!render_text(&full).contains("not recorded: record with --verbosity 1"));
+}
+
+/// `(path, number)` of every number in `v`, paths dotted (`launch.grid.x`).
+fn numbers(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+    let join = |k: &str| match prefix {
+        "" => k.to_string(),
+        p => format!("{p}.{k}"),
+    };
+    match v {
+        serde_json::Value::Number(n) => out.push((prefix.to_string(), n.as_f64().unwrap())),
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                numbers(&join(k), v, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                numbers(&join(&i.to_string()), v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_csv_carries_every_number_of_the_json() {
+    let file = LaunchFile::load(&kernels_dir().join("reduce.json")).unwrap();
+    let config = GpuConfig::preset("small").unwrap();
+    let path = record_verbose("reduce-csv", &config, &file.kernel_launches());
+    let a = analyze(&path);
+    let csv = warpscope::analyze::to_csv(&a);
+    let mut rows = std::collections::HashMap::new();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 6, "{line}");
+        rows.insert((f[0].to_string(), f[3].to_string()), f[5].to_string());
+    }
+    let json: serde_json::Value = serde_json::from_str(&to_json(&a)).unwrap();
+    // The sections the CSV names in its own column; their keys stand alone in it.
+    let sections = [
+        "launch",
+        "occupancy",
+        "scheduler",
+        "issue_slots",
+        "memory",
+        "dispatch",
+    ];
+    let mut checked = 0;
+    for (i, l) in json["launches"].as_array().unwrap().iter().enumerate() {
+        let mut found = Vec::new();
+        numbers("", l, &mut found);
+        for (path, value) in found {
+            let top = path.split('.').next().unwrap();
+            if ["index", "source", "cuda_source", "first_hazards", "hints"].contains(&top) {
+                continue;
+            }
+            let name = match sections.contains(&top) {
+                true => path.split_once('.').unwrap().1.to_string(),
+                false => path.clone(),
+            };
+            let csv_value = rows
+                .get(&(i.to_string(), name.clone()))
+                .unwrap_or_else(|| panic!("{path} = {value} is not in the CSV as `{name}`"));
+            let csv_value: f64 = csv_value.parse().unwrap();
+            assert!(
+                (csv_value - value).abs() <= 1e-4 * value.abs().max(1.0),
+                "{path}: JSON {value}, CSV {csv_value}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "{checked} numbers");
 }

@@ -387,3 +387,109 @@ fn a_faulting_kernel_still_gets_a_partial_report() {
     }
     assert_eq!(std::fs::read_to_string(d.join("taken")).unwrap(), "keep");
 }
+
+/// A kernel whose control codes wait for nothing: the `barriers` scoreboard lets its
+/// dependencies through (the load's address, the load's result).
+const HAZARD_KERNEL: &str = ".kernel haz
+.regs 4
+.param a
+ [B------:R-:W-:-:S01] SHL R0, %tid.x, 2
+ [B------:R-:W-:-:S01] IADD R0, R0, %param.a
+ [B------:R-:W-:-:S01] LDG R1, [R0]
+ [B------:R-:W-:-:S01] IADD R1, R1, 1
+ [B------:R-:W-:-:S01] STG [R0], R1
+ EXIT
+";
+
+#[test]
+fn hazards_are_warned_of_in_profile_report_and_sweep() {
+    let d = dir("hazards");
+    std::fs::write(d.join("haz.sasm"), HAZARD_KERNEL).unwrap();
+    let launch = ["--grid", "1", "--block", "32", "--param", "a=0"];
+    let mut args = vec!["profile", "haz.sasm"];
+    args.extend(launch);
+    args.extend(["--scoreboard", "barriers", "-o", "p"]);
+    let out = ok(&ws_in(&d, &args));
+    assert!(out.contains("WRN hazards: The run let "), "{out}");
+    assert!(out.contains("RAW on R0: pc 1 `IADD R0, R0, "), "{out}");
+    let html = std::fs::read_to_string(d.join("p/index.html")).unwrap();
+    assert!(html.contains("<div class=\"hint wrn\"><b>WRN hazards</b>"));
+    assert!(html.contains("Dependency Hazards"));
+    let text = std::fs::read_to_string(d.join("p/report.txt")).unwrap();
+    assert!(text.contains("Dependency Hazards"), "{text}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p/report.json")).unwrap()).unwrap();
+    let launch0 = &json["traces"][0]["analysis"]["launches"][0];
+    assert!(launch0["hazards"].as_u64().unwrap() > 0, "{launch0}");
+    assert_eq!(launch0["first_hazards"][0]["consumer_pc"], 1);
+
+    let mut args = vec!["sweep", "haz.sasm"];
+    args.extend(launch);
+    args.extend(["--scoreboard", "barriers,bitmap", "-o", "s"]);
+    let out = ok(&ws_in(&d, &args));
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("barriers")).collect();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r.contains(" hazards]")),
+        "{out}"
+    );
+    let clean: Vec<&str> = out.lines().filter(|l| l.contains("bitmap")).collect();
+    assert!(
+        !clean.is_empty() && clean.iter().all(|r| !r.contains("hazard")),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_sweep_without_warp_states_names_no_top_stall() {
+    let d = dir("sweep-verbosity-0");
+    let kernel = root().join("kernels/reduce.json");
+    let out = ok(&ws_in(
+        &d,
+        &[
+            "sweep",
+            kernel.to_str().unwrap(),
+            "--policy",
+            "gto,lrr",
+            "--verbosity",
+            "0",
+            "-o",
+            "sw0",
+        ],
+    ));
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains(".bitmap ")).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in rows {
+        assert!(row.ends_with("  -"), "{row:?}");
+    }
+}
+
+#[test]
+fn coalesced_8_byte_accesses_are_not_called_uncoalesced() {
+    // `LDG.E.64` by 32 lanes, `STG.E.64` by 16, at consecutive addresses: 8 and 4 sectors.
+    let d = dir("coalesced-64");
+    let trace = root().join("tests/data/accelsim/v4-volta-2d");
+    let out = ok(&ws_in(&d, &["profile", trace.to_str().unwrap(), "-o", "p"]));
+    assert!(!out.contains("uncoalesced"), "{out}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p/report.json")).unwrap()).unwrap();
+    let launches = json["traces"][0]["analysis"]["launches"]
+        .as_array()
+        .unwrap();
+    for l in launches {
+        let m = &l["memory"];
+        assert_eq!(m["max_access_bytes"], 8, "{m}");
+        assert_eq!(m["min_access_bytes"], 8, "{m}");
+        let (sectors, ideal) = (
+            m["sectors_per_request"].as_f64().unwrap(),
+            m["ideal_sectors_per_request"].as_f64().unwrap(),
+        );
+        // Over 4.5, the old threshold for 4-byte accesses, and yet as few as they can be.
+        assert!(sectors > 4.5, "{m}");
+        assert!((sectors - ideal).abs() < 1e-9, "{m}");
+        assert!(l["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["rule"] != "uncoalesced_global"));
+    }
+}

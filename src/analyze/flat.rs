@@ -50,11 +50,23 @@ fn push(out: &mut Vec<Metric>, section: &'static str, name: &str, unit: &'static
     });
 }
 
-/// Every scalar metric of one launch, in report order (source lines are not included: they
-/// are per-PC tables, not metrics).
+/// Every number of one launch's JSON, in report order (source lines are not included: they
+/// are per-PC tables, not metrics; nor are the first hazards, which are examples, nor the
+/// launch's index, which is the CSV's first column). A test walks the JSON and fails on any
+/// number missing here.
 pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
     let mut m = Vec::new();
     let ls = "launch_statistics";
+    let dims = [("grid", l.launch.grid), ("block", l.launch.block)];
+    for (name, d) in dims {
+        for (axis, n) in [("x", d.x), ("y", d.y), ("z", d.z)] {
+            let unit = match name {
+                "grid" => "block",
+                _ => "thread",
+            };
+            push(&mut m, ls, &format!("{name}.{axis}"), unit, n as f64);
+        }
+    }
     push(&mut m, ls, "blocks", "block", l.launch.blocks as f64);
     push(&mut m, ls, "threads", "thread", l.launch.threads as f64);
     push(
@@ -78,7 +90,10 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "byte",
         l.launch.shared_per_block as f64,
     );
+    push(&mut m, ls, "stream", "", l.launch.stream as f64);
     push(&mut m, ls, "waves_per_sm", "", l.launch.waves_per_sm);
+    push(&mut m, ls, "start_cycle", "cycle", l.start_cycle as f64);
+    push(&mut m, ls, "end_cycle", "cycle", l.end_cycle as f64);
     push(&mut m, ls, "cycles", "cycle", l.cycles as f64);
     push(
         &mut m,
@@ -95,9 +110,17 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         l.thread_instructions as f64,
     );
     push(&mut m, ls, "ipc", "inst/cycle", l.ipc);
+    push(&mut m, ls, "hazards", "dependency", l.hazards as f64);
 
     let oc = "occupancy";
     let o = &l.occupancy;
+    push(
+        &mut m,
+        oc,
+        "max_warps_per_sm",
+        "warp",
+        o.max_warps_per_sm as f64,
+    );
     push(
         &mut m,
         oc,
@@ -131,6 +154,13 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
     push(
         &mut m,
         oc,
+        "theoretical_blocks_per_sm",
+        "block",
+        o.theoretical_blocks_per_sm as f64,
+    );
+    push(
+        &mut m,
+        oc,
         "theoretical_active_warps_per_sm",
         "warp",
         o.theoretical_active_warps_per_sm,
@@ -155,13 +185,18 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "warp",
         s.active_warps_per_scheduler,
     );
-    push(
-        &mut m,
-        sc,
-        "eligible_warps_per_scheduler",
-        "warp",
-        s.eligible_warps_per_scheduler,
-    );
+    // Eligibility is unknown without warp-state events, as memory figures are without
+    // memory events: left out rather than given as 0 (the state maps are empty then).
+    let states = l.warp_states_recorded;
+    if states {
+        push(
+            &mut m,
+            sc,
+            "eligible_warps_per_scheduler",
+            "warp",
+            s.eligible_warps_per_scheduler,
+        );
+    }
     push(
         &mut m,
         sc,
@@ -169,16 +204,25 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "warp",
         s.issued_warp_per_scheduler,
     );
-    push(&mut m, sc, "no_eligible_pct", "%", s.no_eligible_pct);
-    push(
-        &mut m,
-        sc,
-        "one_or_more_eligible_pct",
-        "%",
-        s.one_or_more_eligible_pct,
-    );
+    if states {
+        push(&mut m, sc, "no_eligible_pct", "%", s.no_eligible_pct);
+        push(
+            &mut m,
+            sc,
+            "one_or_more_eligible_pct",
+            "%",
+            s.one_or_more_eligible_pct,
+        );
+    }
 
     let ws = "warp_state";
+    push(
+        &mut m,
+        ws,
+        "resident_warp_cycles",
+        "cycle",
+        l.resident_warp_cycles as f64,
+    );
     push(
         &mut m,
         ws,
@@ -207,6 +251,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
 
     let is = "issue_slots";
     let i = &l.issue_slots;
+    push(&mut m, is, "width", "slot", i.width as f64);
     push(&mut m, is, "total", "slot", i.total as f64);
     push(&mut m, is, "issued", "slot", i.issued as f64);
     push(&mut m, is, "refill", "slot", i.refill as f64);
@@ -249,7 +294,38 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
             "sector",
             me.sectors_per_request,
         );
+        push(
+            &mut m,
+            mm,
+            "ideal_sectors_per_request",
+            "sector",
+            me.ideal_sectors_per_request,
+        );
+        push(
+            &mut m,
+            mm,
+            "min_access_bytes",
+            "byte",
+            me.min_access_bytes as f64,
+        );
+        push(
+            &mut m,
+            mm,
+            "max_access_bytes",
+            "byte",
+            me.max_access_bytes as f64,
+        );
+        push(
+            &mut m,
+            mm,
+            "lanes_per_request",
+            "lane",
+            me.lanes_per_request,
+        );
+        push(&mut m, mm, "sector_bytes", "byte", me.sector_bytes as f64);
+        push(&mut m, mm, "l1_hits", "request", me.l1_hits as f64);
         push(&mut m, mm, "l1_hit_rate_pct", "%", me.l1_hit_rate_pct);
+        push(&mut m, mm, "l2_hits", "request", me.l2_hits as f64);
         push(&mut m, mm, "l2_hit_rate_pct", "%", me.l2_hit_rate_pct);
         push(
             &mut m,
@@ -276,6 +352,13 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
 
     let di = "dispatch";
     let d = &l.dispatch;
+    // A launch no block of which was granted has no grant cycles (JSON `null`).
+    if let Some(c) = d.first_grant_cycle {
+        push(&mut m, di, "first_grant_cycle", "cycle", c as f64);
+    }
+    if let Some(c) = d.last_grant_cycle {
+        push(&mut m, di, "last_grant_cycle", "cycle", c as f64);
+    }
     push(&mut m, di, "tail_cycles", "cycle", d.tail_cycles as f64);
     push(&mut m, di, "idle_sm_pct", "%", d.idle_sm_pct);
     for (sm, (&b, &busy)) in d

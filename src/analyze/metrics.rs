@@ -9,10 +9,13 @@
 //! warp in one cycle count one state cycle).
 
 use super::classify::Taxonomy;
+use crate::isa::listing_opcode;
+use crate::replay::opcodes::access_width;
 use crate::sim::config::GpuConfig;
 use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
 use crate::sim::observer::{MemSpace, WarpRef, WarpState};
+use crate::sim::scoreboard::Hazard;
 use crate::sim::Dim3;
 use crate::trace::binary::EventSink;
 use crate::trace::{Event, EventKind, TraceHeader};
@@ -67,6 +70,17 @@ pub struct MemoryStats {
     /// 32-byte sectors those requests touched.
     pub global_sectors: u64,
     pub sectors_per_request: f64,
+    /// The fewest sectors per request their accesses could touch: each request's access
+    /// width (from its opcode: `LDG.E.64` is 8 bytes) × active lanes, in whole sectors,
+    /// averaged — what consecutive threads at consecutive addresses need.
+    pub ideal_sectors_per_request: f64,
+    /// The narrowest and widest access of those requests, in bytes (0 without requests).
+    pub min_access_bytes: u32,
+    pub max_access_bytes: u32,
+    /// Active lanes per request, averaged.
+    pub lanes_per_request: f64,
+    /// The memory's sector size in bytes (`memory.sector_bytes`).
+    pub sector_bytes: u32,
     /// Requests answered by L1, L2 and DRAM (the slowest level a request needed).
     pub l1_hits: u64,
     pub l2_hits: u64,
@@ -78,6 +92,16 @@ pub struct MemoryStats {
     pub shared_requests: u64,
     /// Extra shared-memory passes caused by bank conflicts.
     pub shared_bank_conflicts: u64,
+}
+
+impl MemoryStats {
+    /// The global accesses' width in bytes: `8`, or `4-16` when they differ.
+    pub fn access_bytes(&self) -> String {
+        match (self.min_access_bytes, self.max_access_bytes) {
+            (a, b) if a == b => a.to_string(),
+            (a, b) => format!("{a}-{b}"),
+        }
+    }
 }
 
 /// How the dispatcher spread the launch's blocks over the SMs.
@@ -231,6 +255,10 @@ pub struct LaunchAnalysis {
     pub occupancy: Occupancy,
     /// Sum over warps of exit − launch.
     pub resident_warp_cycles: u64,
+    /// Whether the trace has warp-state events (recorded with `--verbosity` 1 or more).
+    /// Without them `warp_states`, `warp_states_per_issue` and each source line's warp-cycles
+    /// are empty and the scheduler's eligible figures 0: nothing says when a warp waited.
+    pub warp_states_recorded: bool,
     /// Warp-cycles by state name.
     pub warp_states: BTreeMap<String, u64>,
     /// Warp-cycles by state divided by warp instructions.
@@ -245,8 +273,52 @@ pub struct LaunchAnalysis {
     /// `source` by CUDA source line, for replays of traces recorded with lineinfo.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cuda_source: Vec<CudaSourceLine>,
+    /// Dependencies the run let through (`hazard` events): instructions that issued while
+    /// the scoreboard or their control codes should have held them, so they read or wrote
+    /// registers too early and the timing is not the kernel's.
+    pub hazards: u64,
+    /// The first few distinct ones (by kind, register and PCs), in trace order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub first_hazards: Vec<HazardSample>,
     /// Nsight-style rule results, most important first.
     pub hints: Vec<super::rules::Hint>,
+}
+
+/// How many distinct hazards a launch keeps to name.
+pub const FIRST_HAZARDS: usize = 3;
+
+/// One dependency the run let through, as the trace's `hazard` event tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HazardSample {
+    /// The cycle its first occurrence issued in.
+    pub cycle: u64,
+    /// `RAW`, `WAR` or `WAW`.
+    pub kind: &'static str,
+    /// The register, predicate or `NZP` it concerns.
+    pub register: String,
+    /// The earlier instruction still in flight (the writer, or for WAR the pending reader).
+    pub producer_pc: u32,
+    /// The instruction that issued too early.
+    pub consumer_pc: u32,
+}
+
+impl HazardSample {
+    fn of(cycle: u64, h: &Hazard) -> HazardSample {
+        HazardSample {
+            cycle,
+            kind: h.kind.name(),
+            register: h.reg.to_string(),
+            producer_pc: h.producer_pc,
+            consumer_pc: h.consumer_pc,
+        }
+    }
+
+    fn same_dependency(&self, h: &Hazard) -> bool {
+        self.kind == h.kind.name()
+            && self.producer_pc == h.producer_pc
+            && self.consumer_pc == h.consumer_pc
+            && self.register == h.reg.to_string()
+    }
 }
 
 /// Warp-cycles by raw state, for one PC: `Selected` apart (every issue adds to it; only its
@@ -328,6 +400,11 @@ struct PcAcc {
 struct MemAcc {
     global_requests: u64,
     global_sectors: u64,
+    /// Σ over requests of ⌈width × lanes ÷ sector⌉.
+    ideal_sectors: u64,
+    lanes: u64,
+    min_width: Option<u32>,
+    max_width: u32,
     l1: u64,
     l2: u64,
     dram: u64,
@@ -362,6 +439,8 @@ struct LaunchAcc {
     scheds: Vec<SchedAcc>,
     refill: u64,
     pcs: Vec<PcAcc>,
+    /// Access width in bytes by PC, from the listing's opcodes (4 past it).
+    widths: Vec<u32>,
     /// PCs from here on share the last entry: a valid trace never gets there (its PCs index
     /// the listing), and a corrupt one must not make the table grow to its 32-bit PCs.
     pc_limit: usize,
@@ -369,6 +448,8 @@ struct LaunchAcc {
     sms: Vec<SmAcc>,
     first_grant: Option<u64>,
     last_grant: Option<u64>,
+    hazards: u64,
+    first_hazards: Vec<HazardSample>,
 }
 
 impl LaunchAcc {
@@ -384,8 +465,8 @@ impl LaunchAcc {
 /// An event as the accumulator reads it: only the fields it uses, in 32 bytes where an
 /// [`Event`] takes 56. The analyzer's decode thread writes one per event that matters here
 /// and its accumulate thread reads them back, so their size is memory traffic between cores.
-/// Events the accumulator only takes the cycle of (completions, barriers, hazards, faults)
-/// have no step; [`Steps`] keeps their latest cycle.
+/// Events the accumulator only takes the cycle of (completions, barriers, faults) have no
+/// step; [`Steps`] keeps their latest cycle.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Step {
     cycle: u64,
@@ -427,7 +508,9 @@ enum What {
         level: HitLevel,
         sectors: u32,
         replays: u32,
+        pc: u32,
     },
+    Hazard(Hazard),
 }
 
 impl Step {
@@ -487,7 +570,10 @@ impl Step {
                 What::Refill { slots },
             ),
             Event::Memory {
-                cycle, warp, mem, ..
+                cycle,
+                warp,
+                mem,
+                pc,
             } => (
                 cycle,
                 warp,
@@ -496,12 +582,17 @@ impl Step {
                     level: mem.level,
                     sectors: mem.sectors,
                     replays: mem.replays,
+                    pc,
                 },
             ),
+            Event::Hazard {
+                cycle,
+                warp,
+                hazard,
+            } => (cycle, warp, What::Hazard(hazard)),
             Event::Complete { .. }
             | Event::BarrierArrive { .. }
             | Event::BarrierRelease { .. }
-            | Event::Hazard { .. }
             | Event::Fault { .. } => return None,
         };
         Some(Step { cycle, warp, what })
@@ -600,6 +691,8 @@ struct WarpTrack {
     since: u64,
     last_pc: Option<u32>,
     last_issue_cycle: Option<u64>,
+    /// Active lanes of the last issue: a memory event follows its instruction's issue.
+    last_active: u32,
     /// State-cycles since the last issue, waiting for the PC of the next one.
     pending: Vec<(WarpState, u64)>,
 }
@@ -610,6 +703,8 @@ pub struct Accumulator {
     schedulers: usize,
     width: u32,
     memory_recorded: bool,
+    states_recorded: bool,
+    sector_bytes: u32,
     launches: Vec<LaunchAcc>,
     /// Resident warps by `sm × slots_per_sm + slot`.
     warps: Vec<Option<WarpTrack>>,
@@ -631,6 +726,8 @@ impl Accumulator {
             schedulers,
             width: c.sm.issue_width,
             memory_recorded: header.verbosity >= EventKind::Memory.min_verbosity(),
+            states_recorded: header.verbosity >= EventKind::WarpState.min_verbosity(),
+            sector_bytes: c.memory.sector_bytes.max(1),
             launches: header
                 .launches
                 .iter()
@@ -643,11 +740,18 @@ impl Accumulator {
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
                     pcs: vec![PcAcc::default(); l.listing.len()],
+                    widths: l
+                        .listing
+                        .iter()
+                        .map(|text| access_width(listing_opcode(text)))
+                        .collect(),
                     pc_limit: (l.listing.len() + 1).max(1 << 16),
                     mem: MemAcc::default(),
                     sms: vec![SmAcc::default(); c.num_sms as usize],
                     first_grant: None,
                     last_grant: None,
+                    hazards: 0,
+                    first_hazards: Vec::new(),
                 })
                 .collect(),
             warps: Vec::new(),
@@ -801,6 +905,7 @@ impl Accumulator {
                 level,
                 sectors,
                 replays,
+                pc,
             } => {
                 let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
                     return;
@@ -813,6 +918,12 @@ impl Accumulator {
                     MemSpace::Global => {
                         m.global_requests += 1;
                         m.global_sectors += sectors as u64;
+                        let width = acc.widths.get(pc as usize).copied().unwrap_or(4);
+                        let bytes = width as u64 * w.last_active as u64;
+                        m.ideal_sectors += bytes.div_ceil(self.sector_bytes as u64);
+                        m.lanes += w.last_active as u64;
+                        m.min_width = Some(m.min_width.map_or(width, |n| n.min(width)));
+                        m.max_width = m.max_width.max(width);
                         match level {
                             HitLevel::L1 => m.l1 += 1,
                             HitLevel::L2 => m.l2 += 1,
@@ -824,6 +935,20 @@ impl Accumulator {
                         m.shared_requests += 1;
                         m.shared_replays += replays as u64;
                     }
+                }
+            }
+            What::Hazard(hazard) => {
+                let Some(w) = Self::track(&mut self.warps, self.slots_per_sm, warp) else {
+                    return;
+                };
+                let Some(acc) = self.launches.get_mut(w.launch) else {
+                    return;
+                };
+                acc.hazards += 1;
+                if acc.first_hazards.len() < FIRST_HAZARDS
+                    && !acc.first_hazards.iter().any(|h| h.same_dependency(&hazard))
+                {
+                    acc.first_hazards.push(HazardSample::of(cycle, &hazard));
                 }
             }
             What::WarpLaunch { launch, scheduler } => {
@@ -850,6 +975,7 @@ impl Accumulator {
                     since: cycle,
                     last_pc: None,
                     last_issue_cycle: None,
+                    last_active: 0,
                     pending: Vec::new(),
                 });
             }
@@ -880,6 +1006,7 @@ impl Accumulator {
                 let new_cycle = w.last_issue_cycle != Some(cycle);
                 w.last_issue_cycle = Some(cycle);
                 w.last_pc = Some(pc);
+                w.last_active = threads;
                 let line = acc.pc(pc);
                 line.executions += 1;
                 if new_cycle {
@@ -946,6 +1073,8 @@ impl Accumulator {
             last,
             config: &header.config,
             memory_recorded: self.memory_recorded,
+            states_recorded: self.states_recorded,
+            sector_bytes: self.sector_bytes,
         };
         self.launches
             .into_iter()
@@ -982,6 +1111,8 @@ struct GpuShape<'a> {
     last: u64,
     config: &'a GpuConfig,
     memory_recorded: bool,
+    states_recorded: bool,
+    sector_bytes: u32,
 }
 
 /// `active_sm_cycles`: the SM-cycles in which the launch had a block resident, over which
@@ -1014,13 +1145,18 @@ fn occupancy(
     }
 }
 
-fn memory(m: &MemAcc, recorded: bool) -> MemoryStats {
+fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32) -> MemoryStats {
     let hierarchy = m.l1 + m.l2 + m.dram;
     MemoryStats {
         recorded,
         global_requests: m.global_requests,
         global_sectors: m.global_sectors,
         sectors_per_request: ratio(m.global_sectors as f64, m.global_requests as f64),
+        ideal_sectors_per_request: ratio(m.ideal_sectors as f64, m.global_requests as f64),
+        min_access_bytes: m.min_width.unwrap_or(0),
+        max_access_bytes: m.max_width,
+        lanes_per_request: ratio(m.lanes as f64, m.global_requests as f64),
+        sector_bytes,
         l1_hits: m.l1,
         l2_hits: m.l2,
         dram_requests: m.dram,
@@ -1068,10 +1204,21 @@ fn finish_launch(
     for s in &mut acc.scheds {
         s.advance(end);
     }
+    let recorded = gpu.states_recorded;
+    if !recorded {
+        // Issues alone would count `selected` cycles and nothing else: a warp that never
+        // waited. Without state events no warp-cycle can be told apart.
+        for p in &mut acc.pcs {
+            p.states = StateCycles::default();
+            p.attributed = StateCycles::default();
+        }
+    }
     let states = launch_states(&acc.pcs);
     let mut warp_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), taxonomy);
-    for name in taxonomy.fixed_names() {
-        warp_states.entry(name.to_string()).or_default();
+    if recorded {
+        for name in taxonomy.fixed_names() {
+            warp_states.entry(name.to_string()).or_default();
+        }
     }
     let instructions = acc.warp_instructions as f64;
     let warp_states_per_issue = warp_states
@@ -1088,6 +1235,16 @@ fn finish_launch(
     // As Nsight Compute's scheduler statistics: per cycle in which the scheduler had a warp.
     let active_sched_cycles = acc.scheds.iter().map(|s| s.active_cycles).sum::<u64>() as f64;
     let one_or_more = ratio(eligible_cycles as f64 * 100.0, active_sched_cycles);
+    let (no_eligible, one_or_more) = match recorded {
+        true => (100.0 - one_or_more, one_or_more),
+        false => (0.0, 0.0),
+    };
+    // Every resident warp-cycle is in one state: their sum is the resident warp-cycles,
+    // which the lifecycle events give even when the states were not recorded.
+    let warp_cycles = match recorded {
+        true => state_total,
+        false => acc.resident,
+    };
     let busy: u64 = acc.scheds.iter().map(|s| s.busy_cycles).sum();
     let total_slots = width as u64 * cycles * schedulers as u64;
     let horizontal = (width as u64 * busy).saturating_sub(acc.warp_instructions);
@@ -1123,7 +1280,7 @@ fn finish_launch(
     let occupancy = occupancy(h, acc.resident, active_sm_cycles, gpu);
     let blocks = h.grid.count();
     let resident_blocks = occupancy.theoretical_blocks_per_sm as u64 * gpu.config.num_sms as u64;
-    let memory = memory(&acc.mem, gpu.memory_recorded);
+    let memory = memory(&acc.mem, gpu.memory_recorded, gpu.sector_bytes);
     let mut analysis = LaunchAnalysis {
         index,
         name: h.kernel.clone(),
@@ -1148,7 +1305,8 @@ fn finish_launch(
         },
         occupancy,
         resident_warp_cycles: acc.resident,
-        warp_cycles_per_issued_instruction: ratio(state_total as f64, instructions),
+        warp_states_recorded: recorded,
+        warp_cycles_per_issued_instruction: ratio(warp_cycles as f64, instructions),
         warp_states,
         warp_states_per_issue,
         scheduler: SchedulerStats {
@@ -1156,7 +1314,7 @@ fn finish_launch(
             active_warps_per_scheduler: ratio(acc.resident as f64, active_sched_cycles),
             eligible_warps_per_scheduler: ratio(eligible_warp_cycles as f64, active_sched_cycles),
             issued_warp_per_scheduler: ratio(instructions, active_sched_cycles),
-            no_eligible_pct: 100.0 - one_or_more,
+            no_eligible_pct: no_eligible,
             one_or_more_eligible_pct: one_or_more,
         },
         issue_slots: IssueSlots {
@@ -1171,6 +1329,8 @@ fn finish_launch(
         dispatch,
         cuda_source: by_cuda_line(&source),
         source,
+        hazards: acc.hazards,
+        first_hazards: std::mem::take(&mut acc.first_hazards),
         hints: Vec::new(),
     };
     let nsight_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), Taxonomy::Nsight);

@@ -1,4 +1,4 @@
-//! Rule hints in the style of Nsight Compute's `OPT` / `INF` lines: each rule looks at a few
+//! Rule hints in the style of Nsight Compute's `WRN` / `OPT` / `INF` lines: each rule looks at a few
 //! figures of one launch and, when they cross a threshold, says what it saw (the evidence, with
 //! numbers) and what usually helps. The rules are deliberately few and conservative: a hint
 //! that fires on every kernel teaches nothing.
@@ -6,6 +6,7 @@
 //! Thresholds are fixed here, not configurable, so reports from different runs stay comparable.
 
 use super::metrics::LaunchAnalysis;
+use crate::isa::without_control_code;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -13,6 +14,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Severity {
+    /// The figures themselves are in doubt: something is wrong with the run, not the kernel's
+    /// speed.
+    Wrn,
     /// An optimization opportunity with an estimated share of the cycles at stake.
     Opt,
     /// Information that explains a figure.
@@ -22,6 +26,7 @@ pub enum Severity {
 impl Severity {
     pub fn label(self) -> &'static str {
         match self {
+            Severity::Wrn => "WRN",
             Severity::Opt => "OPT",
             Severity::Inf => "INF",
         }
@@ -48,8 +53,10 @@ const TAIL_WAVES: f64 = 4.0;
 const TAIL_SHARE: f64 = 0.20;
 /// SM idle time (%) above which the tail is worth a look.
 const IDLE_SM_PCT: f64 = 10.0;
-/// Sectors per request above this are uncoalesced for 4-byte accesses.
-const SECTORS_PER_REQUEST: f64 = 4.5;
+/// Sectors per request above this multiple of the fewest the accesses could touch (their
+/// width × active lanes in whole sectors) are uncoalesced: 4.5 for full warps of 4-byte
+/// accesses in 32-byte sectors, whose ideal is 4.
+const UNCOALESCED_SLACK: f64 = 1.125;
 
 fn advice(state: &str) -> &'static str {
     match state {
@@ -71,10 +78,58 @@ fn advice(state: &str) -> &'static str {
     }
 }
 
+/// The listing text at `pc` without its control code, quoted, or nothing past the listing.
+fn quoted_instruction(l: &LaunchAnalysis, pc: u32) -> String {
+    match l
+        .source
+        .get(pc as usize)
+        .map(|s| without_control_code(&s.text))
+    {
+        Some(text) if !text.is_empty() => format!(" `{text}`"),
+        _ => String::new(),
+    }
+}
+
+/// Dependencies the scoreboard or the control codes let through: the results and the timing
+/// are those of a kernel that reads registers too early, whatever else the figures say.
+fn hazards(l: &LaunchAnalysis) -> Hint {
+    let named: Vec<String> = l
+        .first_hazards
+        .iter()
+        .map(|h| {
+            format!(
+                "{} on {}: pc {}{} issued while pc {}{} was in flight",
+                h.kind,
+                h.register,
+                h.consumer_pc,
+                quoted_instruction(l, h.consumer_pc),
+                h.producer_pc,
+                quoted_instruction(l, h.producer_pc),
+            )
+        })
+        .collect();
+    let more = match l.hazards as usize > named.len() {
+        true => ", …",
+        false => "",
+    };
+    Hint {
+        severity: Severity::Wrn,
+        rule: "hazards",
+        message: format!(
+            "The run let {} through that the scoreboard or the control codes should have held ({}{more}): those instructions read or overwrote registers too early, so neither the results nor the timing are trustworthy. Fix the control codes (wait on the producer's dependency barrier, or a longer stall count), leave them out so that the auto-control pass computes them (`warpscope asm --auto-control` shows its codes), or record with `--scoreboard bitmap` or `ranges`, which hold every dependency.",
+            crate::words::count(l.hazards, "dependency", "dependencies"),
+            named.join("; "),
+        ),
+    }
+}
+
 /// The rules that fire for `l`; `nsight_states` is its warp-state breakdown under Nsight names
 /// (whatever taxonomy the report uses), so the rules read the same under both.
 pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<Hint> {
     let mut out = Vec::new();
+    if l.hazards > 0 {
+        out.push(hazards(l));
+    }
     if l.warp_instructions == 0 || l.cycles == 0 {
         return out;
     }
@@ -175,7 +230,7 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
         });
     }
     let s = &l.scheduler;
-    if s.no_eligible_pct > 50.0 {
+    if l.warp_states_recorded && s.no_eligible_pct > 50.0 {
         out.push(Hint {
             severity: Severity::Inf,
             rule: "issue_slot_utilization",
@@ -189,13 +244,24 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
         });
     }
     let m = &l.memory;
-    if m.sectors_per_request > SECTORS_PER_REQUEST {
+    if m.global_requests > 0
+        && m.sectors_per_request > m.ideal_sectors_per_request * UNCOALESCED_SLACK
+    {
+        let width = format!("{}-byte accesses", m.access_bytes());
+        let lanes = match m.lanes_per_request.fract() {
+            0.0 => format!("{}", m.lanes_per_request),
+            _ => format!("{:.1}", m.lanes_per_request),
+        };
         out.push(Hint {
             severity: Severity::Opt,
             rule: "uncoalesced_global",
             message: format!(
-                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); 4-byte accesses by 32 consecutive threads need 4. Make consecutive threads access consecutive addresses.",
-                m.sectors_per_request, m.global_sectors, m.global_requests
+                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors. Make consecutive threads access consecutive addresses.",
+                m.sectors_per_request,
+                m.global_sectors,
+                m.global_requests,
+                m.ideal_sectors_per_request,
+                m.sector_bytes,
             ),
         });
     }

@@ -4,10 +4,18 @@
 //! producer and, for replays recorded with lineinfo, CUDA source line) and the rule hints.
 
 use super::{Analysis, LaunchAnalysis};
+use crate::isa::without_control_code;
 use std::fmt::Write;
 
 /// How many source lines the hotspot table shows.
 pub const HOTSPOTS: usize = 10;
+
+/// A figure the trace lacks the events for.
+const NOT_RECORDED: &str = "not recorded";
+
+/// What a trace without warp-state events (`--verbosity 0`) cannot say, and how to get it.
+pub const STATES_NOT_RECORDED: &str =
+    "warp states not recorded: record with --verbosity 1 (the default) or 2 to see where warps wait";
 
 fn pct(a: u64, b: u64) -> f64 {
     if b == 0 {
@@ -61,6 +69,10 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     row(out, "Thread Instructions", l.thread_instructions);
     row(out, "IPC [warp inst/cycle]", format!("{:.3}", l.ipc));
     row(out, "Waves Per SM", format!("{:.2}", l.launch.waves_per_sm));
+    // Only when there are any: a clean run's report stays as it was.
+    if l.hazards > 0 {
+        row(out, "Dependency Hazards", l.hazards);
+    }
     let _ = writeln!(out);
 
     let o = &l.occupancy;
@@ -109,21 +121,30 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         "Active Warps Per Scheduler",
         format!("{:.2}", s.active_warps_per_scheduler),
     );
+    // Eligibility is a warp state: without state events it is unknown, not 0.
+    let states = |figure: String| match l.warp_states_recorded {
+        true => figure,
+        false => NOT_RECORDED.to_string(),
+    };
     row(
         out,
         "Eligible Warps Per Scheduler",
-        format!("{:.2}", s.eligible_warps_per_scheduler),
+        states(format!("{:.2}", s.eligible_warps_per_scheduler)),
     );
     row(
         out,
         "Issued Warp Per Scheduler",
         format!("{:.3}", s.issued_warp_per_scheduler),
     );
-    row(out, "No Eligible [%]", format!("{:.2}", s.no_eligible_pct));
+    row(
+        out,
+        "No Eligible [%]",
+        states(format!("{:.2}", s.no_eligible_pct)),
+    );
     row(
         out,
         "One or More Eligible [%]",
-        format!("{:.2}", s.one_or_more_eligible_pct),
+        states(format!("{:.2}", s.one_or_more_eligible_pct)),
     );
     let _ = writeln!(out);
 
@@ -134,22 +155,11 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         format!("{:.2}", l.warp_cycles_per_issued_instruction),
     );
     let total: u64 = l.warp_states.values().sum();
-    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
-    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let _ = writeln!(
-        out,
-        "    {:<28} {:>14} {:>10} {:>10}",
-        "state", "warp-cycles", "per issue", "share"
-    );
-    for (name, &n) in states {
-        let per_issue = l.warp_states_per_issue.get(name).copied().unwrap_or(0.0);
-        let _ = writeln!(
-            out,
-            "    {name:<28} {n:>14} {per_issue:>10.2} {:>9.1}%",
-            pct(n, total)
-        );
+    if l.warp_states_recorded {
+        warp_states(out, l, total);
+    } else {
+        let _ = writeln!(out, "    {STATES_NOT_RECORDED}");
     }
-    let _ = writeln!(out, "    {:<28} {total:>14}", "total");
     let _ = writeln!(out);
 
     let i = &l.issue_slots;
@@ -171,6 +181,23 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     dispatch(out, l);
 
     section(out, "Source Hotspots");
+    if l.warp_states_recorded {
+        hotspots(out, l, total);
+    } else {
+        let _ = writeln!(out, "    {STATES_NOT_RECORDED}");
+    }
+    attributed(out, l, total);
+    cuda_lines(out, l, total);
+    if !l.hints.is_empty() {
+        let _ = writeln!(out);
+        for h in &l.hints {
+            let _ = writeln!(out, "  {} {}: {}", h.severity.label(), h.rule, h.message);
+        }
+    }
+}
+
+/// The instructions with the most warp-cycles.
+fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
     let mut lines: Vec<_> = l
         .source
         .iter()
@@ -187,7 +214,7 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         "pc", "instruction", "executed", "warp-cycles", "share"
     );
     for s in lines.into_iter().take(HOTSPOTS) {
-        let text = clip(&s.text);
+        let text = clip(without_control_code(&s.text));
         let _ = writeln!(
             out,
             "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {}",
@@ -199,14 +226,26 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
             s.top_state.as_deref().unwrap_or("-")
         );
     }
-    attributed(out, l, total);
-    cuda_lines(out, l, total);
-    if !l.hints.is_empty() {
-        let _ = writeln!(out);
-        for h in &l.hints {
-            let _ = writeln!(out, "  {} {}: {}", h.severity.label(), h.rule, h.message);
-        }
+}
+
+/// The states sorted by warp-cycles, with their cycles per issue and share of `total`.
+fn warp_states(out: &mut String, l: &LaunchAnalysis, total: u64) {
+    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
+    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let _ = writeln!(
+        out,
+        "    {:<28} {:>14} {:>10} {:>10}",
+        "state", "warp-cycles", "per issue", "share"
+    );
+    for (name, &n) in states {
+        let per_issue = l.warp_states_per_issue.get(name).copied().unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "    {name:<28} {n:>14} {per_issue:>10.2} {:>9.1}%",
+            pct(n, total)
+        );
     }
+    let _ = writeln!(out, "    {:<28} {total:>14}", "total");
 }
 
 fn memory(out: &mut String, l: &LaunchAnalysis) {
@@ -226,6 +265,17 @@ fn memory(out: &mut String, l: &LaunchAnalysis) {
         out,
         "Sectors Per Request",
         format!("{:.2}", m.sectors_per_request),
+    );
+    row(
+        out,
+        "Ideal Sectors Per Request",
+        format!("{:.2}", m.ideal_sectors_per_request),
+    );
+    row(out, "Access Size [byte]", m.access_bytes());
+    row(
+        out,
+        "Active Lanes Per Request",
+        format!("{:.2}", m.lanes_per_request),
     );
     row(out, "L1 Hits [request]", m.l1_hits);
     row(out, "L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct));
@@ -293,7 +343,7 @@ fn attributed(out: &mut String, l: &LaunchAnalysis, total: u64) {
             out,
             "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {top}",
             s.pc,
-            clip(&s.text),
+            clip(without_control_code(&s.text)),
             "",
             s.total_attributed_warp_cycles,
             pct(s.total_attributed_warp_cycles, total),
@@ -338,6 +388,8 @@ fn cuda_lines(out: &mut String, l: &LaunchAnalysis, total: u64) {
     }
 }
 
+/// `text` cut to the 32-character instruction column (a listing line's control code is left
+/// out before: it alone takes 21 of them).
 fn clip(text: &str) -> String {
     if text.chars().count() > 32 {
         text.chars().take(31).collect::<String>() + "…"

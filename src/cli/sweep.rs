@@ -14,10 +14,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
 use warpscope::analyze::Taxonomy;
+use warpscope::report::html::top_stall;
 use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sweep;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
+use warpscope::words::count;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -199,21 +201,23 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
     );
     for t in &traces {
         for l in &t.analysis.launches {
-            let top = l
-                .warp_states
-                .iter()
-                .filter(|(k, _)| k.as_str() != "selected")
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-                .map_or("-", |(k, _)| k.as_str());
+            // As the report's card: none when no stall has a warp-cycle (a trace without
+            // warp states has none at all).
+            let top = top_stall(l).map_or("-", |(name, _)| name);
             let name = t.label.trim_end_matches(".wstrace");
             // A faulted run's figures stop where it did: the row says so (why is below).
             let stopped = match t.analysis.complete {
                 true => "",
                 false => "  [incomplete: see below]",
             };
+            // A run that let dependencies through is not the kernel's timing.
+            let hazards = match l.hazards {
+                0 => String::new(),
+                n => format!("  [{}]", count(n, "hazard", "hazards")),
+            };
             let _ = writeln!(
                 out,
-                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}{stopped}",
+                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}{stopped}{hazards}",
                 l.cycles, l.ipc, l.warp_cycles_per_issued_instruction
             );
         }

@@ -98,6 +98,33 @@ pub(super) fn instruction_to_string(program: &Program, inst: &Instruction) -> St
     out
 }
 
+/// A listing line (what [`Program::listing`] and a replay's header store) without the
+/// control code it opens with, `[B------:R-:W-:-:S01] FADD R6, R4, R5` → `FADD R6, R4, R5`:
+/// tables too narrow for the whole line would otherwise show little but the code.
+pub fn without_control_code(line: &str) -> &str {
+    match line.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
+        Some((_, after)) => after.trim_start(),
+        None => line,
+    }
+}
+
+/// The opcode with its modifiers of a listing line (`LDG.E.64`), past a replay's `/*00a0*/`
+/// PC, a control code and a guard predicate; empty for an empty line.
+pub fn listing_opcode(line: &str) -> &str {
+    let line = line.trim_start();
+    let line = match line
+        .strip_prefix("/*")
+        .and_then(|rest| rest.split_once("*/"))
+    {
+        Some((_, after)) => after,
+        None => line,
+    };
+    without_control_code(line.trim_start())
+        .split_whitespace()
+        .find(|token| !token.starts_with('@'))
+        .unwrap_or("")
+}
+
 impl fmt::Display for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // An unnamed program (no `.kernel`) prints no `.kernel` line: `.kernel ` alone would
@@ -126,5 +153,32 @@ impl fmt::Display for Program {
             writeln!(f, "    {}", instruction_to_string(self, inst))?;
         }
         labels_at(self.instructions.len() as u32, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_line_loses_its_control_code_and_keeps_its_operands() {
+        let line = "[B01----:R-:W-:-:S01] FADD R6, R4, R5";
+        assert_eq!(without_control_code(line), "FADD R6, R4, R5");
+        assert_eq!(without_control_code("FADD R6, R4, R5"), "FADD R6, R4, R5");
+        assert_eq!(
+            without_control_code("/*0098*/ LDG.E.64 R4, [R2]"),
+            "/*0098*/ LDG.E.64 R4, [R2]"
+        );
+    }
+
+    #[test]
+    fn the_opcode_of_a_listing_line_skips_pc_control_code_and_guard() {
+        assert_eq!(listing_opcode("/*0098*/ LDG.E.64 R4, [R2]"), "LDG.E.64");
+        assert_eq!(
+            listing_opcode("[B------:R-:W-:-:S01] @!P0 LDG R1, [R0]"),
+            "LDG"
+        );
+        assert_eq!(listing_opcode("@P1 STG [R0], R1"), "STG");
+        assert_eq!(listing_opcode(""), "");
     }
 }

@@ -8,7 +8,7 @@
 
 use super::{Report, TraceReport};
 use crate::analyze::compare::Comparison;
-use crate::analyze::{LaunchAnalysis, NsightState};
+use crate::analyze::{LaunchAnalysis, NsightState, Severity};
 use crate::kernel_name;
 use crate::words::count;
 use std::fmt::Write;
@@ -31,12 +31,12 @@ pub fn esc(s: &str) -> String {
 
 const STYLE: &str = r#"
 :root { --bg:#ffffff; --fg:#1b1f24; --muted:#5b6470; --card:#f5f7fa; --line:#d9dee5;
-  --accent:#0b5cad; --opt:#a3480b; --inf:#2f6f3e; --bar:#0b5cad; color-scheme: light; }
+  --accent:#0b5cad; --opt:#a3480b; --wrn:#b3261e; --inf:#2f6f3e; --bar:#0b5cad; color-scheme: light; }
 :root[data-theme="dark"] { --bg:#14171b; --fg:#e6e9ee; --muted:#9aa4b1; --card:#1e232a;
-  --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
+  --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --wrn:#ff8a80; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
 @media (prefers-color-scheme: dark) {
   :root:not([data-theme="light"]) { --bg:#14171b; --fg:#e6e9ee; --muted:#9aa4b1; --card:#1e232a;
-    --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
+    --line:#323a44; --accent:#6cb2ff; --opt:#ffb27a; --wrn:#ff8a80; --inf:#8fd19e; --bar:#6cb2ff; color-scheme: dark; }
 }
 * { box-sizing: border-box; }
 html, body { margin:0; padding:0; background:var(--bg); color:var(--fg); }
@@ -62,7 +62,7 @@ td.n, th.n { text-align:right; font-variant-numeric: tabular-nums; white-space:n
 code, td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:.85rem; }
 td.code { white-space:pre; }
 .hint { margin:4px 0; padding:6px 10px; border-left:4px solid var(--inf); background:var(--card); border-radius:4px; }
-.hint.opt { border-left-color:var(--opt); } .hint b { font-family: ui-monospace, monospace; }
+.hint.opt { border-left-color:var(--opt); } .hint.wrn { border-left-color:var(--wrn); } .hint b { font-family: ui-monospace, monospace; }
 .bar { display:inline-block; height:.7em; background:var(--bar); vertical-align:middle; border-radius:2px; }
 figure { margin:8px 0 16px; } figcaption { color:var(--muted); font-size:.85rem; }
 figure .scroll svg { display:block; max-width:100%; height:auto; background:#fff; border-radius:4px; }
@@ -208,6 +208,52 @@ pub fn top_stall(l: &LaunchAnalysis) -> Option<(&str, u64)> {
         .map(|(k, &v)| (k.as_str(), v))
 }
 
+/// What a trace without warp-state events cannot show, and how to get it.
+const STATES_NOT_RECORDED: &str = "<p class=\"meta\">Not recorded: record with <code>--verbosity 1</code> (the default) or <code>2</code> to see where warps wait.</p>";
+
+/// The warp-state table: states by warp-cycles, with their cycles per issue and share.
+fn warp_states(out: &mut String, l: &LaunchAnalysis) {
+    let total: u64 = l.warp_states.values().sum();
+    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
+    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let max = states.first().map_or(1, |s| *s.1).max(1);
+    let rows: Vec<Vec<String>> = states
+        .iter()
+        .map(|(name, &n)| {
+            let colour = NsightState::from_name(name)
+                .map(super::state_colour)
+                .unwrap_or_else(|| "#888888".into());
+            vec![
+                format!(
+                    "<span class=\"swatch\" style=\"background:{colour}\"></span>{}",
+                    esc(name)
+                ),
+                n.to_string(),
+                format!(
+                    "{:.2}",
+                    l.warp_states_per_issue.get(*name).copied().unwrap_or(0.0)
+                ),
+                format!("{:.1}%", n as f64 * 100.0 / total.max(1) as f64),
+                format!(
+                    "<span class=\"bar\" style=\"width:{}px\"></span>",
+                    (n * 120 / max).max(1)
+                ),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["state", "warp-cycles", "per issue", "share", ""],
+        &rows,
+        1,
+    );
+    let _ = write!(
+        out,
+        "<p class=\"meta\">Warp cycles per issued instruction: {:.2} ({} resident warp-cycles, every one attributed).</p>",
+        l.warp_cycles_per_issued_instruction, l.resident_warp_cycles
+    );
+}
+
 /// Launch `li` of trace `t`; `id` is its heading's element id (unique on the page).
 fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     let l = &t.analysis.launches[li];
@@ -257,10 +303,10 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     }
     out.push_str("</div>");
     for h in &l.hints {
-        let class = if h.severity.label() == "OPT" {
-            "hint opt"
-        } else {
-            "hint"
+        let class = match h.severity {
+            Severity::Wrn => "hint wrn",
+            Severity::Opt => "hint opt",
+            Severity::Inf => "hint",
         };
         let _ = write!(
             out,
@@ -278,22 +324,23 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     out.push_str("<div class=\"panels\"><section><h3>Launch Statistics</h3>");
     let ls = &l.launch;
     let dim = |d: crate::sim::Dim3| format!("({}, {}, {})", d.x, d.y, d.z);
-    kv(
-        out,
-        &[
-            ("Grid Size", dim(ls.grid)),
-            ("Block Size", dim(ls.block)),
-            ("Threads", ls.threads.to_string()),
-            ("Warps Per Block", ls.warps_per_block.to_string()),
-            ("Registers Per Thread", ls.registers_per_thread.to_string()),
-            (
-                "Shared Memory Per Block [byte]",
-                ls.shared_per_block.to_string(),
-            ),
-            ("Waves Per SM", format!("{:.2}", ls.waves_per_sm)),
-            ("Thread Instructions", l.thread_instructions.to_string()),
-        ],
-    );
+    let mut rows = vec![
+        ("Grid Size", dim(ls.grid)),
+        ("Block Size", dim(ls.block)),
+        ("Threads", ls.threads.to_string()),
+        ("Warps Per Block", ls.warps_per_block.to_string()),
+        ("Registers Per Thread", ls.registers_per_thread.to_string()),
+        (
+            "Shared Memory Per Block [byte]",
+            ls.shared_per_block.to_string(),
+        ),
+        ("Waves Per SM", format!("{:.2}", ls.waves_per_sm)),
+        ("Thread Instructions", l.thread_instructions.to_string()),
+    ];
+    if l.hazards > 0 {
+        rows.push(("Dependency Hazards", l.hazards.to_string()));
+    }
+    kv(out, &rows);
 
     out.push_str("</section><section><h3>Occupancy</h3>");
     let o = &l.occupancy;
@@ -330,6 +377,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
 
     out.push_str("</section><section><h3>Scheduler Statistics</h3>");
     let s = &l.scheduler;
+    // Eligibility is a warp state: without state events it is unknown, not 0.
+    let states = |figure: String| match l.warp_states_recorded {
+        true => figure,
+        false => "not recorded".to_string(),
+    };
     kv(
         out,
         &[
@@ -340,60 +392,29 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             ),
             (
                 "Eligible Warps Per Scheduler",
-                format!("{:.2}", s.eligible_warps_per_scheduler),
+                states(format!("{:.2}", s.eligible_warps_per_scheduler)),
             ),
             (
                 "Issued Warp Per Scheduler",
                 format!("{:.3}", s.issued_warp_per_scheduler),
             ),
-            ("No Eligible [%]", format!("{:.2}", s.no_eligible_pct)),
+            (
+                "No Eligible [%]",
+                states(format!("{:.2}", s.no_eligible_pct)),
+            ),
             (
                 "One or More Eligible [%]",
-                format!("{:.2}", s.one_or_more_eligible_pct),
+                states(format!("{:.2}", s.one_or_more_eligible_pct)),
             ),
         ],
     );
 
     out.push_str("</section></div><h3>Warp State Statistics</h3>");
-    let total: u64 = l.warp_states.values().sum();
-    let mut states: Vec<_> = l.warp_states.iter().filter(|(_, &n)| n > 0).collect();
-    states.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let max = states.first().map_or(1, |s| *s.1).max(1);
-    let rows: Vec<Vec<String>> = states
-        .iter()
-        .map(|(name, &n)| {
-            let colour = NsightState::from_name(name)
-                .map(super::state_colour)
-                .unwrap_or_else(|| "#888888".into());
-            vec![
-                format!(
-                    "<span class=\"swatch\" style=\"background:{colour}\"></span>{}",
-                    esc(name)
-                ),
-                n.to_string(),
-                format!(
-                    "{:.2}",
-                    l.warp_states_per_issue.get(*name).copied().unwrap_or(0.0)
-                ),
-                format!("{:.1}%", n as f64 * 100.0 / total.max(1) as f64),
-                format!(
-                    "<span class=\"bar\" style=\"width:{}px\"></span>",
-                    (n * 120 / max).max(1)
-                ),
-            ]
-        })
-        .collect();
-    table(
-        out,
-        &["state", "warp-cycles", "per issue", "share", ""],
-        &rows,
-        1,
-    );
-    let _ = write!(
-        out,
-        "<p class=\"meta\">Warp cycles per issued instruction: {:.2} ({} resident warp-cycles, every one attributed).</p>",
-        l.warp_cycles_per_issued_instruction, l.resident_warp_cycles
-    );
+    if l.warp_states_recorded {
+        warp_states(out, l);
+    } else {
+        out.push_str(STATES_NOT_RECORDED);
+    }
 
     out.push_str("<div class=\"panels\"><section><h3>Issue Slots</h3>");
     let i = &l.issue_slots;
@@ -429,6 +450,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
                     "Sectors Per Request",
                     format!("{:.2}", m.sectors_per_request),
                 ),
+                (
+                    "Ideal Sectors Per Request",
+                    format!("{:.2}", m.ideal_sectors_per_request),
+                ),
+                ("Access Size [byte]", m.access_bytes()),
                 ("L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct)),
                 ("L2 Hit Rate [%]", format!("{:.2}", m.l2_hit_rate_pct)),
                 ("DRAM Requests", m.dram_requests.to_string()),
@@ -465,6 +491,9 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     table(out, &["SM", "blocks", "busy cycles"], &rows, 1);
 
     out.push_str("</section></div><h3>Source Counters</h3>");
+    if !l.warp_states_recorded {
+        out.push_str("<p class=\"meta\">Executions only: warp-cycles were not recorded (<code>--verbosity 0</code>).</p>");
+    }
     let max = bar_scale(
         l.source
             .iter()
