@@ -481,6 +481,24 @@ fn stall_bars_end_at_the_analyzers_values() {
 }
 
 #[test]
+fn stall_groups_of_traces_with_one_file_name_are_told_apart_by_their_directories() {
+    let paths = ["a", "b"].map(|sub| tmp(&format!("same-name/{sub}/t.wstrace")));
+    for (path, trace) in paths.iter().zip(["reduce.small.gto", "reduce.small.lrr"]) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(sample(&format!("{trace}.wstrace")), path).unwrap();
+    }
+    let c = chart(ChartKind::Stalls, &paths, &RenderOptions::default()).unwrap();
+    let headings: Vec<String> = texts(&c.svg)
+        .into_iter()
+        .filter(|t| t.text.ends_with("warp instructions"))
+        .map(|t| t.text)
+        .collect();
+    assert_eq!(headings.len(), 2, "{headings:?}");
+    assert!(headings[0].starts_with("a/t.wstrace "), "{headings:?}");
+    assert!(headings[1].starts_with("b/t.wstrace "), "{headings:?}");
+}
+
+#[test]
 fn source_heat_bar_starts_with_the_instructions_first_stall_state() {
     let path = sample("reduce.small.gto.wstrace");
     let c = render(ChartKind::Source, &path, &RenderOptions::default());

@@ -387,3 +387,43 @@ fn a_faulting_kernel_still_gets_a_partial_report() {
     }
     assert_eq!(std::fs::read_to_string(d.join("taken")).unwrap(), "keep");
 }
+
+#[test]
+fn traces_of_one_file_name_are_told_apart_in_the_report() {
+    let d = dir("same-name");
+    let paths = ["a", "b"].map(|sub| d.join(sub).join("t.wstrace"));
+    for (path, trace) in paths.iter().zip(["reduce.small.gto", "reduce.small.lrr"]) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(root().join("traces").join(format!("{trace}.wstrace")), path).unwrap();
+    }
+    let out = d.join("out");
+    ok(&ws_in(
+        &d,
+        &[
+            "report",
+            "a/t.wstrace",
+            "b/t.wstrace",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let labels: Vec<&str> = json["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["trace"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["a/t.wstrace", "b/t.wstrace"]);
+    assert_eq!(json["comparison"]["traces"], serde_json::json!(labels));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for label in labels {
+        assert!(html.contains(&format!("<h2>{label}</h2>")), "{label}");
+    }
+    let stalls = std::fs::read_to_string(out.join("stalls.svg")).unwrap();
+    assert!(
+        stalls.contains("a/t.wstrace") && stalls.contains("b/t.wstrace"),
+        "{stalls}"
+    );
+}

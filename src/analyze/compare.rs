@@ -17,23 +17,22 @@ use std::path::Path;
 /// One trace of a comparison.
 #[derive(Debug, Clone)]
 pub struct Compared {
-    /// How the trace is named in the tables (its file name).
+    /// How the trace is named in the tables: its file name, or as much of its path as tells
+    /// it from the others compared ([`crate::trace_label::labels`]).
     pub label: String,
     pub header: TraceHeader,
     pub analysis: Analysis,
 }
 
 impl Compared {
-    /// Reads and analyzes the trace at `path`.
-    pub fn load(path: &Path, taxonomy: Taxonomy) -> Result<Compared, TraceError> {
+    /// Reads and analyzes the trace at `path`, to be named `label` (its entry in
+    /// [`crate::trace_label::labels`] of all the traces compared).
+    pub fn load(path: &Path, label: String, taxonomy: Taxonomy) -> Result<Compared, TraceError> {
         let reader = TraceReader::open(path)?;
         let header = reader.header().clone();
         let analysis = analyze(reader, taxonomy)?;
         Ok(Compared {
-            label: path.file_name().map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into(),
-            ),
+            label,
             header,
             analysis,
         })

@@ -217,6 +217,10 @@ pub enum RenderError {
 /// A trace loaded for drawing.
 pub struct Loaded {
     pub path: PathBuf,
+    /// How captions and group headings name the trace: its file name, or, drawn beside
+    /// traces of the same file name, as much of its path as tells it apart
+    /// ([`crate::trace_label::labels`], which the caller that loads several applies).
+    pub label: String,
     pub model: TraceModel,
     /// The trace's analysis (Nsight taxonomy), which the stalls and source charts draw: made
     /// on first use, or handed in by a caller that has it (the report) so that the trace is
@@ -236,14 +240,6 @@ impl Loaded {
                 source,
             })?;
         Ok(self.analysis.get_or_init(|| a))
-    }
-
-    /// The file name, as group labels and titles show it.
-    pub fn file_name(&self) -> String {
-        self.path.file_name().map_or_else(
-            || self.path.display().to_string(),
-            |n| n.to_string_lossy().into(),
-        )
     }
 
     /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names.
@@ -284,6 +280,7 @@ fn load_before(path: &Path, before: Option<u64>) -> Result<Loaded, RenderError> 
     }
     Ok(Loaded {
         path: path.to_path_buf(),
+        label: crate::trace_label::labels(&[path]).remove(0),
         model,
         analysis: std::sync::OnceLock::new(),
     })
@@ -334,10 +331,13 @@ pub fn chart(
             count: traces.len(),
         });
     }
-    let loaded = traces
+    let mut loaded = traces
         .iter()
         .map(|p| load_before(p, options.to))
         .collect::<Result<Vec<_>, _>>()?;
+    for (t, label) in loaded.iter_mut().zip(crate::trace_label::labels(traces)) {
+        t.label = label;
+    }
     chart_of(kind, &loaded, options)
 }
 

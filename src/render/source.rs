@@ -80,7 +80,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         &format!("Stalls by instruction: {}", t.subject()),
         Some(&format!(
             "{}: warp-cycles waiting to issue each instruction, by state",
-            t.file_name()
+            t.label
         )),
         WIDTH,
     );

@@ -44,7 +44,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
         groups.push(Group {
             label: format!(
                 "{} ({})",
-                t.file_name(),
+                t.label,
                 t.model.header.config.scheduler.policy.name()
             ),
             instructions,
