@@ -498,6 +498,96 @@ fn stall_groups_of_traces_with_one_file_name_are_told_apart_by_their_directories
     assert!(headings[1].starts_with("b/t.wstrace "), "{headings:?}");
 }
 
+/// The traces `warpscope sweep` writes of the shared Accel-Sim vector add into `dir` under
+/// `flags`, in the sweep's order.
+fn sweep_vecadd(dir: &str, flags: &[&str]) -> Vec<PathBuf> {
+    let out = tmp(dir);
+    let _ = std::fs::remove_dir_all(&out);
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/vectoradd-100-32");
+    let mut args = vec![
+        "sweep",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend(flags);
+    let o = warpscope(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wstrace"))
+        .collect();
+    traces.sort();
+    traces
+}
+
+/// The stalls chart's title (its lines joined) and group headings.
+fn stall_captions(c: &Chart) -> (String, Vec<String>) {
+    let texts = texts(&c.svg);
+    let title: Vec<String> = texts
+        .iter()
+        .filter(|t| t.size == f64::from(warpscope::render::TEXT_TITLE))
+        .map(|t| t.text.clone())
+        .collect();
+    let groups = texts
+        .into_iter()
+        .filter(|t| t.text.ends_with("warp instructions"))
+        .map(|t| t.text)
+        .collect();
+    (title.join(" "), groups)
+}
+
+#[test]
+fn stall_groups_and_title_name_what_differs_between_the_traces() {
+    // Scoreboards differ, policy and GPU do not.
+    let traces = sweep_vecadd(
+        "sweep-scoreboards",
+        &["--scoreboard", "bitmap,ranges,barriers"],
+    );
+    let c = chart(ChartKind::Stalls, &traces, &RenderOptions::default()).unwrap();
+    check_text(&c, "scoreboards");
+    let (title, groups) = stall_captions(&c);
+    assert!(
+        title.ends_with("vecAdd<float> on volta (gto) with barriers, bitmap, ranges scoreboards"),
+        "{title}"
+    );
+    for (group, scoreboard) in groups.iter().zip(["barriers", "bitmap", "ranges"]) {
+        assert!(
+            group.starts_with(&format!(
+                "gto.{scoreboard}.wstrace ({scoreboard} scoreboard): "
+            )),
+            "{groups:?}"
+        );
+    }
+    // Policies and GPUs differ: each group names its own pair, the title both lists.
+    let mut traces = sweep_vecadd("sweep-volta", &["--gpu", "volta", "--policy", "gto,lrr"]);
+    traces.extend(sweep_vecadd(
+        "sweep-hopper",
+        &["--gpu", "hopper", "--policy", "gto,lrr"],
+    ));
+    let c = chart(ChartKind::Stalls, &traces, &RenderOptions::default()).unwrap();
+    check_text(&c, "policies and GPUs");
+    let (title, groups) = stall_captions(&c);
+    assert!(
+        title.ends_with("vecAdd<float> on volta, hopper (gto, lrr)"),
+        "{title}"
+    );
+    let expected = [
+        ("sweep-volta/gto", "volta, gto"),
+        ("sweep-volta/lrr", "volta, lrr"),
+        ("sweep-hopper/gto", "hopper, gto"),
+        ("sweep-hopper/lrr", "hopper, lrr"),
+    ];
+    assert_eq!(groups.len(), expected.len(), "{groups:?}");
+    for (group, (label, parts)) in groups.iter().zip(expected) {
+        assert!(
+            group.starts_with(&format!("{label}.bitmap.wstrace ({parts}): ")),
+            "{groups:?}"
+        );
+    }
+}
+
 #[test]
 fn source_heat_bar_starts_with_the_instructions_first_stall_state() {
     let path = sample("reduce.small.gto.wstrace");

@@ -427,3 +427,46 @@ fn traces_of_one_file_name_are_told_apart_in_the_report() {
         "{stalls}"
     );
 }
+
+#[test]
+fn a_comparison_names_what_differs_between_the_runs() {
+    let d = dir("scoreboards");
+    let input = root().join("tests/data/accelsim/vectoradd-100-32");
+    ok(&ws_in(
+        &d,
+        &[
+            "sweep",
+            input.to_str().unwrap(),
+            "--scoreboard",
+            "bitmap,ranges",
+            "-o",
+            "sweep",
+        ],
+    ));
+    ok(&ws_in(
+        &d,
+        &[
+            "report",
+            "sweep/gto.bitmap.wstrace",
+            "sweep/gto.ranges.wstrace",
+            "-o",
+            "out",
+        ],
+    ));
+    let html = std::fs::read_to_string(d.join("out/index.html")).unwrap();
+    let comparison = &html[html.find("<h2 id=\"comparison\">").unwrap()..];
+    let runs = &comparison[..comparison.find("</table>").unwrap()];
+    assert!(
+        runs.contains("<td>gto.bitmap.wstrace</td><td>bitmap scoreboard</td>")
+            && runs.contains("<td>gto.ranges.wstrace</td><td>ranges scoreboard</td>"),
+        "{runs}"
+    );
+    let stalls = std::fs::read_to_string(d.join("out/stalls.svg")).unwrap();
+    for caption in [
+        "with bitmap, ranges",
+        "gto.bitmap.wstrace (bitmap scoreboard)",
+        "gto.ranges.wstrace (ranges scoreboard)",
+    ] {
+        assert!(stalls.contains(caption), "{caption}: {stalls}");
+    }
+}

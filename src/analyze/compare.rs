@@ -117,12 +117,14 @@ fn is_bookkeeping(field: &str) -> bool {
     matches!(field, "format" | "version" | "tool_version")
 }
 
-fn header_differences(traces: &[Compared]) -> Vec<HeaderDifference> {
-    let flat: Vec<BTreeMap<String, String>> = traces
+/// The fields of `headers` whose values are not the same in all of them, the recording's
+/// bookkeeping (format, versions) left out.
+pub fn header_differences(headers: &[&TraceHeader]) -> Vec<HeaderDifference> {
+    let flat: Vec<BTreeMap<String, String>> = headers
         .iter()
-        .map(|t| {
+        .map(|h| {
             let mut out = BTreeMap::new();
-            let value = serde_json::to_value(&t.header).expect("a header serializes");
+            let value = serde_json::to_value(h).expect("a header serializes");
             flatten("", &value, &mut out);
             out
         })
@@ -242,7 +244,9 @@ pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
     Comparison {
         traces: traces.iter().map(|t| t.label.clone()).collect(),
         baselines,
-        header_differences: header_differences(traces),
+        header_differences: header_differences(
+            &traces.iter().map(|t| &t.header).collect::<Vec<_>>(),
+        ),
         launches: (0..launches)
             .map(|i| compare_launch(i, traces, baselines))
             .collect(),

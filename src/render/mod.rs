@@ -36,6 +36,7 @@
 //!
 //! Output is deterministic: the same trace and options give the same bytes.
 
+pub mod caption;
 pub mod dispatch;
 pub mod figure;
 pub mod model;
@@ -47,7 +48,6 @@ pub mod stalls;
 pub mod timeline;
 
 use crate::analyze::{analyze_file, Analysis, Taxonomy};
-use crate::kernel_name;
 use crate::trace::TraceError;
 use model::TraceModel;
 use palette::Rgb;
@@ -244,21 +244,7 @@ impl Loaded {
 
     /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names.
     pub fn subject(&self) -> String {
-        // Room in a chart's caption for a kernel name beside the GPU's and the policy's.
-        const SUBJECT_KERNEL_CHARS: usize = 48;
-        let h = &self.model.header;
-        let mut kernels: Vec<String> = h
-            .launches
-            .iter()
-            .map(|l| kernel_name::function_within(&l.kernel, SUBJECT_KERNEL_CHARS))
-            .collect();
-        kernels.dedup();
-        format!(
-            "{} on {} ({})",
-            kernels.join(", "),
-            h.config.name,
-            h.config.scheduler.policy.name()
-        )
+        caption::captions(&[&self.model.header]).subject
     }
 }
 
