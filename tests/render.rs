@@ -589,6 +589,31 @@ fn stall_groups_and_title_name_what_differs_between_the_traces() {
 }
 
 #[test]
+fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
+    let trace = tmp("v5-ampere-reduce.wstrace");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/v5-ampere-reduce");
+    let o = warpscope(&[
+        "replay",
+        input.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = render(ChartKind::Source, &trace, &RenderOptions::default());
+    let headings: Vec<String> = texts(&c.svg)
+        .into_iter()
+        .filter(|t| t.text.starts_with("launch "))
+        .map(|t| t.text)
+        .collect();
+    assert_eq!(headings.len(), 1, "{headings:?}");
+    assert!(
+        headings[0].starts_with("launch 0: reduce(float*, float*, int) ("),
+        "{headings:?}"
+    );
+    assert!(!c.svg.contains("_Z6reduce"), "a mangled name is left");
+}
+
+#[test]
 fn source_heat_bar_starts_with_the_instructions_first_stall_state() {
     let path = sample("reduce.small.gto.wstrace");
     let c = render(ChartKind::Source, &path, &RenderOptions::default());
