@@ -859,6 +859,64 @@ fn study_grid_text_is_readable_and_clear_of_other_text() {
 }
 
 #[test]
+fn a_window_past_the_traces_end_stops_at_its_end_in_every_time_chart() {
+    let path = sample("reduce.small.gto.wstrace");
+    let end = model::load(&path).unwrap().end;
+    for kind in [
+        ChartKind::Timeline,
+        ChartKind::Dispatch,
+        ChartKind::Occupancy,
+        ChartKind::Slots,
+    ] {
+        for from in [None, Some(end / 2)] {
+            let whole = render(
+                kind,
+                &path,
+                &RenderOptions {
+                    from,
+                    ..RenderOptions::default()
+                },
+            );
+            let past = render(
+                kind,
+                &path,
+                &RenderOptions {
+                    from,
+                    to: Some(end * 40),
+                    sm: None,
+                },
+            );
+            assert_eq!(past.plot.x_to, end as f64, "{kind:?} from {from:?}");
+            assert!(
+                past.svg == whole.svg,
+                "{kind:?} from {from:?}: not the chart up to the end"
+            );
+        }
+    }
+    // The command says that it stopped at the end.
+    let out = tmp("past-the-end.svg");
+    let to = (end * 40).to_string();
+    let o = warpscope(&[
+        "render",
+        path.to_str().unwrap(),
+        "--chart",
+        "dispatch",
+        "--to",
+        &to,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "note: --to {to} is past the trace's end: the chart shows cycles 0..{end}"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     let path = sample("vecadd_tiny.tiny.wstrace");
     let missing = tmp("no-such.wstrace");
@@ -908,7 +966,11 @@ fn bad_input_is_a_clear_error() {
         },
     )
     .unwrap_err();
-    assert!(e.to_string().contains("no warp was resident"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("--from 10000 is past the trace's last cycle"),
+        "{e}"
+    );
 
     // A trace whose header has no launch.
     let reader = TraceReader::open(&path).unwrap();

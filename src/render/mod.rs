@@ -375,11 +375,13 @@ pub fn retained(
     }
 }
 
-/// The cycle window `[from, to)` a time chart shows.
+/// The cycle window `[from, to)` a time chart shows: `options`' window, ending at the trace's
+/// end if it asks for more — a zoom that overshoots the end wants the end, not an axis the
+/// trace fills 2 % of (the plot's `x_to` says where it stopped, and `render` says so).
 pub(crate) fn window(t: &Loaded, options: &RenderOptions) -> Result<(u64, u64), RenderError> {
+    let end = t.model.end.max(t.model.start + 1);
     let from = options.from.unwrap_or(t.model.start);
-    if options.from.is_some() && options.to.is_none() && from >= t.model.end.max(t.model.start + 1)
-    {
+    if options.from.is_some() && from >= end {
         return Err(RenderError::Empty {
             path: t.path.clone(),
             message: format!(
@@ -388,7 +390,7 @@ pub(crate) fn window(t: &Loaded, options: &RenderOptions) -> Result<(u64, u64), 
             ),
         });
     }
-    let to = options.to.unwrap_or(t.model.end.max(from + 1));
+    let to = options.to.map_or(end, |to| to.min(end));
     if from >= to && options.from.is_none() {
         return Err(RenderError::Empty {
             path: t.path.clone(),
