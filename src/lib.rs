@@ -16,5 +16,6 @@ pub mod study;
 pub mod sweep;
 pub mod threads;
 pub mod trace;
+pub mod trace_label;
 pub mod words;
 pub mod workload;

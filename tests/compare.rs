@@ -41,7 +41,9 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn load(name: &str) -> Compared {
-    Compared::load(&sample(name), Taxonomy::Nsight).unwrap()
+    let path = sample(name);
+    let label = warpscope::trace_label::labels(&[&path]).remove(0);
+    Compared::load(&path, label, Taxonomy::Nsight).unwrap()
 }
 
 fn row<'a>(
@@ -505,4 +507,50 @@ fn sweep_replays_an_accelsim_trace_at_every_combination() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("kernel selection flags are for Accel-Sim traces"));
+}
+
+/// Two sample traces copied to `a/t.wstrace` and `b/t.wstrace` (as two sweeps name theirs).
+fn same_name_in_two_directories(name: &str) -> [PathBuf; 2] {
+    let d = dir(name);
+    let paths = ["a", "b"].map(|sub| d.join(sub).join("t.wstrace"));
+    for (path, trace) in paths.iter().zip(["reduce.small.gto", "reduce.small.lrr"]) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(sample(trace), path).unwrap();
+    }
+    paths
+}
+
+#[test]
+fn traces_of_one_file_name_are_told_apart_by_their_directories() {
+    let [a, b] = same_name_in_two_directories("same-name");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let csv = ok(&ws(&["compare", a, b, "--format", "csv"]));
+    let traces: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains(",cycles,"))
+        .map(|l| l.split(',').nth(5).unwrap())
+        .collect();
+    assert_eq!(traces, ["a/t.wstrace", "b/t.wstrace"], "{csv}");
+    let text = ok(&ws(&["compare", a, b]));
+    assert!(text.contains("[0] a/t.wstrace baseline"), "{text}");
+    assert!(text.contains("[1] b/t.wstrace\n"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&ws(&["compare", a, b, "--format", "json"]))).unwrap();
+    assert_eq!(
+        json["traces"],
+        serde_json::json!(["a/t.wstrace", "b/t.wstrace"])
+    );
+    // Distinct file names stay the labels.
+    let c = ok(&ws(&[
+        "compare",
+        "traces/reduce.small.gto.wstrace",
+        b,
+        "--format",
+        "json",
+    ]));
+    let json: serde_json::Value = serde_json::from_str(&c).unwrap();
+    assert_eq!(
+        json["traces"],
+        serde_json::json!(["reduce.small.gto.wstrace", "t.wstrace"])
+    );
 }

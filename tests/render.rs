@@ -481,6 +481,139 @@ fn stall_bars_end_at_the_analyzers_values() {
 }
 
 #[test]
+fn stall_groups_of_traces_with_one_file_name_are_told_apart_by_their_directories() {
+    let paths = ["a", "b"].map(|sub| tmp(&format!("same-name/{sub}/t.wstrace")));
+    for (path, trace) in paths.iter().zip(["reduce.small.gto", "reduce.small.lrr"]) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(sample(&format!("{trace}.wstrace")), path).unwrap();
+    }
+    let c = chart(ChartKind::Stalls, &paths, &RenderOptions::default()).unwrap();
+    let headings: Vec<String> = texts(&c.svg)
+        .into_iter()
+        .filter(|t| t.text.ends_with("warp instructions"))
+        .map(|t| t.text)
+        .collect();
+    assert_eq!(headings.len(), 2, "{headings:?}");
+    assert!(headings[0].starts_with("a/t.wstrace "), "{headings:?}");
+    assert!(headings[1].starts_with("b/t.wstrace "), "{headings:?}");
+}
+
+/// The traces `warpscope sweep` writes of the shared Accel-Sim vector add into `dir` under
+/// `flags`, in the sweep's order.
+fn sweep_vecadd(dir: &str, flags: &[&str]) -> Vec<PathBuf> {
+    let out = tmp(dir);
+    let _ = std::fs::remove_dir_all(&out);
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/vectoradd-100-32");
+    let mut args = vec![
+        "sweep",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend(flags);
+    let o = warpscope(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wstrace"))
+        .collect();
+    traces.sort();
+    traces
+}
+
+/// The stalls chart's title (its lines joined) and group headings.
+fn stall_captions(c: &Chart) -> (String, Vec<String>) {
+    let texts = texts(&c.svg);
+    let title: Vec<String> = texts
+        .iter()
+        .filter(|t| t.size == f64::from(warpscope::render::TEXT_TITLE))
+        .map(|t| t.text.clone())
+        .collect();
+    let groups = texts
+        .into_iter()
+        .filter(|t| t.text.ends_with("warp instructions"))
+        .map(|t| t.text)
+        .collect();
+    (title.join(" "), groups)
+}
+
+#[test]
+fn stall_groups_and_title_name_what_differs_between_the_traces() {
+    // Scoreboards differ, policy and GPU do not.
+    let traces = sweep_vecadd(
+        "sweep-scoreboards",
+        &["--scoreboard", "bitmap,ranges,barriers"],
+    );
+    let c = chart(ChartKind::Stalls, &traces, &RenderOptions::default()).unwrap();
+    check_text(&c, "scoreboards");
+    let (title, groups) = stall_captions(&c);
+    assert!(
+        title.ends_with("vecAdd<float> on volta (gto) with barriers, bitmap, ranges scoreboards"),
+        "{title}"
+    );
+    for (group, scoreboard) in groups.iter().zip(["barriers", "bitmap", "ranges"]) {
+        assert!(
+            group.starts_with(&format!(
+                "gto.{scoreboard}.wstrace ({scoreboard} scoreboard): "
+            )),
+            "{groups:?}"
+        );
+    }
+    // Policies and GPUs differ: each group names its own pair, the title both lists.
+    let mut traces = sweep_vecadd("sweep-volta", &["--gpu", "volta", "--policy", "gto,lrr"]);
+    traces.extend(sweep_vecadd(
+        "sweep-hopper",
+        &["--gpu", "hopper", "--policy", "gto,lrr"],
+    ));
+    let c = chart(ChartKind::Stalls, &traces, &RenderOptions::default()).unwrap();
+    check_text(&c, "policies and GPUs");
+    let (title, groups) = stall_captions(&c);
+    assert!(
+        title.ends_with("vecAdd<float> on volta, hopper (gto, lrr)"),
+        "{title}"
+    );
+    let expected = [
+        ("sweep-volta/gto", "volta, gto"),
+        ("sweep-volta/lrr", "volta, lrr"),
+        ("sweep-hopper/gto", "hopper, gto"),
+        ("sweep-hopper/lrr", "hopper, lrr"),
+    ];
+    assert_eq!(groups.len(), expected.len(), "{groups:?}");
+    for (group, (label, parts)) in groups.iter().zip(expected) {
+        assert!(
+            group.starts_with(&format!("{label}.bitmap.wstrace ({parts}): ")),
+            "{groups:?}"
+        );
+    }
+}
+
+#[test]
+fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
+    let trace = tmp("v5-ampere-reduce.wstrace");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/v5-ampere-reduce");
+    let o = warpscope(&[
+        "replay",
+        input.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = render(ChartKind::Source, &trace, &RenderOptions::default());
+    let headings: Vec<String> = texts(&c.svg)
+        .into_iter()
+        .filter(|t| t.text.starts_with("launch "))
+        .map(|t| t.text)
+        .collect();
+    assert_eq!(headings.len(), 1, "{headings:?}");
+    assert!(
+        headings[0].starts_with("launch 0: reduce(float*, float*, int) ("),
+        "{headings:?}"
+    );
+    assert!(!c.svg.contains("_Z6reduce"), "a mangled name is left");
+}
+
+#[test]
 fn source_heat_bar_starts_with_the_instructions_first_stall_state() {
     let path = sample("reduce.small.gto.wstrace");
     let c = render(ChartKind::Source, &path, &RenderOptions::default());
@@ -726,6 +859,64 @@ fn study_grid_text_is_readable_and_clear_of_other_text() {
 }
 
 #[test]
+fn a_window_past_the_traces_end_stops_at_its_end_in_every_time_chart() {
+    let path = sample("reduce.small.gto.wstrace");
+    let end = model::load(&path).unwrap().end;
+    for kind in [
+        ChartKind::Timeline,
+        ChartKind::Dispatch,
+        ChartKind::Occupancy,
+        ChartKind::Slots,
+    ] {
+        for from in [None, Some(end / 2)] {
+            let whole = render(
+                kind,
+                &path,
+                &RenderOptions {
+                    from,
+                    ..RenderOptions::default()
+                },
+            );
+            let past = render(
+                kind,
+                &path,
+                &RenderOptions {
+                    from,
+                    to: Some(end * 40),
+                    sm: None,
+                },
+            );
+            assert_eq!(past.plot.x_to, end as f64, "{kind:?} from {from:?}");
+            assert!(
+                past.svg == whole.svg,
+                "{kind:?} from {from:?}: not the chart up to the end"
+            );
+        }
+    }
+    // The command says that it stopped at the end.
+    let out = tmp("past-the-end.svg");
+    let to = (end * 40).to_string();
+    let o = warpscope(&[
+        "render",
+        path.to_str().unwrap(),
+        "--chart",
+        "dispatch",
+        "--to",
+        &to,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "note: --to {to} is past the trace's end: the chart shows cycles 0..{end}"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     let path = sample("vecadd_tiny.tiny.wstrace");
     let missing = tmp("no-such.wstrace");
@@ -775,7 +966,11 @@ fn bad_input_is_a_clear_error() {
         },
     )
     .unwrap_err();
-    assert!(e.to_string().contains("no warp was resident"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("--from 10000 is past the trace's last cycle"),
+        "{e}"
+    );
 
     // A trace whose header has no launch.
     let reader = TraceReader::open(&path).unwrap();

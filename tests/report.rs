@@ -493,3 +493,86 @@ fn coalesced_8_byte_accesses_are_not_called_uncoalesced() {
             .all(|h| h["rule"] != "uncoalesced_global"));
     }
 }
+
+#[test]
+fn traces_of_one_file_name_are_told_apart_in_the_report() {
+    let d = dir("same-name");
+    let paths = ["a", "b"].map(|sub| d.join(sub).join("t.wstrace"));
+    for (path, trace) in paths.iter().zip(["reduce.small.gto", "reduce.small.lrr"]) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(root().join("traces").join(format!("{trace}.wstrace")), path).unwrap();
+    }
+    let out = d.join("out");
+    ok(&ws_in(
+        &d,
+        &[
+            "report",
+            "a/t.wstrace",
+            "b/t.wstrace",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let labels: Vec<&str> = json["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["trace"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["a/t.wstrace", "b/t.wstrace"]);
+    assert_eq!(json["comparison"]["traces"], serde_json::json!(labels));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for label in labels {
+        assert!(html.contains(&format!("<h2>{label}</h2>")), "{label}");
+    }
+    let stalls = std::fs::read_to_string(out.join("stalls.svg")).unwrap();
+    assert!(
+        stalls.contains("a/t.wstrace") && stalls.contains("b/t.wstrace"),
+        "{stalls}"
+    );
+}
+
+#[test]
+fn a_comparison_names_what_differs_between_the_runs() {
+    let d = dir("scoreboards");
+    let input = root().join("tests/data/accelsim/vectoradd-100-32");
+    ok(&ws_in(
+        &d,
+        &[
+            "sweep",
+            input.to_str().unwrap(),
+            "--scoreboard",
+            "bitmap,ranges",
+            "-o",
+            "sweep",
+        ],
+    ));
+    ok(&ws_in(
+        &d,
+        &[
+            "report",
+            "sweep/gto.bitmap.wstrace",
+            "sweep/gto.ranges.wstrace",
+            "-o",
+            "out",
+        ],
+    ));
+    let html = std::fs::read_to_string(d.join("out/index.html")).unwrap();
+    let comparison = &html[html.find("<h2 id=\"comparison\">").unwrap()..];
+    let runs = &comparison[..comparison.find("</table>").unwrap()];
+    assert!(
+        runs.contains("<td>gto.bitmap.wstrace</td><td>bitmap scoreboard</td>")
+            && runs.contains("<td>gto.ranges.wstrace</td><td>ranges scoreboard</td>"),
+        "{runs}"
+    );
+    let stalls = std::fs::read_to_string(d.join("out/stalls.svg")).unwrap();
+    for caption in [
+        "with bitmap, ranges",
+        "gto.bitmap.wstrace (bitmap scoreboard)",
+        "gto.ranges.wstrace (ranges scoreboard)",
+    ] {
+        assert!(stalls.contains(caption), "{caption}: {stalls}");
+    }
+}

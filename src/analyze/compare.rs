@@ -17,23 +17,22 @@ use std::path::Path;
 /// One trace of a comparison.
 #[derive(Debug, Clone)]
 pub struct Compared {
-    /// How the trace is named in the tables (its file name).
+    /// How the trace is named in the tables: its file name, or as much of its path as tells
+    /// it from the others compared ([`crate::trace_label::labels`]).
     pub label: String,
     pub header: TraceHeader,
     pub analysis: Analysis,
 }
 
 impl Compared {
-    /// Reads and analyzes the trace at `path`.
-    pub fn load(path: &Path, taxonomy: Taxonomy) -> Result<Compared, TraceError> {
+    /// Reads and analyzes the trace at `path`, to be named `label` (its entry in
+    /// [`crate::trace_label::labels`] of all the traces compared).
+    pub fn load(path: &Path, label: String, taxonomy: Taxonomy) -> Result<Compared, TraceError> {
         let reader = TraceReader::open(path)?;
         let header = reader.header().clone();
         let analysis = analyze(reader, taxonomy)?;
         Ok(Compared {
-            label: path.file_name().map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into(),
-            ),
+            label,
             header,
             analysis,
         })
@@ -118,12 +117,14 @@ fn is_bookkeeping(field: &str) -> bool {
     matches!(field, "format" | "version" | "tool_version")
 }
 
-fn header_differences(traces: &[Compared]) -> Vec<HeaderDifference> {
-    let flat: Vec<BTreeMap<String, String>> = traces
+/// The fields of `headers` whose values are not the same in all of them, the recording's
+/// bookkeeping (format, versions) left out.
+pub fn header_differences(headers: &[&TraceHeader]) -> Vec<HeaderDifference> {
+    let flat: Vec<BTreeMap<String, String>> = headers
         .iter()
-        .map(|t| {
+        .map(|h| {
             let mut out = BTreeMap::new();
-            let value = serde_json::to_value(&t.header).expect("a header serializes");
+            let value = serde_json::to_value(h).expect("a header serializes");
             flatten("", &value, &mut out);
             out
         })
@@ -243,7 +244,9 @@ pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
     Comparison {
         traces: traces.iter().map(|t| t.label.clone()).collect(),
         baselines,
-        header_differences: header_differences(traces),
+        header_differences: header_differences(
+            &traces.iter().map(|t| &t.header).collect::<Vec<_>>(),
+        ),
         launches: (0..launches)
             .map(|i| compare_launch(i, traces, baselines))
             .collect(),

@@ -8,6 +8,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
+use warpscope::trace_label;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -49,7 +50,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let traces = args
         .traces
         .iter()
-        .map(|p| Compared::load(p, taxonomy).with_context(|| p.display().to_string()))
+        .zip(trace_label::labels(&args.traces))
+        .map(|(p, label)| {
+            Compared::load(p, label, taxonomy).with_context(|| p.display().to_string())
+        })
         .collect::<Result<Vec<_>>>()?;
     let c = compare::compare(&traces, args.baselines);
     let text = match args.format {

@@ -22,7 +22,8 @@ Examples:
 Colours are the same in every chart: one colour-blind-safe colour per Nsight warp state,
 named in the legend. A trace longer than the plot is wide is binned into pixel columns, and
 each column shows its dominant state (or slot use): the one that holds most of its cycles.
-Zoom with --from/--to (cycles) and --sm to see short states. Only `stalls` takes several
+Zoom with --from/--to (cycles) and --sm to see short states; a --to past the trace's end
+stops at its end. Only `stalls` takes several
 traces (one group of bars per trace).
 
 The output's extension picks the format (--format overrides it): SVG as the report shows it,
@@ -103,7 +104,7 @@ pub struct RenderArgs {
     /// First cycle to show (time charts; default: the trace's first).
     #[arg(long, value_name = "CYCLE")]
     pub from: Option<u64>,
-    /// Show cycles before this one (time charts; default: the trace's end).
+    /// Show cycles before this one (time charts; default, and at most: the trace's end).
     #[arg(long, value_name = "CYCLE")]
     pub to: Option<u64>,
     /// Only this SM (timeline, dispatch, occupancy, slots).
@@ -157,6 +158,15 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         }
     }
     let chart = render::chart(kind, &args.traces, &options)?;
+    if let Some(to) = args.to {
+        // A time chart's axis stops at the trace's end (`render::chart`).
+        if chart.plot.x_to < to as f64 {
+            eprintln!(
+                "note: --to {to} is past the trace's end: the chart shows cycles {}..{}",
+                chart.plot.x_from, chart.plot.x_to
+            );
+        }
+    }
     let scale = args.scale.unwrap_or(2);
     let bytes = figure::encode(&chart.svg, format, scale)
         .with_context(|| format!("writing {}", args.output.display()))?;

@@ -163,7 +163,8 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
     let mut failed = false;
     let mut traces = Vec::new();
     let mut notes = String::new();
-    for r in results {
+    let paths: Vec<&std::path::Path> = results.iter().map(|r| r.path.as_path()).collect();
+    for (r, label) in results.iter().zip(warpscope::trace_label::labels(&paths)) {
         match &r.outcome {
             Ok(out) => {
                 if let Some(f) = &out.fault {
@@ -171,7 +172,7 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
                     let _ = writeln!(notes, "{}: fault: {f}", r.label);
                 }
                 traces.push(
-                    Compared::load(&r.path, Taxonomy::Nsight)
+                    Compared::load(&r.path, label, Taxonomy::Nsight)
                         .with_context(|| r.path.display().to_string())?,
                 );
             }

@@ -232,7 +232,7 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
         &format!("Blocks on SMs: {}", t.subject()),
         Some(&format!(
             "{}, cycles {from}..{to}, {}",
-            t.file_name(),
+            t.label,
             crate::words::count(acc.total as u64, "block", "blocks")
         )),
         WIDTH,
@@ -397,8 +397,7 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
         Some(&format!(
             "{}, cycles {from}..{to}, {} blocks: blocks resident per SM, averaged over \
              {bin}-cycle columns (full height: {ymax})",
-            t.file_name(),
-            acc.total
+            t.label, acc.total
         )),
         WIDTH,
     );

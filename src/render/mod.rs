@@ -36,6 +36,7 @@
 //!
 //! Output is deterministic: the same trace and options give the same bytes.
 
+pub mod caption;
 pub mod dispatch;
 pub mod figure;
 pub mod model;
@@ -47,7 +48,6 @@ pub mod stalls;
 pub mod timeline;
 
 use crate::analyze::{analyze_file, Analysis, Taxonomy};
-use crate::kernel_name;
 use crate::trace::TraceError;
 use model::TraceModel;
 use palette::Rgb;
@@ -217,6 +217,10 @@ pub enum RenderError {
 /// A trace loaded for drawing.
 pub struct Loaded {
     pub path: PathBuf,
+    /// How captions and group headings name the trace: its file name, or, drawn beside
+    /// traces of the same file name, as much of its path as tells it apart
+    /// ([`crate::trace_label::labels`], which the caller that loads several applies).
+    pub label: String,
     pub model: TraceModel,
     /// The trace's analysis (Nsight taxonomy), which the stalls and source charts draw: made
     /// on first use, or handed in by a caller that has it (the report) so that the trace is
@@ -238,31 +242,9 @@ impl Loaded {
         Ok(self.analysis.get_or_init(|| a))
     }
 
-    /// The file name, as group labels and titles show it.
-    pub fn file_name(&self) -> String {
-        self.path.file_name().map_or_else(
-            || self.path.display().to_string(),
-            |n| n.to_string_lossy().into(),
-        )
-    }
-
     /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names.
     pub fn subject(&self) -> String {
-        // Room in a chart's caption for a kernel name beside the GPU's and the policy's.
-        const SUBJECT_KERNEL_CHARS: usize = 48;
-        let h = &self.model.header;
-        let mut kernels: Vec<String> = h
-            .launches
-            .iter()
-            .map(|l| kernel_name::function_within(&l.kernel, SUBJECT_KERNEL_CHARS))
-            .collect();
-        kernels.dedup();
-        format!(
-            "{} on {} ({})",
-            kernels.join(", "),
-            h.config.name,
-            h.config.scheduler.policy.name()
-        )
+        caption::captions(&[&self.model.header]).subject
     }
 }
 
@@ -284,6 +266,7 @@ fn load_before(path: &Path, before: Option<u64>) -> Result<Loaded, RenderError> 
     }
     Ok(Loaded {
         path: path.to_path_buf(),
+        label: crate::trace_label::labels(&[path]).remove(0),
         model,
         analysis: std::sync::OnceLock::new(),
     })
@@ -334,10 +317,13 @@ pub fn chart(
             count: traces.len(),
         });
     }
-    let loaded = traces
+    let mut loaded = traces
         .iter()
         .map(|p| load_before(p, options.to))
         .collect::<Result<Vec<_>, _>>()?;
+    for (t, label) in loaded.iter_mut().zip(crate::trace_label::labels(traces)) {
+        t.label = label;
+    }
     chart_of(kind, &loaded, options)
 }
 
@@ -389,11 +375,13 @@ pub fn retained(
     }
 }
 
-/// The cycle window `[from, to)` a time chart shows.
+/// The cycle window `[from, to)` a time chart shows: `options`' window, ending at the trace's
+/// end if it asks for more — a zoom that overshoots the end wants the end, not an axis the
+/// trace fills 2 % of (the plot's `x_to` says where it stopped, and `render` says so).
 pub(crate) fn window(t: &Loaded, options: &RenderOptions) -> Result<(u64, u64), RenderError> {
+    let end = t.model.end.max(t.model.start + 1);
     let from = options.from.unwrap_or(t.model.start);
-    if options.from.is_some() && options.to.is_none() && from >= t.model.end.max(t.model.start + 1)
-    {
+    if options.from.is_some() && from >= end {
         return Err(RenderError::Empty {
             path: t.path.clone(),
             message: format!(
@@ -402,7 +390,7 @@ pub(crate) fn window(t: &Loaded, options: &RenderOptions) -> Result<(u64, u64), 
             ),
         });
     }
-    let to = options.to.unwrap_or(t.model.end.max(from + 1));
+    let to = options.to.map_or(end, |to| to.min(end));
     if from >= to && options.from.is_none() {
         return Err(RenderError::Empty {
             path: t.path.clone(),

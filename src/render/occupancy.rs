@@ -210,7 +210,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         &format!("Occupancy and issue: {}", t.subject()),
         Some(&format!(
             "{}, cycles {from}..{to}, {}",
-            t.file_name(),
+            t.label,
             if bin == 1 {
                 "per cycle".to_string()
             } else {

@@ -279,7 +279,7 @@ fn render_columns(
         &format!("Issue slots: {}", t.subject()),
         Some(&format!(
             "{}, cycles {from}..{to}, issue width {width}, {}",
-            t.file_name(),
+            t.label,
             if bin == 1 {
                 "one column per cycle".to_string()
             } else {

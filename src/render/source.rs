@@ -80,7 +80,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         &format!("Stalls by instruction: {}", t.subject()),
         Some(&format!(
             "{}: warp-cycles waiting to issue each instruction, by state",
-            t.file_name()
+            t.label
         )),
         WIDTH,
     );
@@ -112,7 +112,9 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         canvas.label("executed", (executed_x, columns_y), Align::Right)?;
         let mut top = top;
         for l in &a.launches {
-            let heading = format!("launch {}: {} ({} cycles)", l.index, l.name, l.cycles);
+            // Demangled, as the report's launch headings name the kernel (a replayed kernel's
+            // trace keeps the mangled symbol).
+            let heading = format!("launch {}: {} ({} cycles)", l.index, l.signature, l.cycles);
             canvas.heading(
                 &ellipsize(&heading, TEXT_HEADING, legend_right - pc_x),
                 (pc_x, top + HEADER / 2),
@@ -181,7 +183,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
                     ),
                 });
                 rows.push(Row {
-                    label: format!("{} PC {}", l.name, s.pc),
+                    label: format!("{} PC {}", l.signature, s.pc),
                     top,
                     bottom: top + LINE,
                 });

@@ -1,9 +1,12 @@
 //! The `stalls` chart: warp-cycles per issued instruction by Nsight state, as horizontal bars
 //! (the analyzer's `warp_states_per_issue`, summed over the trace's launches: a state's
 //! warp-cycles over all warp instructions issued). With several traces the bars are grouped:
-//! one group per trace, labelled by file name and policy, one colour per state; states that are
+//! one group per trace, labelled by its name ([`crate::trace_label`]) and what tells its run from
+//! the others' ([`super::caption`]: the GPU, policy, scoreboard, warp slots...), under a title
+//! that names what they share and lists what differs; one colour per state; states that are
 //! zero in every trace are left out.
 
+use super::caption::captions;
 use super::palette::{self, state_colour};
 use super::{
     ellipsize, text_width, tick_step, Align, Canvas, Chart, ChartKind, Header, Loaded, PlotArea,
@@ -28,8 +31,10 @@ struct Group {
 }
 
 pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
+    let headers: Vec<_> = traces.iter().map(|t| &t.model.header).collect();
+    let captions = captions(&headers);
     let mut groups = Vec::new();
-    for t in traces {
+    for (t, distinction) in traces.iter().zip(&captions.distinctions) {
         let a = t.analysis()?;
         let instructions = a.launches.iter().map(|l| l.warp_instructions).sum();
         let cycles = NsightState::ALL
@@ -42,11 +47,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
             })
             .collect();
         groups.push(Group {
-            label: format!(
-                "{} ({})",
-                t.file_name(),
-                t.model.header.config.scheduler.policy.name()
-            ),
+            label: format!("{} ({distinction})", t.label),
             instructions,
             cycles,
         });
@@ -69,19 +70,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     let x_to = ((max / step).ceil() * step).max(step);
     let group_h = GROUP_HEADER + BAR * shown.len() as i32 + GROUP_GAP;
     let plot_h = group_h * groups.len() as i32;
-    let title = if traces.len() == 1 {
-        format!(
-            "Warp-cycles per issued instruction: {}",
-            traces[0].subject()
-        )
-    } else {
-        let mut subjects: Vec<String> = traces.iter().map(|t| t.subject()).collect();
-        subjects.dedup();
-        format!(
-            "Warp-cycles per issued instruction: {}",
-            subjects.join(" vs ")
-        )
-    };
+    let title = format!("Warp-cycles per issued instruction: {}", captions.subject);
     // No subtitle: the bars start under the title.
     let header = Header::new(&title, None, WIDTH);
     let right = WIDTH as i32 - RIGHT_MARGIN;

@@ -222,7 +222,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         &format!("Warp states over time: {}", t.subject()),
         Some(&format!(
             "{}, cycles {from}..{to}, {}{}",
-            t.file_name(),
+            t.label,
             if sms_shown.len() < shown.sms_total {
                 format!(
                     "SMs {}..={} of {} with warps (use --sm), ",

@@ -595,21 +595,25 @@ fn counter_row(
     ]
 }
 
-fn comparison_section(out: &mut String, c: &Comparison) {
+/// The comparison of the report's traces; `runs` says per trace what tells its run from the
+/// others', as the stalls chart's groups do.
+fn comparison_section(out: &mut String, c: &Comparison, runs: &[String]) {
     out.push_str("<h2 id=\"comparison\">Comparison</h2>");
     let rows: Vec<Vec<String>> = c
         .traces
         .iter()
+        .zip(runs)
         .enumerate()
-        .map(|(i, t)| {
+        .map(|(i, (t, run))| {
             vec![
                 format!("[{i}]"),
                 esc(t),
+                esc(run),
                 if i < c.baselines { "baseline" } else { "" }.to_string(),
             ]
         })
         .collect();
-    table(out, &["", "trace", ""], &rows, 3);
+    table(out, &["", "trace", "run", ""], &rows, 4);
     if !c.header_differences.is_empty() {
         out.push_str("<h3>Header differences</h3>");
         let rows: Vec<Vec<String>> = c
@@ -722,7 +726,9 @@ pub fn page(report: &Report) -> String {
     }
     if let Some(c) = &report.comparison {
         figures(&mut out, &report.comparison_charts);
-        comparison_section(&mut out, c);
+        let headers: Vec<_> = report.traces.iter().map(|t| &t.header).collect();
+        let runs = crate::render::caption::captions(&headers).distinctions;
+        comparison_section(&mut out, c, &runs);
     }
     for (ti, t) in report.traces.iter().enumerate() {
         if report.traces.len() > 1 {

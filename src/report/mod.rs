@@ -147,13 +147,14 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
     if paths.is_empty() {
         return Err(ReportError::NoTraces);
     }
+    let labels = crate::trace_label::labels(paths);
     let mut traces = Vec::new();
-    for path in paths {
+    for (path, label) in paths.iter().zip(labels) {
         // The analysis and the charts' first pass read the trace side by side (an error of
         // the analysis is the one reported, as when they ran one after the other).
         let (c, loaded) = std::thread::scope(|scope| {
             let first_pass = scope.spawn(|| render::load(path));
-            let c = Compared::load(path, Taxonomy::Nsight);
+            let c = Compared::load(path, label.clone(), Taxonomy::Nsight);
             let loaded = first_pass
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -163,11 +164,12 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
             path: path.clone(),
             source,
         })?;
-        let loaded = [loaded.map_err(|e| ReportError::Chart {
+        let mut loaded = [loaded.map_err(|e| ReportError::Chart {
             path: path.clone(),
             chart: "model",
             message: e.to_string(),
         })?];
+        loaded[0].label = label;
         // The stalls and source charts draw this same analysis: not read again for them.
         let _ = loaded[0].analysis.set(c.analysis.clone());
         // Each chart reads the trace on its own: drawn side by side, on every core. Results
@@ -204,11 +206,12 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
             .iter()
             .zip(&traces)
             .map(|(p, t)| {
-                let l = render::load(p).map_err(|e| ReportError::Chart {
+                let mut l = render::load(p).map_err(|e| ReportError::Chart {
                     path: p.clone(),
                     chart: "model",
                     message: e.to_string(),
                 })?;
+                l.label = t.label.clone();
                 let _ = l.analysis.set(t.analysis.clone());
                 Ok(l)
             })
