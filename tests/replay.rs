@@ -1318,17 +1318,21 @@ fn an_output_never_replaces_the_trace_it_replays_and_a_failed_rename_leaves_noth
             );
         }
     }
-    // An output that cannot be renamed into place (a directory is there) names it and
-    // leaves no temporary file behind.
+    // An output that could not be renamed into place (a directory is there) is refused before
+    // the replay, and leaves no temporary file behind.
     let blocked = tmp("own-files-blocked");
     std::fs::create_dir_all(&blocked).unwrap();
     let o = replay_into(&dir, &blocked, &[]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("into {}", blocked.display())),
+        stderr.contains(&format!(
+            "{} is a directory: give a file name for the trace",
+            blocked.display()
+        )),
         "{stderr}"
     );
+    assert!(o.stdout.is_empty(), "refused before replaying");
     assert!(!warpscope::pending::tmp_path(&blocked).exists());
 
     // `record` refuses to write its trace over the launch file it runs.
