@@ -31,6 +31,17 @@ fn record_trace(
     launches: &[KernelLaunch],
     memory: &mut GlobalMemory,
 ) -> Option<PathBuf> {
+    record_trace_at(name, config, launches, memory, DEFAULT_VERBOSITY)
+}
+
+/// [`record_trace`] at a verbosity of the caller's choosing.
+fn record_trace_at(
+    name: &str,
+    config: &GpuConfig,
+    launches: &[KernelLaunch],
+    memory: &mut GlobalMemory,
+    verbosity: u8,
+) -> Option<PathBuf> {
     let path = trace_path(name);
     match record(
         config,
@@ -39,7 +50,7 @@ fn record_trace(
         SimOptions::default(),
         &path,
         TraceFormat::Binary,
-        DEFAULT_VERBOSITY,
+        verbosity,
     ) {
         Ok(out) => {
             assert!(out.fault.is_none(), "{name}: fault {:?}", out.fault);
@@ -448,15 +459,12 @@ fn one_launch(src: &str, grid: u32, block: u32) -> KernelLaunch {
 fn memory_section_counts_requests_sectors_and_levels() {
     let file = LaunchFile::load(&kernels_dir().join("vecadd.json")).unwrap();
     let config = GpuConfig::preset("small").unwrap();
-    let path = trace_path("vecadd-verbose");
     let mut memory = file.initial_memory();
-    record(
+    let path = record_trace_at(
+        "vecadd-verbose",
         &config,
         &file.kernel_launches(),
         &mut memory,
-        SimOptions::default(),
-        &path,
-        TraceFormat::Binary,
         2,
     )
     .unwrap();
@@ -819,19 +827,10 @@ fn a_trace_without_warp_states_says_so_instead_of_a_warp_that_never_waits() {
     let config = GpuConfig::preset("small").unwrap();
     let mut paths = Vec::new();
     for verbosity in [0, 1] {
-        let path = trace_path(&format!("reduce-verbosity-{verbosity}"));
         let mut memory = file.initial_memory();
-        record(
-            &config,
-            &file.kernel_launches(),
-            &mut memory,
-            SimOptions::default(),
-            &path,
-            TraceFormat::Binary,
-            verbosity,
-        )
-        .unwrap();
-        paths.push(path);
+        let name = format!("reduce-verbosity-{verbosity}");
+        let launches = file.kernel_launches();
+        paths.push(record_trace_at(&name, &config, &launches, &mut memory, verbosity).unwrap());
     }
     let (quiet, full) = (analyze(&paths[0]), analyze(&paths[1]));
     let (q, f) = (&quiet.launches[0], &full.launches[0]);
