@@ -71,14 +71,8 @@ pub(super) fn write_report(dir: &Path, report: &Report, figures: &FigureArgs) ->
         [t] => &t.charts,
         _ => &report.comparison_charts,
     };
-    let mut formats: Vec<FigureFormat> = Vec::new();
-    for &f in &figures.figures {
-        if !formats.contains(&f.into()) {
-            formats.push(f.into());
-        }
-    }
     for c in charts {
-        for &format in &formats {
+        for format in figures.formats() {
             let path = dir.join(format!("{}.{}", c.name, format.extension()));
             let bytes = figure::encode(&c.svg, format, figures.scale)
                 .with_context(|| format!("writing {}", path.display()))?;
@@ -104,15 +98,26 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// "SVG", "SVG and PDF", ...: the formats `--figures` names, for a summary line.
-pub(super) fn figure_formats(figures: &FigureArgs) -> String {
-    let mut names: Vec<String> = Vec::new();
-    for &f in &figures.figures {
-        let name = FigureFormat::from(f).extension().to_ascii_uppercase();
-        if !names.contains(&name) {
-            names.push(name);
+impl FigureArgs {
+    /// The formats `--figures` names, each once, in the order given.
+    fn formats(&self) -> Vec<FigureFormat> {
+        let mut formats: Vec<FigureFormat> = Vec::new();
+        for &f in &self.figures {
+            if !formats.contains(&f.into()) {
+                formats.push(f.into());
+            }
         }
+        formats
     }
+}
+
+/// "SVG", "SVG and PDF", ...: the formats `--figures` names, for a summary line.
+fn figure_formats(figures: &FigureArgs) -> String {
+    let names: Vec<String> = figures
+        .formats()
+        .iter()
+        .map(|f| f.extension().to_ascii_uppercase())
+        .collect();
     match names.split_last() {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
