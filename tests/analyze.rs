@@ -185,6 +185,78 @@ fn invariants_hold_on_every_kernel_gpu_and_policy() {
     assert!(checked >= 20, "only {checked} runs checked");
 }
 
+/// The analysis of a trace gives the simulator's own figures for the run it recorded: each
+/// launch's cycles as the simulator counts them (the cycle its last block finished in
+/// included), and, for a run of one launch, the schedulers' issue slots.
+#[test]
+fn analysis_agrees_with_the_simulators_report() {
+    let mut checked = 0;
+    for (name, file) in launch_files() {
+        let mut configs: Vec<(String, GpuConfig)> = Vec::new();
+        if file.warp_size() == 32 {
+            for gpu in ["small", "volta"] {
+                for policy in [Policy::Gto, Policy::Coarse] {
+                    let mut c = GpuConfig::preset(gpu).unwrap();
+                    c.scheduler.policy = policy;
+                    configs.push((format!("{gpu}-{}", policy.name()), c));
+                }
+            }
+        } else {
+            configs.push(("own".into(), file.gpu_config().unwrap()));
+        }
+        for (tag, config) in configs {
+            let what = format!("{name}-{tag}-sim");
+            let path = trace_path(&what);
+            let mut memory = file.initial_memory();
+            let out = match record(
+                &config,
+                &file.kernel_launches(),
+                &mut memory,
+                SimOptions::default(),
+                &path,
+                TraceFormat::Binary,
+                DEFAULT_VERBOSITY,
+            ) {
+                Ok(out) => out,
+                Err(warpscope::trace::TraceError::Launch(_)) => continue,
+                Err(e) => panic!("{what}: {e}"),
+            };
+            let sim = &out.report;
+            let a = analyze(&path);
+            assert_eq!(a.launches.len(), sim.launches.len(), "{what}");
+            for (l, r) in a.launches.iter().zip(&sim.launches) {
+                assert_eq!(
+                    (l.start_cycle, l.end_cycle),
+                    (r.start_cycle, r.end_cycle),
+                    "{what}"
+                );
+                assert_eq!(l.cycles, r.end_cycle - r.start_cycle, "{what}");
+            }
+            if let [l] = &a.launches[..] {
+                assert_eq!(l.cycles, sim.cycles, "{what}");
+                assert_eq!(l.ipc, sim.ipc(), "{what}");
+                let stats = sim.sms.iter().flat_map(|s| &s.schedulers);
+                let sum = |f: fn(&warpscope::sim::sm::SchedulerStats) -> u64| {
+                    stats.clone().map(f).sum::<u64>()
+                };
+                let s = &l.issue_slots;
+                assert_eq!(
+                    (s.issued, s.refill, s.vertical_waste, s.horizontal_waste),
+                    (
+                        sum(|x| x.issued),
+                        sum(|x| x.refill_slots),
+                        sum(|x| x.vertical_waste),
+                        sum(|x| x.horizontal_waste)
+                    ),
+                    "{what}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} runs checked");
+}
+
 #[test]
 fn invariants_hold_with_wide_issue() {
     let mut config = GpuConfig::preset("volta").unwrap();

@@ -180,7 +180,7 @@ fn several_traces_are_compared_and_output_is_deterministic() {
 fn profile_without_arguments_profiles_the_bundled_example() {
     let d = dir("profile-default");
     let out = ok(&ws_in(&d, &["profile"]));
-    assert!(out.contains("reduce: 2160 cycles"), "{out}");
+    assert!(out.contains("reduce: 2161 cycles"), "{out}");
     assert!(out.contains("top stalls: long_scoreboard"), "{out}");
     assert!(out.contains("report: profile-reduce/index.html"), "{out}");
     let report = d.join("profile-reduce");
@@ -222,7 +222,7 @@ fn profile_replays_an_accelsim_trace_and_names_its_hottest_cuda_line() {
         &["profile", trace.to_str().unwrap(), "--gpu", "volta"],
     ));
     assert!(
-        out.contains("reduce(float*, float*, int): 845 cycles, 52 warp instructions"),
+        out.contains("reduce(float*, float*, int): 846 cycles, 52 warp instructions"),
         "{out}"
     );
     assert!(

@@ -877,7 +877,9 @@ impl Accumulator {
             }
             What::KernelComplete { launch } => {
                 if let Some(l) = self.launch_mut(launch) {
-                    l.end = Some(cycle);
+                    // The cycle its last block finished in is the launch's last: the end is
+                    // the one after, as the simulator counts a launch's cycles.
+                    l.end = Some(cycle + 1);
                 }
             }
             What::BlockAssign { launch } => {

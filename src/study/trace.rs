@@ -237,6 +237,12 @@ fn write_launch<W: Write>(
         }
     }
     let end = offset + r.cycles as u64;
+    // A launch ends the cycle after the one its kernel completes in (the simulator's count),
+    // while the threads still here leave in the first cycle without an issue slot.
+    w.write(&Event::KernelComplete {
+        cycle: end.saturating_sub(1).max(offset),
+        launch,
+    })?;
     for (t, gone) in exited.iter().enumerate() {
         if !gone {
             w.write(&Event::WarpExit {
@@ -251,6 +257,5 @@ fn write_launch<W: Write>(
         block: 0,
         sm: 0,
     })?;
-    w.write(&Event::KernelComplete { cycle: end, launch })?;
     Ok(())
 }
