@@ -21,13 +21,14 @@ Examples:
 
 Colours are the same in every chart: one colour-blind-safe colour per Nsight warp state,
 named in the legend. A trace longer than the plot is wide is binned into pixel columns, and
-each column shows its dominant state (or slot use): the one that holds most of its cycles.
-Zoom with --from/--to (cycles) and --sm to see short states; a --to past the trace's end
+each column shows one of the states (or slot uses) of its cycles, chosen so that along a row
+each gets columns in proportion to its cycles; a column's tooltip in the report gives the
+shares. Zoom with --from/--to (cycles) and --sm to see each cycle; a --to past the trace's end
 stops at its end. Only `stalls` takes several
 traces (one group of bars per trace).
 
 The output's extension picks the format (--format overrides it): SVG as the report shows it,
-a vector PDF (one SVG pixel is one point; fonts embedded) for papers, or a PNG on white at
+a vector PDF (one SVG pixel is one point; text drawn as outlines) for papers, or a PNG on white at
 --scale pixels per SVG pixel for slides. PDF and PNG use the fonts bundled with warpscope
 (DejaVu Sans and Sans Mono), so a figure is the same on every machine.";
 
@@ -98,7 +99,8 @@ pub struct RenderArgs {
     /// The file format, when the output's extension does not say it.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
-    /// PNG only: device pixels per SVG pixel (2 suits slides and screens of high density).
+    /// PNG only: device pixels per SVG pixel [default: 2] (2 suits slides and screens of high
+    /// density).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
     pub scale: Option<u32>,
     /// First cycle to show (time charts; default: the trace's first).
@@ -129,6 +131,14 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
             )))
         }
     };
+    if let (Some(from), Some(to)) = (args.from, args.to) {
+        if from >= to {
+            // An impossible command line, like the others clap refuses (exit 2).
+            return Err(super::usage(format!(
+                "--from {from} must be less than --to {to}"
+            )));
+        }
+    }
     if args.scale.is_some() && format != FigureFormat::Png {
         return Err(super::usage(format!(
             "--scale applies to PNG output only ({} is {})",

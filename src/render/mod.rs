@@ -7,10 +7,11 @@
 //! HTML report overlays on the inline SVG.
 //!
 //! Every chart takes its colours from [`palette`]. Long traces are binned into pixel columns:
-//! a bin covers `ceil(cycles / plot width)` cycles and shows its **dominant** entry — the warp
-//! state (timeline) or slot use (slots) that holds most of the bin's cycles, ties going to the
-//! earlier entry in report order — so a file's size depends on the plot's width, not on the
-//! trace's length. Runs of equal neighbouring bins are drawn as one rectangle. A chart with
+//! a bin covers `ceil(cycles / plot width)` cycles and shows one of the entries — warp states
+//! (timeline) or slot uses (slots) — that hold its cycles, chosen along the row so that each
+//! entry gets columns in proportion to its cycles ([`row_winners`]; a bin's majority would hide
+//! an entry that is second in every bin), and its tooltip gives the shares. So a file's size
+//! depends on the plot's width, not on the trace's length. Runs of equal neighbouring bins are drawn as one rectangle. A chart with
 //! many busy rows (hundreds of warp slots) uses fewer, wider columns until the SVG is under
 //! [`MAX_SVG_BYTES`], and the timeline shows at most [`timeline::MAX_ROWS`] rows (the first
 //! SMs; `--sm` picks another). The dispatch chart draws a bar per block for up to
@@ -473,15 +474,74 @@ pub(crate) fn step_outline(
     points
 }
 
-/// Picks the dominant entry of a bin: most cycles, ties to the lower index.
-pub(crate) fn dominant(counts: &[u64]) -> Option<usize> {
-    let mut best: Option<(usize, u64)> = None;
-    for (i, &n) in counts.iter().enumerate() {
-        if n > 0 && best.map_or(true, |(_, b)| n > b) {
-            best = Some((i, n));
+/// The entry each bin of a row shows: one of the entries with cycles in the bin, chosen so that
+/// along the row every entry gets columns in proportion to its cycles (error diffusion: an
+/// entry's cycles are credited to it, and the column shown is paid for from the winner's
+/// credit). Each bin's majority would hide an entry that is every bin's runner-up: a warp
+/// that issues one cycle and waits the next would show as issuing all the time. A column
+/// keeps its left neighbour's entry while that entry has cycles in it and is owed less than a
+/// column's worth below the most owed, so a mixture is drawn as short runs rather than single
+/// columns (each a rectangle and a tooltip in the report). A bin with one entry shows it;
+/// ties go to the lower index.
+pub(crate) fn row_winners<C: AsRef<[u64]>>(bins: &[C]) -> Vec<Option<usize>> {
+    let mut credit: Vec<i64> = Vec::new();
+    let mut previous: Option<usize> = None;
+    bins.iter()
+        .map(|bin| {
+            let counts = bin.as_ref();
+            if credit.len() < counts.len() {
+                credit.resize(counts.len(), 0);
+            }
+            let mut best: Option<usize> = None;
+            for (i, &n) in counts.iter().enumerate() {
+                credit[i] += n as i64;
+                if n > 0 && best.map_or(true, |b| credit[i] > credit[b]) {
+                    best = Some(i);
+                }
+            }
+            let total = counts.iter().sum::<u64>() as i64;
+            let kept = previous.filter(|&p| {
+                counts.get(p).is_some_and(|&n| n > 0)
+                    && best.is_some_and(|b| credit[b] - credit[p] < total)
+            });
+            let winner = kept.or(best);
+            if let Some(w) = winner {
+                credit[w] -= total;
+            }
+            previous = winner;
+            winner
+        })
+        .collect()
+}
+
+/// What a run of columns holds, for its tooltip: each entry's share of the cycles, largest
+/// first (at most four), e.g. `selected 50%, branch_resolving 50%`.
+pub(crate) fn shares<C: AsRef<[u64]>>(bins: &[C], name: impl Fn(usize) -> String) -> String {
+    let mut total: Vec<u64> = Vec::new();
+    for bin in bins {
+        let counts = bin.as_ref();
+        if total.len() < counts.len() {
+            total.resize(counts.len(), 0);
+        }
+        for (t, &n) in total.iter_mut().zip(counts) {
+            *t += n;
         }
     }
-    best.map(|(i, _)| i)
+    let all: u64 = total.iter().sum();
+    let mut order: Vec<usize> = (0..total.len()).filter(|&i| total[i] > 0).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(total[i]));
+    order
+        .iter()
+        .take(4)
+        .map(|&i| {
+            format!(
+                "{} {:.0}%",
+                name(i),
+                100.0 * total[i] as f64 / all.max(1) as f64
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A "nice" tick step (1, 2 or 5 × 10^k) giving at most `max_ticks` ticks over `span`.
@@ -953,9 +1013,28 @@ mod tests {
     }
 
     #[test]
-    fn dominant_takes_the_most_cycles_and_ties_go_first() {
-        assert_eq!(dominant(&[0, 3, 5, 5]), Some(2));
-        assert_eq!(dominant(&[0, 0]), None);
+    fn a_row_shows_its_entries_in_proportion_to_their_cycles() {
+        // One entry alone, or none, whatever the credit.
+        assert_eq!(
+            row_winners(&[[0, 6], [0, 0], [6, 0]]),
+            vec![Some(1), None, Some(0)]
+        );
+        // Half and half in every bin: runs of two columns alternate (each bin's majority
+        // would be entry 0 throughout).
+        assert_eq!(
+            row_winners(&[[3, 3]; 6]),
+            vec![Some(0), Some(1), Some(1), Some(0), Some(0), Some(1)]
+        );
+        // A runner-up with a sixth of every bin gets about a sixth of the columns.
+        let w = row_winners(&[[5u64, 1]; 60]);
+        assert_eq!(w.iter().filter(|&&c| c == Some(1)).count(), 10);
+        // An entry absent from a bin is never drawn there, whatever it is owed.
+        let w = row_winners(&[[1u64, 5], [0, 6], [0, 6]]);
+        assert_eq!(w, vec![Some(1), Some(1), Some(1)]);
+        assert_eq!(
+            shares(&[[3u64, 1, 0], [3, 1, 0]], |i| format!("s{i}")),
+            "s0 75%, s1 25%"
+        );
         assert_eq!(bin_cycles(10_000, 1000), 10);
         assert_eq!(bin_cycles(239, 1000), 1);
     }

@@ -2,20 +2,22 @@
 //! (scheduler × issue width), one column per cycle; a cell is coloured by the warp slot whose
 //! instruction it issued, dark grey for a `coarse` refill, mid grey for a cycle in which the
 //! scheduler issued nothing (vertical waste) and light grey for an unused slot of a cycle that
-//! issued something (horizontal waste). Binned, a column shows the dominant use of its cycles.
+//! issued something (horizontal waste). Binned, a column shows one of the uses of its cycles,
+//! each use getting columns in proportion to its cycles along the row (see `render`).
 //! Warp colours repeat every nine warp slots; the tooltip names the warp.
 //!
 //! Under the grid, thread-state strips (seed 004's run/miss/dep/wait rows, for warps): one thin
 //! strip per warp slot of the schedulers shown, coloured by its Nsight state (binned like the
-//! grid, dominant state), so a waste column lines up with why every warp could not issue. With
+//! grid), so a waste column lines up with why every warp could not issue. With
 //! more than [`MAX_STRIPS`] warp slots the strips are left out (the timeline shows them).
 
 use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
-    bin_cycles, bin_levels, dominant, legend_entry_width, legend_height, text_width, width_of,
-    window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea,
-    Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, TEXT_CELL, TEXT_LABEL,
+    bin_cycles, bin_levels, legend_entry_width, legend_height, row_winners, shares, text_width,
+    width_of, window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded,
+    PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, TEXT_CELL,
+    TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeSet, HashMap};
@@ -47,7 +49,7 @@ struct Level {
 }
 
 /// What the slots chart keeps of the trace: per row, column and candidate binning only what
-/// the columns' dominant uses need, plus the legend's sets.
+/// the columns' uses need, plus the legend's sets.
 struct Acc {
     sm: Option<u32>,
     from: u64,
@@ -283,7 +285,7 @@ fn render_columns(
             if bin == 1 {
                 "one column per cycle".to_string()
             } else {
-                format!("{bin} cycles per column, dominant use shown")
+                format!("{bin} cycles per column, uses in proportion along each row")
             }
         )),
         WIDTH,
@@ -362,7 +364,7 @@ fn render_columns(
                         c
                     })
                     .collect();
-                let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
+                let winners = row_winners(&counts);
                 let mut k = 0;
                 while k < bins {
                     let which = winners[k];
@@ -378,7 +380,7 @@ fn render_columns(
                         k = j;
                         continue;
                     };
-                    let (colour, what) = if u == refill {
+                    let (colour, mut what) = if u == refill {
                         (REFILL, "refill (coarse switch)".to_string())
                     } else if u == vertical {
                         (VERTICAL_WASTE, "no issue (vertical waste)".to_string())
@@ -392,10 +394,18 @@ fn render_columns(
                             Some((pc, launch)) => {
                                 format!("warp slot {u} issued PC {pc}: {}", listing(launch, pc))
                             }
-                            None => format!("mostly warp slot {u}"),
+                            None => format!("warp slot {u}"),
                         };
                         (identity_colour(u as u32), what)
                     };
+                    if bin > 1 {
+                        what = shares(&counts[k..j], |i| match i {
+                            i if i == refill => "refill".to_string(),
+                            i if i == vertical => "no issue".to_string(),
+                            i if i == horizontal => "unused".to_string(),
+                            i => format!("warp slot {i}"),
+                        });
+                    }
                     canvas.rect(x0, top + 1, x1, bottom - 1, colour)?;
                     let number = u.to_string();
                     if u < warps
@@ -435,7 +445,7 @@ fn render_columns(
             let top = strips_top + i as i32 * STRIP_H;
             let bottom = top + STRIP_H;
             let counts = &level.strips[i];
-            let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
+            let winners = row_winners(&counts);
             let mut k = 0;
             while k < bins {
                 let mut j = k + 1;
@@ -455,7 +465,7 @@ fn render_columns(
                         height: STRIP_H,
                         text: format!(
                             "SM{sm} S{sched} warp slot {slot}, cycles {a}..{b}: {}",
-                            state.name()
+                            shares(&counts[k..j], |s| NsightState::ALL[s].name().to_string())
                         ),
                     });
                 }

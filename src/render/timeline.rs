@@ -2,17 +2,18 @@
 //! cycle coloured by the Nsight state of the warp resident in the slot (white: no warp).
 //!
 //! Unbinned (the window fits in the plot's pixel columns) every state interval is drawn as it
-//! is, with its PC and instruction in the tooltip. Binned, each pixel column shows its dominant
-//! state (see the module doc of `render`): the state holding most of the column's cycles, "no
-//! warp" included, so short states inside a long one disappear at that zoom — zoom with
-//! `--from/--to` or `--sm` to see them.
+//! is, with its PC and instruction in the tooltip. Binned, each pixel column shows one of the
+//! states of its cycles, "no warp" included, chosen so that along a row each state gets
+//! columns in proportion to its cycles (see the module doc of `render`), and its tooltip gives
+//! the shares; where a warp's states alternate faster than the columns, the row alternates
+//! too — zoom with `--from/--to` or `--sm` to see each cycle.
 
 use super::model::{Interval, Sink, SlotKey, WarpLife};
 use super::palette::{self, state_colour};
 use super::{
-    bin_cycles, bin_levels, dominant, legend_entry_width, legend_height, text_width, window,
-    within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea, Region,
-    RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, STATE_NAME_CHARS, TEXT_LABEL,
+    bin_cycles, bin_levels, legend_entry_width, legend_height, row_winners, shares, text_width,
+    window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea,
+    Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, STATE_NAME_CHARS, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -236,7 +237,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
             if bin == 1 {
                 "one column per cycle".to_string()
             } else {
-                format!("{bin} cycles per column, dominant state shown")
+                format!("{bin} cycles per column, states in proportion along each row")
             }
         )),
         WIDTH,
@@ -347,7 +348,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
                             all
                         })
                         .collect();
-                    let winners: Vec<Option<usize>> = counts.iter().map(|c| dominant(c)).collect();
+                    let winners = row_winners(&counts);
                     let mut k = 0;
                     while k < bins {
                         let which = winners[k];
@@ -368,8 +369,11 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
                                 width: x1 - x0,
                                 height: row_h,
                                 text: format!(
-                                    "SM{sm} warp slot {slot}: mostly {}, cycles {a}..{b}",
-                                    state.name()
+                                    "SM{sm} warp slot {slot}, cycles {a}..{b}: {}",
+                                    shares(&counts[k..j], |s| match NsightState::ALL.get(s) {
+                                        Some(state) => state.name().to_string(),
+                                        None => "no warp".to_string(),
+                                    })
                                 ),
                             });
                         }
