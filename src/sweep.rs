@@ -48,7 +48,16 @@ pub fn plan(
     warps: &[u32],
 ) -> Result<Vec<SweepPoint>, String> {
     // Two equal points would be one trace written twice, its file raced for by the jobs.
-    twice("--policy", policies, |p| p.name().to_string())?;
+    twice("--policy", policies, |p| p.name().to_string()).map_err(|e| {
+        // `fine lrr` lists lrr twice only through seed 004's other name for it.
+        match Policy::STUDY_ALIASES
+            .iter()
+            .find(|(_, p)| e.ends_with(&format!(" {} twice", p.name())))
+        {
+            Some((alias, p)) => format!("{e} (`{alias}` is another name for {})", p.name()),
+            None => e,
+        }
+    })?;
     twice("--scoreboard", scoreboards, |s| s.name().to_string())?;
     twice("--warps", warps, u32::to_string)?;
     let policies = if policies.is_empty() {

@@ -152,7 +152,11 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         let top: Vec<String> = stalls
             .iter()
             .take(3)
-            .map(|(k, &v)| format!("{k} {:.0}%", v as f64 * 100.0 / total.max(1) as f64))
+            .map(|(k, &v)| match v as f64 * 100.0 / total.max(1) as f64 {
+                // (Some cycles, but fewer than the half per cent "0%" would round.)
+                pct if pct < 0.5 => format!("{k} <1%"),
+                pct => format!("{k} {pct:.0}%"),
+            })
             .collect();
         if !top.is_empty() {
             let _ = writeln!(out, "  top stalls: {}", top.join(", "));

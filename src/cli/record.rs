@@ -66,7 +66,7 @@ pub struct RecordArgs {
     /// The trace file to write (through OUTPUT.tmp and a rename).
     #[arg(short = 'o', long = "output", value_name = "TRACE")]
     pub output: PathBuf,
-    /// Trace encoding; by default from the extension of -o (.jsonl → jsonl, else bin).
+    /// Trace encoding; by default from the extension of -o (.jsonl or .json → jsonl, else bin).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
     /// 0: lifecycle, issue, hazard, fault; 1: + warp states, completions, refills, barriers;

@@ -32,7 +32,7 @@ dispatcher, schedulers, scoreboards and memory model decide the timing. Opcodes 
 not know run as a generic ALU (or, with addresses, global memory) instruction and are listed
 in a warning. Without --gpu, a trace replays on volta (hopper for sm_90 and later), as a note on
 stderr says. The summary goes to stdout, the host speed to stderr. --format defaults from the
-extension of -o (.jsonl → JSON Lines, else binary); --format compact writes the smaller binary
+extension of -o (.jsonl or .json → JSON Lines, else binary); --format compact writes the smaller binary
 version, --format grouped the one faster to record for compute-bound kernels (see `record
 --help`).
 
@@ -51,7 +51,7 @@ pub struct ReplayArgs {
     /// The warpscope trace to write (through OUTPUT.tmp and a rename).
     #[arg(short = 'o', long = "output", value_name = "OUT.wstrace")]
     pub output: PathBuf,
-    /// Trace encoding; by default from the extension of -o (.jsonl → jsonl, else bin).
+    /// Trace encoding; by default from the extension of -o (.jsonl or .json → jsonl, else bin).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
     /// 0: lifecycle, issue, hazard, fault; 1: + warp states, completions, refills, barriers;

@@ -71,7 +71,7 @@ pub enum TraceCommand {
     Convert {
         /// The trace to read (binary or JSON Lines).
         input: PathBuf,
-        /// The trace to write: .jsonl → JSON Lines, else binary.
+        /// The trace to write: .jsonl or .json → JSON Lines, else binary.
         output: PathBuf,
         /// Trace encoding; by default from the extension of OUT.
         #[arg(long, value_enum)]

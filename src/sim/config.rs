@@ -510,6 +510,12 @@ impl GpuConfig {
         const MAX_LINE_BYTES: u32 = 1 << 16;
         let bad =
             |field: &'static str, message: String| Err(ConfigError::Invalid { field, message });
+        if self.name.trim().is_empty() {
+            return bad(
+                "name",
+                "must not be empty: it names the GPU in every report".into(),
+            );
+        }
         let positive = [
             ("num_sms", self.num_sms),
             ("grants_per_cycle", self.grants_per_cycle),
@@ -691,6 +697,16 @@ mod tests {
         let p: Policy = serde_json::from_str("\"fine\"").unwrap();
         assert_eq!(p, Policy::Lrr);
         assert_eq!(Policy::from_name("bogus"), None);
+    }
+
+    #[test]
+    fn a_gpu_without_a_name_is_refused() {
+        let mut c = GpuConfig::preset("small").unwrap();
+        c.name = " ".into();
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "gpu config: name: must not be empty: it names the GPU in every report"
+        );
     }
 
     #[test]
