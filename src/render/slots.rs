@@ -445,7 +445,7 @@ fn render_columns(
             let top = strips_top + i as i32 * STRIP_H;
             let bottom = top + STRIP_H;
             let counts = &level.strips[i];
-            let winners = row_winners(&counts);
+            let winners = row_winners(counts);
             let mut k = 0;
             while k < bins {
                 let mut j = k + 1;
