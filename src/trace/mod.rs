@@ -146,7 +146,7 @@ pub struct TraceHeader {
     pub launches: Vec<LaunchHeader>,
     /// Seed of any randomness in the run (0 when none was given).
     pub seed: u64,
-    /// 0: lifecycle, issue, hazard, fault; 1 (default): + warp states, completions, refills,
+    /// 0: lifecycle, issue, refill, hazard, fault; 1 (default): + warp states, completions,
     /// barriers; 2: + memory events.
     pub verbosity: u8,
 }
