@@ -5,14 +5,15 @@
 //! is, with its PC and instruction in the tooltip. Binned, each pixel column shows its dominant
 //! state (see the module doc of `render`): the state holding most of the column's cycles, "no
 //! warp" included, so short states inside a long one disappear at that zoom — zoom with
-//! `--from/--to` or `--sm` to see them.
+//! `--from/--to` or `--sm` to see them. A trace recorded without warp states (`--verbosity 0`)
+//! gets a note saying so in place of the rows.
 
 use super::model::{Interval, Sink, SlotKey, WarpLife};
 use super::palette::{self, state_colour};
 use super::{
     bin_cycles, bin_levels, dominant, legend_entry_width, legend_height, text_width, window,
-    within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea, Region,
-    RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, STATE_NAME_CHARS, TEXT_LABEL,
+    within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, Note, PlotArea,
+    Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, STATE_NAME_CHARS, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -114,6 +115,9 @@ impl Acc {
 }
 
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    if !t.states_recorded() {
+        return not_recorded(t, options);
+    }
     let (from, to, slots, sms_total, acc) = collect(t, options)?;
     let shown = Shown {
         from,
@@ -123,6 +127,58 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         acc: &acc,
     };
     within_size(|columns| render_columns(t, &shown, columns))
+}
+
+/// The chart of a trace without warp states: rows of white would look like slots that never
+/// held a warp, so a framed note says why there are none, where the rows would be.
+fn not_recorded(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    let (from, to) = window(t, options)?;
+    let header = Header::new(
+        &format!("Warp states over time: {}", t.subject()),
+        Some(&format!("{}, cycles {from}..{to}", t.label)),
+        WIDTH,
+    );
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let pad = TEXT_LABEL as i32;
+    let text = ChartKind::Timeline
+        .states_not_recorded()
+        .unwrap_or_default();
+    let note = Note::new(&text, right - LEFT - 2 * pad);
+    let plot = PlotArea::under(
+        &header,
+        (LEFT, right),
+        note.height() + 2 * pad,
+        (from as f64, to as f64),
+    );
+    let height = (plot.bottom + pad) as u32;
+    let mut svg = String::new();
+    {
+        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        canvas.header(&header)?;
+        canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
+        canvas.note(
+            &note,
+            ((plot.left + plot.right) / 2, plot.top + pad),
+            Align::Centre,
+        )?;
+        canvas.finish()?;
+    }
+    Ok(Chart {
+        kind: ChartKind::Timeline,
+        svg,
+        width: WIDTH,
+        height,
+        plot,
+        rows: Vec::new(),
+        regions: vec![Region {
+            x: plot.left,
+            y: plot.top,
+            width: plot.right - plot.left,
+            height: plot.bottom - plot.top,
+            text: note.text().to_string(),
+        }],
+        bin_cycles: 1,
+    })
 }
 
 /// How many numbers the chart keeps of the trace.

@@ -668,11 +668,17 @@ fn comparison_section(out: &mut String, c: &Comparison, runs: &[String]) {
     }
 }
 
+/// The charts, each with its caption under it and, above it, what it cannot show of the
+/// trace (see [`super::Chart::note`]).
 fn figures(out: &mut String, charts: &[super::Chart]) {
     for chart in charts {
+        out.push_str("<figure>");
+        if let Some(note) = &chart.note {
+            let _ = write!(out, "<div class=\"hint wrn\">{}</div>", esc(note));
+        }
         let _ = write!(
             out,
-            "<figure><div class=\"scroll\">{}</div><figcaption>{}</figcaption></figure>",
+            "<div class=\"scroll\">{}</div><figcaption>{}</figcaption></figure>",
             chart.page_svg,
             esc(&chart.caption)
         );

@@ -176,6 +176,12 @@ impl TraceHeader {
             verbosity,
         }
     }
+
+    /// Whether the trace has warp-state events (recorded at `verbosity` 1 or more): what the
+    /// analyzer's state figures and the charts drawn from warp states need.
+    pub fn warp_states_recorded(&self) -> bool {
+        self.verbosity >= EventKind::WarpState.min_verbosity()
+    }
 }
 
 /// Which encoding a trace file uses.
