@@ -946,6 +946,47 @@ fn a_trace_without_warp_states_says_so_instead_of_a_warp_that_never_waits() {
     assert!(!render_text(&full).contains("not recorded: record with --verbosity 1"));
 }
 
+#[test]
+fn a_trace_without_warp_states_still_counts_coarse_refills_as_refill_not_waste() {
+    // Refill slots come from `refill` events alone: a verbosity-0 trace of a run must split
+    // the issue slots exactly as the verbosity-1 trace of the same run does. `loop` on `small`
+    // as the samples record it never switches (its two warps have an SM each); on one SM, and
+    // the reduction on two, the coarse schedulers do.
+    let cases = [
+        ("loop.json", None),
+        ("loop.json", Some(1)),
+        ("reduce.json", None),
+    ];
+    for (kernel, sms) in cases {
+        let file = LaunchFile::load(&kernels_dir().join(kernel)).unwrap();
+        let mut config = GpuConfig::preset("small").unwrap();
+        config.scheduler.policy = Policy::Coarse;
+        if let Some(sms) = sms {
+            config.num_sms = sms;
+        }
+        let [quiet, full] = [0, 1].map(|verbosity| {
+            let mut memory = file.initial_memory();
+            let name = format!("{kernel}-coarse-{sms:?}-verbosity-{verbosity}");
+            let launches = file.kernel_launches();
+            let path = record_trace_at(&name, &config, &launches, &mut memory, verbosity).unwrap();
+            let a = analyze(&path);
+            assert_eq!(a.launches[0].warp_states_recorded, verbosity > 0);
+            a.launches[0].issue_slots
+        });
+        let what = format!("{kernel} on {sms:?} SMs");
+        if sms.is_some() || kernel == "reduce.json" {
+            assert!(
+                full.refill > 0,
+                "{what}: the coarse schedulers switch: {full:?}"
+            );
+        }
+        assert_eq!(quiet.refill, full.refill, "{what}");
+        assert_eq!(quiet.vertical_waste, full.vertical_waste, "{what}");
+        assert_eq!(quiet.horizontal_waste, full.horizontal_waste, "{what}");
+        assert_eq!(quiet, full, "{what}");
+    }
+}
+
 /// `(path, number)` of every number in `v`, paths dotted (`launch.grid.x`).
 fn numbers(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
     let join = |k: &str| match prefix {

@@ -532,8 +532,8 @@ fn traces_of_one_file_name_are_told_apart_by_their_directories() {
         .collect();
     assert_eq!(traces, ["a/t.wstrace", "b/t.wstrace"], "{csv}");
     let text = ok(&ws(&["compare", a, b]));
-    assert!(text.contains("[0] a/t.wstrace baseline"), "{text}");
-    assert!(text.contains("[1] b/t.wstrace\n"), "{text}");
+    assert!(text.contains("[0]  a/t.wstrace  gto  baseline"), "{text}");
+    assert!(text.contains("[1]  b/t.wstrace  lrr\n"), "{text}");
     let json: serde_json::Value =
         serde_json::from_str(&ok(&ws(&["compare", a, b, "--format", "json"]))).unwrap();
     assert_eq!(
@@ -553,4 +553,76 @@ fn traces_of_one_file_name_are_told_apart_by_their_directories() {
         json["traces"],
         serde_json::json!(["reduce.small.gto.wstrace", "t.wstrace"])
     );
+}
+
+#[test]
+fn the_text_comparison_names_each_run_as_the_report_does() {
+    // File names that say nothing of the run: only the run column tells the runs apart.
+    let d = dir("runs");
+    let runs = [
+        ("a", vec![]),
+        ("b", vec!["--policy", "lrr", "--scoreboard", "ranges"]),
+        ("c", vec!["--sms", "1"]),
+    ];
+    let mut traces = Vec::new();
+    for (name, flags) in &runs {
+        let path = d.join(format!("{name}.wstrace"));
+        let mut args = vec!["record", "kernels/reduce.json", "--gpu", "small"];
+        args.extend(flags);
+        args.extend(["-o", path.to_str().unwrap()]);
+        ok(&ws(&args));
+        traces.push(path.to_str().unwrap().to_string());
+    }
+    let traces: Vec<&str> = traces.iter().map(String::as_str).collect();
+    let text = ok(&ws(&[&["compare"], traces.as_slice()].concat()));
+    // The table's rows: index and trace, run, role.
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('['))
+        .take(3)
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    let text_runs: Vec<&str> = rows.iter().map(|r| r[2]).collect();
+    assert_eq!(rows[0][3], "baseline", "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().trim_end().ends_with("run"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&ws(&[
+        &["compare"],
+        traces.as_slice(),
+        &["--format", "json"],
+    ]
+    .concat())))
+    .unwrap();
+    assert_eq!(json["runs"], serde_json::json!(text_runs), "{text}");
+    // What differs, by meaning, then other config fields by path.
+    assert_eq!(text_runs[0], "gto, bitmap scoreboard, num_sms 2", "{text}");
+    assert_eq!(text_runs[1], "lrr, ranges scoreboard, num_sms 2", "{text}");
+    assert_eq!(text_runs[2], "gto, bitmap scoreboard, num_sms 1", "{text}");
+    // The report's comparison table has the same run column.
+    let out = d.join("report");
+    ok(&ws(&[
+        &["report"],
+        traces.as_slice(),
+        &["-o", out.to_str().unwrap()],
+    ]
+    .concat()));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let table = &html[html.find("<h2 id=\"comparison\">").unwrap()..];
+    for (i, run) in text_runs.iter().enumerate() {
+        let row = format!("<td>[{i}]</td><td>{}.wstrace</td><td>{run}</td>", runs[i].0);
+        assert!(table.contains(&row), "{row} not in the report");
+    }
+    // And `report.txt` has the text table.
+    let txt = std::fs::read_to_string(out.join("report.txt")).unwrap();
+    for run in &text_runs {
+        assert!(txt.contains(&format!("  {run}")), "{txt}");
+    }
 }

@@ -1413,3 +1413,133 @@ fn a_zoomed_cycle_axis_labels_whole_cycles_only() {
         );
     }
 }
+
+/// `kernels/reduce.json` on `small` under `coarse` (it switches: refills in the slots grid)
+/// recorded at `verbosity` into `render/reduce-v{verbosity}/reduce.wstrace`: one file name, so
+/// the charts of the two verbosities name the trace alike.
+fn record_reduce_at(verbosity: u8) -> PathBuf {
+    let dir = tmp(&format!("reduce-v{verbosity}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("reduce.wstrace");
+    let o = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["record", "kernels/reduce.json", "--gpu", "small"])
+        .args(["--policy", "coarse", "--verbosity", &verbosity.to_string()])
+        .arg("-o")
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    path
+}
+
+#[test]
+fn charts_drawn_from_warp_states_say_a_verbosity_0_trace_has_none_and_the_others_are_unchanged() {
+    let (quiet, full) = (record_reduce_at(0), record_reduce_at(1));
+    let note = "warp states were not recorded (the trace was recorded with --verbosity 0); \
+                record with --verbosity 1 (the default) or 2 to see them";
+    let said = |c: &Chart| {
+        texts(&c.svg)
+            .iter()
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let state_fills = |c: &Chart| {
+        NsightState::ALL
+            .iter()
+            .filter(|&&s| {
+                c.svg
+                    .contains(&format!("fill=\"{}\"", state_colour(s).hex()))
+            })
+            .count()
+    };
+    for kind in ChartKind::ALL {
+        let c0 = render(kind, &quiet, &RenderOptions::default());
+        let c1 = render(kind, &full, &RenderOptions::default());
+        let what = format!("{kind:?}");
+        Raster::of(&c0);
+        check_text(&c0, &format!("{what} at verbosity 0"));
+        assert!(!said(&c1).contains("not recorded"), "{what}: {}", said(&c1));
+        match kind.drawn_from_warp_states() {
+            Some(part) => {
+                let text = said(&c0);
+                assert!(
+                    text.contains(&format!("No {part}: {note}")),
+                    "{what}: {text}"
+                );
+            }
+            None => assert!(!said(&c0).contains("not recorded"), "{what}"),
+        }
+        match kind {
+            // Block events, which every trace has: the very same chart.
+            ChartKind::Dispatch => assert_eq!(c0.svg, c1.svg),
+            // Nothing in a state's colour: no empty rows or zero bars standing for states.
+            ChartKind::Timeline | ChartKind::Stalls | ChartKind::Source => {
+                assert_eq!(state_fills(&c0), 0, "{what}");
+                assert!(state_fills(&c1) > 0, "{what}");
+                if kind == ChartKind::Timeline {
+                    assert!(c0.rows.is_empty());
+                    assert_eq!(
+                        (c0.plot.x_from, c0.plot.x_to),
+                        (c1.plot.x_from, c1.plot.x_to)
+                    );
+                }
+            }
+            // Active warps and IPC come from lifetimes and issues; eligibility is a state.
+            ChartKind::Occupancy => {
+                let stroke =
+                    |c: &Chart, rgb: Rgb| c.svg.contains(&format!("stroke=\"{}\"", rgb.hex()));
+                assert!(stroke(&c1, palette::ELIGIBLE) && !stroke(&c0, palette::ELIGIBLE));
+                assert!(stroke(&c0, palette::ISSUED));
+                assert_eq!(c0.rows.len(), c1.rows.len());
+            }
+            // The grid (issues and refills) is the same; only the state strips give way.
+            ChartKind::Slots => {
+                let grid = |c: &Chart| {
+                    let rows: Vec<_> = c
+                        .rows
+                        .iter()
+                        .filter(|r| !r.label.ends_with(" state"))
+                        .cloned()
+                        .collect();
+                    let bottom = rows.iter().map(|r| r.bottom).max().unwrap();
+                    let cells: Vec<_> =
+                        c.regions.iter().filter(|r| r.y < bottom).cloned().collect();
+                    (rows, cells)
+                };
+                assert_eq!(grid(&c0), grid(&c1), "{what}");
+                // Zoomed to one cycle per column around the first refill: the refills are
+                // drawn from a verbosity-0 trace too.
+                let first = events(&quiet)
+                    .iter()
+                    .find_map(|e| match e {
+                        Event::Refill { cycle, .. } => Some(*cycle),
+                        _ => None,
+                    })
+                    .expect("coarse switches");
+                let zoom = RenderOptions {
+                    from: Some(first.saturating_sub(100)),
+                    to: Some(first + 300),
+                    sm: None,
+                };
+                let z0 = render(kind, &quiet, &zoom);
+                let z1 = render(kind, &full, &zoom);
+                assert_eq!(z0.bin_cycles, 1);
+                let (g0, g1) = (grid(&z0), grid(&z1));
+                assert!(g0.1.iter().any(|r| r.text.contains("refill")), "{what}");
+                assert_eq!(g0, g1, "{what}");
+                assert!(c0.rows.iter().all(|r| !r.label.ends_with(" state")));
+                assert!(c1.rows.iter().any(|r| r.label.ends_with(" state")));
+            }
+        }
+    }
+    // Beside a trace with states, the one without has its note in place of its bars.
+    let both = [full.clone(), quiet.clone()];
+    let c = chart(ChartKind::Stalls, &both, &RenderOptions::default()).unwrap();
+    check_text(&c, "stalls of verbosity 1 and 0");
+    let text = said(&c);
+    assert_eq!(text.matches("No stall bars").count(), 1, "{text}");
+    assert!(c.rows.iter().any(|r| r.label.ends_with("/ not recorded")));
+    assert!(c.rows.iter().any(|r| r.label.ends_with("/ selected")));
+}

@@ -576,3 +576,76 @@ fn a_comparison_names_what_differs_between_the_runs() {
         assert!(stalls.contains(caption), "{caption}: {stalls}");
     }
 }
+
+#[test]
+fn a_report_of_a_trace_without_warp_states_says_so_beside_each_chart_drawn_from_them() {
+    let d = dir("verbosity-0");
+    for v in ["0", "1"] {
+        ok(&ws_in(
+            &root(),
+            &[
+                "record",
+                "kernels/reduce.json",
+                "--verbosity",
+                v,
+                "-o",
+                d.join(format!("v{v}.wstrace")).to_str().unwrap(),
+            ],
+        ));
+        ok(&ws_in(
+            &d,
+            &["report", &format!("v{v}.wstrace"), "-o", &format!("r{v}")],
+        ));
+    }
+    let page = |v: &str| std::fs::read_to_string(d.join(format!("r{v}/index.html"))).unwrap();
+    let note = "warp states were not recorded (the trace was recorded with --verbosity 0); \
+                record with --verbosity 1 (the default) or 2 to see them.";
+    // Each figure: the note above the chart, if any, and the chart's SVG file.
+    let figures = |html: &str| -> Vec<(Option<String>, String)> {
+        html.split("<figure>")
+            .skip(1)
+            .map(|f| {
+                let f = &f[..f.find("</figure>").unwrap()];
+                let note = f
+                    .strip_prefix("<div class=\"hint wrn\">")
+                    .map(|n| n[..n.find("</div>").unwrap()].to_string());
+                (note, f.to_string())
+            })
+            .collect()
+    };
+    let quiet = figures(&page("0"));
+    assert_eq!(quiet.len(), 6);
+    let mut noted = Vec::new();
+    for (name, part) in [
+        ("stalls", Some("stall bars")),
+        ("timeline", Some("warp-state timeline")),
+        ("dispatch", None),
+        ("occupancy", Some("eligible-warps line")),
+        ("slots", Some("warp-state strips")),
+        ("source", Some("stall bars")),
+    ] {
+        let svg = std::fs::read_to_string(d.join(format!("r0/{name}.svg"))).unwrap();
+        let (html_note, _) = quiet
+            .iter()
+            .find(|(_, f)| f.contains(&svg[..svg.find("</svg>").unwrap()]))
+            .unwrap_or_else(|| panic!("no figure of {name}.svg"));
+        match part {
+            Some(part) => {
+                assert_eq!(
+                    html_note.as_deref(),
+                    Some(format!("No {part}: {note}").as_str()),
+                    "{name}"
+                );
+                // The chart itself says it too (wrapped over its lines).
+                assert!(svg.contains(&format!("No {part}:")), "{name}");
+                noted.push(name);
+            }
+            None => {
+                assert_eq!(html_note, &None, "{name}");
+                assert!(!svg.contains("not recorded"), "{name}");
+            }
+        }
+    }
+    assert_eq!(noted.len(), 5);
+    assert!(figures(&page("1")).iter().all(|(n, _)| n.is_none()));
+}

@@ -79,6 +79,11 @@ pub struct LaunchComparison {
 pub struct Comparison {
     /// Trace labels, baselines first.
     pub traces: Vec<String>,
+    /// Per trace, what tells its run from the others' — GPU, policy, scoreboard, warp slots,
+    /// other config fields (`lrr, ranges scoreboard`) — or its policy where nothing does: the
+    /// run column of the text and HTML tables, in the words of the stalls chart's groups
+    /// ([`crate::render::caption`]).
+    pub runs: Vec<String>,
     pub baselines: usize,
     pub header_differences: Vec<HeaderDifference>,
     pub launches: Vec<LaunchComparison>,
@@ -241,12 +246,12 @@ pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
         .map(|t| t.analysis.launches.len())
         .max()
         .unwrap_or(0);
+    let headers: Vec<&TraceHeader> = traces.iter().map(|t| &t.header).collect();
     Comparison {
         traces: traces.iter().map(|t| t.label.clone()).collect(),
+        runs: crate::render::caption::captions(&headers).distinctions,
         baselines,
-        header_differences: header_differences(
-            &traces.iter().map(|t| &t.header).collect::<Vec<_>>(),
-        ),
+        header_differences: header_differences(&headers),
         launches: (0..launches)
             .map(|i| compare_launch(i, traces, baselines))
             .collect(),
@@ -265,14 +270,29 @@ fn cell(v: &Option<serde_json::Value>) -> String {
     }
 }
 
-/// The comparison as text: header differences, then per launch one row per metric with each
-/// trace's value and, for the non-baselines, the difference to the baseline (mean).
+/// The comparison as text: the traces with what tells their runs apart, header differences,
+/// then per launch one row per metric with each trace's value and, for the non-baselines, the
+/// difference to the baseline (mean).
 pub fn render_text(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "warpscope compare — {} traces", c.traces.len());
+    // A table as the report's: index, trace, run, role; columns as wide as their widest entry.
+    let index = |i: usize| format!("[{i}]");
+    let widest = |cells: &[String], head: &str| {
+        cells
+            .iter()
+            .map(|s| s.chars().count())
+            .fold(head.chars().count(), usize::max)
+    };
+    let iw = widest(&(0..c.traces.len()).map(index).collect::<Vec<_>>(), "");
+    let tw = widest(&c.traces, "trace");
+    let rw = widest(&c.runs, "run");
+    let _ = writeln!(out, "  {:iw$}  {:tw$}  run", "", "trace");
     for (i, t) in c.traces.iter().enumerate() {
         let role = if i < c.baselines { "baseline" } else { "" };
-        let _ = writeln!(out, "{}", format!("  [{i}] {t} {role}").trim_end());
+        let run = c.runs.get(i).map_or("", String::as_str);
+        let line = format!("  {:iw$}  {t:tw$}  {run:rw$}  {role}", index(i));
+        let _ = writeln!(out, "{}", line.trim_end());
     }
     let _ = writeln!(out);
     if c.header_differences.is_empty() {

@@ -726,7 +726,7 @@ impl Accumulator {
             schedulers,
             width: c.sm.issue_width,
             memory_recorded: header.verbosity >= EventKind::Memory.min_verbosity(),
-            states_recorded: header.verbosity >= EventKind::WarpState.min_verbosity(),
+            states_recorded: header.warp_states_recorded(),
             sector_bytes: c.memory.sector_bytes.max(1),
             launches: header
                 .launches

@@ -27,7 +27,7 @@ the binary format; --format compact writes the binary format's version 5, about 
 and about half as fast to analyse; --format grouped writes version 6, which stores the change
 shared by a pipe's ready warps once: a compute-bound kernel records about 30 % faster and
 analyses about 1.6 times slower (every reader reads all three). --verbosity 0 records lifecycle,
-issue, hazard and fault events; 1 (the default) adds warp states, completions, refills and
+issue, refill, hazard and fault events; 1 (the default) adds warp states, completions and
 barriers; 2 adds memory events.
 A run stopped by a fault (watchdog, deadlock, memory fault) still writes its trace, marked
 incomplete; the fault is printed and the exit status is 1, as it is when an expect check
@@ -69,7 +69,7 @@ pub struct RecordArgs {
     /// Trace encoding; by default from the extension of -o (.jsonl or .json → jsonl, else bin).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// 0: lifecycle, issue, hazard, fault; 1: + warp states, completions, refills, barriers;
+    /// 0: lifecycle, issue, refill, hazard, fault; 1: + warp states, completions, barriers;
     /// 2: + memory events.
     #[arg(long, value_name = "0|1|2", default_value_t = DEFAULT_VERBOSITY,
           value_parser = clap::value_parser!(u8).range(0..=2))]

@@ -54,7 +54,7 @@ pub struct ReplayArgs {
     /// Trace encoding; by default from the extension of -o (.jsonl or .json → jsonl, else bin).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// 0: lifecycle, issue, hazard, fault; 1: + warp states, completions, refills, barriers;
+    /// 0: lifecycle, issue, refill, hazard, fault; 1: + warp states, completions, barriers;
     /// 2: + memory events.
     #[arg(long, value_name = "0|1|2", default_value_t = DEFAULT_VERBOSITY,
           value_parser = clap::value_parser!(u8).range(0..=2))]

@@ -100,7 +100,33 @@ impl ChartKind {
     pub fn takes_several(self) -> bool {
         self == ChartKind::Stalls
     }
+
+    /// What of the chart is drawn from warp-state events (`None`: nothing): what a trace
+    /// recorded at `--verbosity 0` cannot show. Dispatch draws block events; occupancy's
+    /// active warps and IPC come from warp lifetimes and issues, the slots grid from issues
+    /// and refills, the source listing's execution counts from issues.
+    pub fn drawn_from_warp_states(self) -> Option<&'static str> {
+        match self {
+            ChartKind::Timeline => Some("warp-state timeline"),
+            ChartKind::Stalls | ChartKind::Source => Some("stall bars"),
+            ChartKind::Occupancy => Some("eligible-warps line"),
+            ChartKind::Slots => Some("warp-state strips"),
+            ChartKind::Dispatch => None,
+        }
+    }
+
+    /// What the chart says in place of what it draws from warp states, for a trace without
+    /// them (`None` for a chart that draws none): `No stall bars: warp states were not
+    /// recorded (...)`.
+    pub fn states_not_recorded(self) -> Option<String> {
+        self.drawn_from_warp_states()
+            .map(|part| format!("No {part}: {STATES_NOT_RECORDED}."))
+    }
 }
+
+/// Why a chart drawn from warp states is empty for a trace recorded at `--verbosity 0`, and
+/// how to get them; the charts and the report's captions say it in these words.
+pub const STATES_NOT_RECORDED: &str = "warp states were not recorded (the trace was recorded with --verbosity 0); record with --verbosity 1 (the default) or 2 to see them";
 
 /// What to show. `None` means "all of it".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -241,6 +267,11 @@ impl Loaded {
                 source,
             })?;
         Ok(self.analysis.get_or_init(|| a))
+    }
+
+    /// Whether the trace has warp-state events (see [`ChartKind::drawn_from_warp_states`]).
+    pub fn states_recorded(&self) -> bool {
+        self.model.header.warp_states_recorded()
     }
 
     /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names.
@@ -715,6 +746,38 @@ impl Header {
     }
 }
 
+/// A note said in a chart's plot (why something is not drawn): label-sized lines wrapped to
+/// the room it has, at most [`NOTE_LINES`] of them.
+pub(crate) struct Note {
+    whole: String,
+    lines: Vec<String>,
+}
+
+/// Lines a note may take; past them the last ends with an ellipsis.
+const NOTE_LINES: usize = 3;
+/// The pitch of a note's lines.
+const NOTE_PITCH: i32 = TEXT_LABEL as i32 + 6;
+
+impl Note {
+    /// `text` wrapped to `room` pixels.
+    pub fn new(text: &str, room: i32) -> Note {
+        Note {
+            whole: text.to_string(),
+            lines: wrap(text, TEXT_LABEL, room, NOTE_LINES),
+        }
+    }
+
+    /// The height its lines take.
+    pub fn height(&self) -> i32 {
+        self.lines.len() as i32 * NOTE_PITCH
+    }
+
+    /// The text, whole (for the hover region over it).
+    pub fn text(&self) -> &str {
+        &self.whole
+    }
+}
+
 /// The x axis under a plot: tick length, the centres of the tick labels and of the axis name
 /// below the plot, and the height it takes.
 const TICK: i32 = 5;
@@ -903,6 +966,22 @@ impl<'a> Canvas<'a> {
                 size,
                 palette::INK,
                 Align::Centre,
+                "sans-serif",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A [`Note`] from `(x, y)` downwards ([`Note::height`] high), each line aligned at `x`.
+    pub fn note(&self, note: &Note, (x, y): (i32, i32), align: Align) -> Result<(), RenderError> {
+        for (i, line) in note.lines.iter().enumerate() {
+            let centre = y + i as i32 * NOTE_PITCH + NOTE_PITCH / 2;
+            self.text(
+                line,
+                (x, centre),
+                TEXT_LABEL,
+                palette::INK,
+                align,
                 "sans-serif",
             )?;
         }

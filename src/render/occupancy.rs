@@ -5,13 +5,16 @@
 //! axis has one scale for all panels, and their ticks are at the same heights. Values are
 //! averages per cycle over each pixel column's cycles. With more than 16 schedulers holding warps the
 //! panels are per SM (sums over its schedulers), and with more than 16 such SMs there is one
-//! panel for the whole GPU; `--sm` zooms back to one SM's schedulers.
+//! panel for the whole GPU; `--sm` zooms back to one SM's schedulers. Eligibility is a warp
+//! state: a trace recorded without warp states (`--verbosity 0`) has no eligible-warps line,
+//! and a note under the legend says why (active warps come from warp launches and exits, IPC
+//! from issues: both are drawn).
 
 use super::model::{Interval, IssueRec, Sink, WarpLife};
 use super::palette::{self, ACTIVE, ELIGIBLE, ISSUED};
 use super::{
     bin_cycles, legend_across_height, step_outline, text_width, tick_label, tick_step, width_of,
-    window, Align, Canvas, Chart, ChartKind, Header, Loaded, PlotArea, Region, RenderError,
+    window, Align, Canvas, Chart, ChartKind, Header, Loaded, Note, PlotArea, Region, RenderError,
     RenderOptions, Row, AXIS_H, TEXT_HEADING, TEXT_LABEL,
 };
 use std::collections::BTreeMap;
@@ -198,14 +201,18 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     // Eligible warps are active ones: the active warps set the warp scale.
     let warps = Scale::new(most(&|s| &s.active).max(1.0), None);
     let ipc = Scale::new(most(&|s| &s.issued), Some(warps.intervals));
-    let legend = [
+    let recorded = t.states_recorded();
+    let legend: Vec<_> = [
         (ACTIVE, "active warps (left axis)".to_string()),
         (ELIGIBLE, "eligible warps (left axis)".to_string()),
         (
             ISSUED,
             "warp instructions issued per cycle (IPC, right axis)".to_string(),
         ),
-    ];
+    ]
+    .into_iter()
+    .filter(|&(c, _)| recorded || c != ELIGIBLE)
+    .collect();
     let header = Header::new(
         &format!("Occupancy and issue: {}", t.subject()),
         Some(&format!(
@@ -223,7 +230,14 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     // The legend may run on over the IPC axis's column.
     let legend_right = WIDTH as i32 - 16;
     let legend_h = legend_across_height(LEFT, legend_right, &legend);
-    let axis_names_y = legend_top + legend_h + 6 + TEXT_HEADING as i32 / 2;
+    let note = (!recorded).then(|| {
+        let text = ChartKind::Occupancy
+            .states_not_recorded()
+            .unwrap_or_default();
+        Note::new(&text, legend_right - LEFT)
+    });
+    let note_h = note.as_ref().map_or(0, |n| n.height() + 4);
+    let axis_names_y = legend_top + legend_h + note_h + 6 + TEXT_HEADING as i32 / 2;
     let top_of_panels = axis_names_y + TEXT_HEADING as i32 / 2 + TEXT_LABEL as i32 / 2 + 6;
     let panels = acc.len() as i32;
     let height = (top_of_panels + panels * (PANEL + GAP) - GAP + AXIS_H) as u32;
@@ -247,6 +261,9 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.header(&header)?;
         canvas.legend_across((LEFT, legend_top), legend_right, &legend)?;
+        if let Some(note) = &note {
+            canvas.note(note, (LEFT, legend_top + legend_h + 2), Align::Left)?;
+        }
         canvas.heading("warps", (plot.left - 6, axis_names_y), Align::Right)?;
         canvas.heading("IPC", (plot.right + 6, axis_names_y), Align::Left)?;
         for (p, (k, s)) in acc.iter().enumerate() {
@@ -271,6 +288,9 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
             outline.push((x_of(bins), bottom));
             canvas.polygon(outline, ACTIVE)?;
             for (series, scale, c) in [(&s.eligible, &warps, ELIGIBLE), (&s.issued, &ipc, ISSUED)] {
+                if c == ELIGIBLE && !recorded {
+                    continue;
+                }
                 canvas.line(
                     step_outline(bins, &x_of, |kk| y(scale, avg(series, kk))),
                     c,
@@ -280,17 +300,20 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
             for kk in 0..bins {
                 let (x0, x1) = (x_of(kk), x_of(kk + 1));
                 let a = from + kk as u64 * bin;
+                let eligible = match recorded {
+                    true => format!("{:.2} eligible", avg(&s.eligible, kk)),
+                    false => "eligible not recorded".to_string(),
+                };
                 regions.push(Region {
                     x: x0,
                     y: top,
                     width: (x1 - x0).max(1),
                     height: PANEL,
                     text: format!(
-                        "{} cycles {a}..{}: {:.2} active, {:.2} eligible warps, {:.2} issued per cycle",
+                        "{} cycles {a}..{}: {:.2} active, {eligible} warps, {:.2} issued per cycle",
                         k.label(),
                         (a + bin).min(to),
                         avg(&s.active, kk),
-                        avg(&s.eligible, kk),
                         avg(&s.issued, kk)
                     ),
                 });

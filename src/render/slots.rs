@@ -9,14 +9,16 @@
 //! Under the grid, thread-state strips (seed 004's run/miss/dep/wait rows, for warps): one thin
 //! strip per warp slot of the schedulers shown, coloured by its Nsight state (binned like the
 //! grid), so a waste column lines up with why every warp could not issue. With
-//! more than [`MAX_STRIPS`] warp slots the strips are left out (the timeline shows them).
+//! more than [`MAX_STRIPS`] warp slots the strips are left out (the timeline shows them). A
+//! trace recorded without warp states (`--verbosity 0`) has a note in their place saying so;
+//! the grid itself is drawn from issues and refills, which every trace has.
 
 use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
     bin_cycles, bin_levels, legend_entry_width, legend_height, row_winners, shares, text_width,
     width_of, window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded,
-    PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, TEXT_CELL,
+    Note, PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, TEXT_CELL,
     TEXT_LABEL,
 };
 use crate::analyze::NsightState;
@@ -31,6 +33,8 @@ const RIGHT_MARGIN: i32 = 20 + legend_entry_width(25) + 12;
 pub const MAX_STRIPS: usize = 64;
 const STRIP_H: i32 = 6;
 const STRIP_GAP: i32 = 14;
+/// A note's distance from the plot's frame.
+const NOTE_INSET: i32 = 6;
 
 const STATES: usize = NsightState::ALL.len();
 
@@ -204,7 +208,7 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
     }
     // Thread-state strips: the warp slots of the schedulers shown, in (sm, scheduler, slot) order.
     let mut strips = resident;
-    if strips.len() > MAX_STRIPS {
+    if strips.len() > MAX_STRIPS || !t.states_recorded() {
         strips.clear();
     }
     let rows = schedulers.len() * width as usize;
@@ -268,14 +272,19 @@ fn render_columns(
         (900 / n).clamp(2, LABELLED_ROW_H)
     };
     let grid_h = row_h * n;
-    let strips_h = if strips.is_empty() {
-        0
-    } else {
-        STRIP_GAP + STRIP_H * strips.len() as i32
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    // In place of the strips of a trace without warp states, a note says why.
+    let note = (!t.states_recorded()).then(|| {
+        let text = ChartKind::Slots.states_not_recorded().unwrap_or_default();
+        Note::new(&text, right - LEFT - 2 * NOTE_INSET)
+    });
+    let strips_h = match &note {
+        Some(note) => STRIP_GAP + note.height() + NOTE_INSET,
+        None if strips.is_empty() => 0,
+        None => STRIP_GAP + STRIP_H * strips.len() as i32,
     };
     let plot_h = grid_h + strips_h;
     let legend = legend(&acc.seen_warps, &acc.strip_states);
-    let right = WIDTH as i32 - RIGHT_MARGIN;
     let bin = bin_cycles(to - from, (right - LEFT).min(columns));
     let header = Header::new(
         &format!("Issue slots: {}", t.subject()),
@@ -435,6 +444,17 @@ fn render_columns(
             }
         }
         let strips_top = plot.top + grid_h + STRIP_GAP;
+        if let Some(note) = &note {
+            let x = plot.left + NOTE_INSET;
+            canvas.note(note, (x, strips_top), Align::Left)?;
+            regions.push(Region {
+                x: plot.left,
+                y: strips_top,
+                width: plot.right - plot.left,
+                height: note.height(),
+                text: note.text().to_string(),
+            });
+        }
         if !strips.is_empty() {
             let y = strips_top + STRIP_H * strips.len() as i32 / 2;
             if labels.fits(y, TEXT_LABEL) {

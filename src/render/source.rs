@@ -1,12 +1,14 @@
 //! The `source` chart: each launch's program listing (from the trace header, PC → text) with a
 //! stall heat bar per instruction — the warp-cycles its warps spent waiting to issue it, stacked
 //! by Nsight state (`selected` left out: that is issuing, not stalling), all bars on one scale —
-//! and its execution count (the analyzer's `source` lines).
+//! and its execution count (the analyzer's `source` lines). A trace recorded without warp
+//! states (`--verbosity 0`) has its listing and execution counts, and a note in place of the
+//! legend saying why there are no bars.
 
 use super::palette::{self, state_colour};
 use super::{
     ellipsize, legend_across_height, text_width, tick_step, width_of, Align, Canvas, Chart,
-    ChartKind, Header, Loaded, PlotArea, Region, RenderError, Row, AXIS_H, TEXT_HEADING,
+    ChartKind, Header, Loaded, Note, PlotArea, Region, RenderError, Row, AXIS_H, TEXT_HEADING,
     TEXT_LABEL,
 };
 use crate::analyze::NsightState;
@@ -76,6 +78,12 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         .map(|&s| (state_colour(s), s.name().to_string()))
         .collect();
     let legend_right = WIDTH as i32 - 16;
+    let recorded = t.states_recorded();
+    let note = (!recorded).then(|| {
+        let text = ChartKind::Source.states_not_recorded().unwrap_or_default();
+        Note::new(&text, legend_right - pc_x)
+    });
+    let note_h = note.as_ref().map_or(0, |n| n.height() + 4);
     let header = Header::new(
         &format!("Stalls by instruction: {}", t.subject()),
         Some(&format!(
@@ -86,10 +94,12 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     );
     let columns_y = header.height()
         + legend_across_height(pc_x, legend_right, &entries)
+        + note_h
         + 8
         + TEXT_LABEL as i32 / 2;
     let top = columns_y + TEXT_LABEL as i32 / 2 + 8;
-    let height = (top + plot_h + AXIS_H) as u32;
+    // Without bars there is no axis to read them on.
+    let height = (top + plot_h + if recorded { AXIS_H } else { 8 }) as u32;
     let step = tick_step((max_stall as f64).max(1.0), 6);
     let x_to = ((max_stall as f64 / step).ceil() * step).max(step);
     let plot = PlotArea {
@@ -107,6 +117,9 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.header(&header)?;
         canvas.legend_across((pc_x, header.height()), legend_right, &entries)?;
+        if let Some(note) = &note {
+            canvas.note(note, (pc_x, header.height()), Align::Left)?;
+        }
         canvas.label("PC", (pc_x, columns_y), Align::Left)?;
         canvas.label("instruction", (text_x, columns_y), Align::Left)?;
         canvas.label("executed", (executed_x, columns_y), Align::Right)?;
@@ -165,19 +178,22 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
                     .iter()
                     .map(|(state, n)| format!("{} {n}", state.name()))
                     .collect();
+                let stalls = match recorded {
+                    true => format!("{acc} stall warp-cycles"),
+                    false => "stall warp-cycles not recorded".to_string(),
+                };
                 regions.push(Region {
                     x: 8,
                     y: top,
                     width: plot.right - 8,
                     height: LINE,
                     text: format!(
-                        "PC {}: {}{}; executed {} times; {} stall warp-cycles{}{}",
+                        "PC {}: {}{}; executed {} times; {stalls}{}{}",
                         s.pc,
                         s.text,
                         s.cuda_line
                             .map_or(String::new(), |l| format!(" (CUDA line {l})")),
                         s.executions,
-                        acc,
                         if detail.is_empty() { "" } else { ": " },
                         detail.join(", ")
                     ),
@@ -190,12 +206,14 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
                 top += LINE;
             }
         }
-        canvas.line(
-            vec![(plot.left, plot.top), (plot.left, plot.bottom)],
-            palette::INK,
-            1,
-        )?;
-        canvas.x_axis(&plot, "stall warp-cycles", true)?;
+        if recorded {
+            canvas.line(
+                vec![(plot.left, plot.top), (plot.left, plot.bottom)],
+                palette::INK,
+                1,
+            )?;
+            canvas.x_axis(&plot, "stall warp-cycles", true)?;
+        }
         canvas.finish()?;
     }
     Ok(Chart {

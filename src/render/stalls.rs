@@ -4,13 +4,14 @@
 //! one group per trace, labelled by its name ([`crate::trace_label`]) and what tells its run from
 //! the others' ([`super::caption`]: the GPU, policy, scoreboard, warp slots...), under a title
 //! that names what they share and lists what differs; one colour per state; states that are
-//! zero in every trace are left out.
+//! zero in every trace are left out. A trace recorded without warp states (`--verbosity 0`)
+//! has a note in place of its bars, saying so.
 
 use super::caption::captions;
 use super::palette::{self, state_colour};
 use super::{
-    ellipsize, text_width, tick_step, Align, Canvas, Chart, ChartKind, Header, Loaded, PlotArea,
-    Region, RenderError, Row, AXIS_H, STATE_NAME_CHARS, TEXT_HEADING, TEXT_LABEL,
+    ellipsize, text_width, tick_step, Align, Canvas, Chart, ChartKind, Header, Loaded, Note,
+    PlotArea, Region, RenderError, Row, AXIS_H, STATE_NAME_CHARS, TEXT_HEADING, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 
@@ -25,6 +26,8 @@ const GROUP_GAP: i32 = 10;
 
 struct Group {
     label: String,
+    /// Whether the trace has warp states; without, the group is a note, not bars.
+    recorded: bool,
     instructions: u64,
     /// Warp-cycles by state, in `NsightState::ALL` order.
     cycles: Vec<u64>,
@@ -48,6 +51,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
             .collect();
         groups.push(Group {
             label: format!("{} ({distinction})", t.label),
+            recorded: t.states_recorded(),
             instructions,
             cycles,
         });
@@ -68,38 +72,66 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
         .fold(0.0f64, f64::max);
     let step = tick_step(max.max(1e-9), 8);
     let x_to = ((max / step).ceil() * step).max(step);
-    let group_h = GROUP_HEADER + BAR * shown.len() as i32 + GROUP_GAP;
-    let plot_h = group_h * groups.len() as i32;
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let not_recorded = ChartKind::Stalls.states_not_recorded().unwrap_or_default();
+    let note = Note::new(&not_recorded, right - LEFT);
+    // A group's bars, or the note that takes their place.
+    let body_h = |g: &Group| match g.recorded {
+        true => BAR * shown.len() as i32,
+        false => note.height(),
+    };
+    let group_h = |g: &Group| GROUP_HEADER + body_h(g) + GROUP_GAP;
+    let plot_h = groups.iter().map(group_h).sum();
     let title = format!("Warp-cycles per issued instruction: {}", captions.subject);
     // No subtitle: the bars start under the title.
     let header = Header::new(&title, None, WIDTH);
-    let right = WIDTH as i32 - RIGHT_MARGIN;
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (0.0, x_to));
-    let height = (plot.bottom + AXIS_H) as u32;
+    // No trace with bars: no axis to read them on.
+    let any_bars = groups.iter().any(|g| g.recorded);
+    let height = (plot.bottom + if any_bars { AXIS_H } else { 0 }) as u32;
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
         let canvas = Canvas::new(&mut svg, WIDTH, height)?;
         canvas.header(&header)?;
-        for (gi, g) in groups.iter().enumerate() {
-            let top = plot.top + gi as i32 * group_h;
-            let bars = (top + GROUP_HEADER, top + group_h);
-            // Vertical grid lines at the ticks, behind the bars (not through the group's
-            // heading).
-            let mut v = step;
-            while v <= x_to + 1e-9 {
-                let x = plot.x(v);
-                canvas.line(vec![(x, bars.0), (x, bars.1)], palette::GRID, 1)?;
-                v += step;
+        let mut top = plot.top;
+        for g in &groups {
+            let (group_top, group_bottom) = (top, top + group_h(g));
+            top = group_bottom;
+            let bars_top = group_top + GROUP_HEADER;
+            if g.recorded {
+                // Vertical grid lines at the ticks, behind the bars (not through the group's
+                // heading).
+                let mut v = step;
+                while v <= x_to + 1e-9 {
+                    let x = plot.x(v);
+                    canvas.line(vec![(x, bars_top), (x, group_bottom)], palette::GRID, 1)?;
+                    v += step;
+                }
             }
             let heading = format!("{}: {} warp instructions", g.label, g.instructions);
             canvas.heading(
                 &ellipsize(&heading, TEXT_HEADING, WIDTH as i32 - 16),
-                (8, top + GROUP_HEADER / 2 + 2),
+                (8, group_top + GROUP_HEADER / 2 + 2),
                 Align::Left,
             )?;
-            let bars_top = top + GROUP_HEADER;
+            if !g.recorded {
+                canvas.note(&note, (plot.left, bars_top), Align::Left)?;
+                rows.push(Row {
+                    label: format!("{} / not recorded", g.label),
+                    top: bars_top,
+                    bottom: bars_top + note.height(),
+                });
+                regions.push(Region {
+                    x: plot.left,
+                    y: bars_top,
+                    width: plot.right - plot.left,
+                    height: note.height(),
+                    text: format!("{}: {}", g.label, note.text()),
+                });
+                continue;
+            }
             canvas.line(
                 vec![
                     (plot.left, bars_top),
@@ -110,7 +142,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
             )?;
             for (k, &i) in shown.iter().enumerate() {
                 let state = NsightState::ALL[i];
-                let y0 = top + GROUP_HEADER + k as i32 * BAR;
+                let y0 = bars_top + k as i32 * BAR;
                 let value = per_issue(g, i);
                 let x1 = plot.x(value);
                 canvas.label(state.name(), (plot.left - 6, y0 + BAR / 2), Align::Right)?;
@@ -135,7 +167,9 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
                 });
             }
         }
-        canvas.x_axis(&plot, "warp-cycles per issued warp instruction", false)?;
+        if any_bars {
+            canvas.x_axis(&plot, "warp-cycles per issued warp instruction", false)?;
+        }
         canvas.finish()?;
     }
     Ok(Chart {

@@ -6,14 +6,16 @@
 //! states of its cycles, "no warp" included, chosen so that along a row each state gets
 //! columns in proportion to its cycles (see the module doc of `render`), and its tooltip gives
 //! the shares; where a warp's states alternate faster than the columns, the row alternates
-//! too — zoom with `--from/--to` or `--sm` to see each cycle.
+//! too — zoom with `--from/--to` or `--sm` to see each cycle. A trace recorded without warp
+//! states (`--verbosity 0`) gets a note saying so in place of the rows.
 
 use super::model::{Interval, Sink, SlotKey, WarpLife};
 use super::palette::{self, state_colour};
 use super::{
     bin_cycles, bin_levels, legend_entry_width, legend_height, row_winners, shares, text_width,
-    window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, PlotArea,
-    Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, STATE_NAME_CHARS, TEXT_LABEL,
+    window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded, Note,
+    PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, STATE_NAME_CHARS,
+    TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -115,6 +117,9 @@ impl Acc {
 }
 
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    if !t.states_recorded() {
+        return not_recorded(t, options);
+    }
     let (from, to, slots, sms_total, acc) = collect(t, options)?;
     let shown = Shown {
         from,
@@ -124,6 +129,58 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         acc: &acc,
     };
     within_size(|columns| render_columns(t, &shown, columns))
+}
+
+/// The chart of a trace without warp states: rows of white would look like slots that never
+/// held a warp, so a framed note says why there are none, where the rows would be.
+fn not_recorded(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    let (from, to) = window(t, options)?;
+    let header = Header::new(
+        &format!("Warp states over time: {}", t.subject()),
+        Some(&format!("{}, cycles {from}..{to}", t.label)),
+        WIDTH,
+    );
+    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let pad = TEXT_LABEL as i32;
+    let text = ChartKind::Timeline
+        .states_not_recorded()
+        .unwrap_or_default();
+    let note = Note::new(&text, right - LEFT - 2 * pad);
+    let plot = PlotArea::under(
+        &header,
+        (LEFT, right),
+        note.height() + 2 * pad,
+        (from as f64, to as f64),
+    );
+    let height = (plot.bottom + pad) as u32;
+    let mut svg = String::new();
+    {
+        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        canvas.header(&header)?;
+        canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
+        canvas.note(
+            &note,
+            ((plot.left + plot.right) / 2, plot.top + pad),
+            Align::Centre,
+        )?;
+        canvas.finish()?;
+    }
+    Ok(Chart {
+        kind: ChartKind::Timeline,
+        svg,
+        width: WIDTH,
+        height,
+        plot,
+        rows: Vec::new(),
+        regions: vec![Region {
+            x: plot.left,
+            y: plot.top,
+            width: plot.right - plot.left,
+            height: plot.bottom - plot.top,
+            text: note.text().to_string(),
+        }],
+        bin_cycles: 1,
+    })
 }
 
 /// How many numbers the chart keeps of the trace.

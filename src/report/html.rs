@@ -595,14 +595,14 @@ fn counter_row(
     ]
 }
 
-/// The comparison of the report's traces; `runs` says per trace what tells its run from the
-/// others', as the stalls chart's groups do.
-fn comparison_section(out: &mut String, c: &Comparison, runs: &[String]) {
+/// The comparison of the report's traces, each with what tells its run from the others'
+/// (`Comparison::runs`, as the stalls chart's groups and `compare`'s text say it).
+fn comparison_section(out: &mut String, c: &Comparison) {
     out.push_str("<h2 id=\"comparison\">Comparison</h2>");
     let rows: Vec<Vec<String>> = c
         .traces
         .iter()
-        .zip(runs)
+        .zip(&c.runs)
         .enumerate()
         .map(|(i, (t, run))| {
             vec![
@@ -668,11 +668,17 @@ fn comparison_section(out: &mut String, c: &Comparison, runs: &[String]) {
     }
 }
 
+/// The charts, each with its caption under it and, above it, what it cannot show of the
+/// trace (see [`super::Chart::note`]).
 fn figures(out: &mut String, charts: &[super::Chart]) {
     for chart in charts {
+        out.push_str("<figure>");
+        if let Some(note) = &chart.note {
+            let _ = write!(out, "<div class=\"hint wrn\">{}</div>", esc(note));
+        }
         let _ = write!(
             out,
-            "<figure><div class=\"scroll\">{}</div><figcaption>{}</figcaption></figure>",
+            "<div class=\"scroll\">{}</div><figcaption>{}</figcaption></figure>",
             chart.page_svg,
             esc(&chart.caption)
         );
@@ -726,9 +732,7 @@ pub fn page(report: &Report) -> String {
     }
     if let Some(c) = &report.comparison {
         figures(&mut out, &report.comparison_charts);
-        let headers: Vec<_> = report.traces.iter().map(|t| &t.header).collect();
-        let runs = crate::render::caption::captions(&headers).distinctions;
-        comparison_section(&mut out, c, &runs);
+        comparison_section(&mut out, c);
     }
     for (ti, t) in report.traces.iter().enumerate() {
         if report.traces.len() > 1 {

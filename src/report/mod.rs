@@ -18,6 +18,9 @@ pub struct Chart {
     /// The chart's name (`timeline`, ...): the report also writes it as `NAME.svg`.
     pub name: &'static str,
     pub caption: String,
+    /// What the chart cannot show of these traces, said beside it on the page: the parts
+    /// drawn from warp states, for a trace recorded without them (`--verbosity 0`).
+    pub note: Option<String>,
     /// The SVG as `render` drew it.
     pub svg: String,
     /// The SVG with its tooltip regions overlaid, as the page inlines it.
@@ -66,11 +69,32 @@ fn empty_chart(kind: ChartKind, why: &str) -> String {
     )
 }
 
+/// What chart `kind` of `traces` cannot show ([`Chart::note`]): for one trace, the chart's
+/// own note; for several, which of them it says it for.
+fn states_note(kind: ChartKind, traces: &[render::Loaded]) -> Option<String> {
+    let missing: Vec<&str> = traces
+        .iter()
+        .filter(|t| !t.states_recorded())
+        .map(|t| t.label.as_str())
+        .collect();
+    let part = kind.drawn_from_warp_states()?;
+    match (missing.as_slice(), traces.len()) {
+        ([], _) => None,
+        (_, 1) => kind.states_not_recorded(),
+        (some, _) => Some(format!(
+            "No {part} for {}: {}.",
+            some.join(", "),
+            render::STATES_NOT_RECORDED
+        )),
+    }
+}
+
 fn render_chart(
     kind: ChartKind,
     traces: &[render::Loaded],
     caption: &str,
 ) -> Result<Chart, ReportError> {
+    let note = states_note(kind, traces);
     let chart = match render::chart_of(kind, traces, &RenderOptions::default()) {
         Ok(chart) => chart,
         // A run stopped before any warp ran still gets its report (a fault is what it is
@@ -80,6 +104,7 @@ fn render_chart(
             return Ok(Chart {
                 name: kind.name(),
                 caption: caption.to_string(),
+                note,
                 page_svg: svg.clone(),
                 svg,
             });
@@ -95,6 +120,7 @@ fn render_chart(
     Ok(Chart {
         name: kind.name(),
         caption: caption.to_string(),
+        note,
         page_svg: with_tooltips(&chart),
         svg: chart.svg,
     })

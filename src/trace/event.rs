@@ -154,13 +154,15 @@ impl EventKind {
         }
     }
 
-    /// The lowest recording verbosity at which events of this kind are recorded.
+    /// The lowest recording verbosity at which events of this kind are recorded. Refills are
+    /// recorded at every verbosity: they are the only record of the issue slots a `coarse`
+    /// switch costs (few events, one per switch), and without them a trace's refill slots
+    /// would be counted as vertical waste.
     pub fn min_verbosity(self) -> u8 {
         match self {
             EventKind::Memory => 2,
             EventKind::WarpState
             | EventKind::Complete
-            | EventKind::Refill
             | EventKind::BarrierArrive
             | EventKind::BarrierRelease => 1,
             _ => 0,

@@ -146,7 +146,7 @@ pub struct TraceHeader {
     pub launches: Vec<LaunchHeader>,
     /// Seed of any randomness in the run (0 when none was given).
     pub seed: u64,
-    /// 0: lifecycle, issue, hazard, fault; 1 (default): + warp states, completions, refills,
+    /// 0: lifecycle, issue, refill, hazard, fault; 1 (default): + warp states, completions,
     /// barriers; 2: + memory events.
     pub verbosity: u8,
 }
@@ -175,6 +175,12 @@ impl TraceHeader {
             seed,
             verbosity,
         }
+    }
+
+    /// Whether the trace has warp-state events (recorded at `verbosity` 1 or more): what the
+    /// analyzer's state figures and the charts drawn from warp states need.
+    pub fn warp_states_recorded(&self) -> bool {
+        self.verbosity >= EventKind::WarpState.min_verbosity()
     }
 }
 
