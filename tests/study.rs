@@ -555,6 +555,52 @@ mod outputs {
         }
     }
 
+    /// A study trace's config has a policy only as a placeholder: the report's header, its
+    /// charts' titles and its page title name the schemes its launches are, and the page
+    /// title all of them, not the first launch's.
+    #[test]
+    fn a_study_trace_is_labelled_by_its_schemes_not_a_policy() {
+        let cfg = StudyConfig::default();
+        let path = tmp("st.wstrace");
+        std::fs::write(&path, trace_bytes(&cfg, TraceFormat::Binary)).unwrap();
+        let header = warpscope::trace::TraceReader::open(&path)
+            .unwrap()
+            .header()
+            .clone();
+        assert_eq!(
+            study::trace::schemes_of(&header),
+            Some(study::Scheme::ALL.to_vec())
+        );
+        let captions = warpscope::render::caption::captions(&[&header]);
+        assert_eq!(
+            captions.subject,
+            "study_none, study_coarse, study_barrel, study_fine, study_smt on study \
+             (one scheme per launch)"
+        );
+        assert_eq!(captions.distinctions, ["one scheme per launch"]);
+        let report = warpscope::report::build(&[path]).unwrap();
+        let page = warpscope::report::html::page(&report);
+        assert!(page.contains(
+            "<title>warpscope report — st.wstrace: multithreading study \
+             (none, coarse, barrel, fine, smt)</title>"
+        ));
+        assert!(page.contains("schemes <b>none, coarse, barrel, fine, smt</b>, one launch each"));
+        // Neither the header line nor any chart names the placeholder.
+        let policy = header.config.scheduler.policy.name();
+        assert!(!page.contains(policy), "the page names `{policy}`");
+        assert!(!page.contains("policy <b>"));
+        // Another trace keeps its policy.
+        let sample = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/traces/reduce.small.gto.wstrace"
+        );
+        let header = warpscope::trace::TraceReader::open(std::path::Path::new(sample))
+            .unwrap()
+            .header()
+            .clone();
+        assert_eq!(study::trace::schemes_of(&header), None);
+    }
+
     #[test]
     fn the_readme_picture_is_the_default_study() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/images/study.svg");
