@@ -601,6 +601,41 @@ mod outputs {
         assert_eq!(study::trace::schemes_of(&header), None);
     }
 
+    /// The page draws no grid below three quarters of its size (cells' text at 9 px), and a
+    /// grid wider than its card scrolls inside it; the legend is HTML text.
+    #[test]
+    fn the_page_keeps_grids_above_a_minimum_scale_in_scrolling_boxes() {
+        let cfg = StudyConfig::default();
+        let results = run(&cfg);
+        let page = study::html::render(&cfg, &results);
+        let max = results.iter().map(|r| r.cycles).max().unwrap();
+        let grid_w = study::svg::grid_width(max);
+        let min_w = study::html::min_grid_px(grid_w);
+        let cell_px = warpscope::render::TEXT_CELL as f64 * min_w as f64 / grid_w as f64;
+        assert!(cell_px >= 9.0, "cell text at {cell_px} px");
+        assert!(min_w < grid_w, "{min_w} px: never smaller than drawn");
+        assert_eq!(
+            page.matches(&format!("<div class=\"grid\"><svg viewBox=\"0 0 {grid_w} "))
+                .count(),
+            5
+        );
+        assert_eq!(
+            page.matches(&format!("style=\"min-width:{min_w}px\""))
+                .count(),
+            5
+        );
+        assert!(page.contains(".card .grid { overflow-x:auto;"));
+        assert!(page.contains("<ul class=\"legend\""));
+        for label in [
+            "thread 0",
+            "refill (→ thread)",
+            "ready, not picked",
+            "M: missing load",
+        ] {
+            assert!(page.contains(&format!("{label}</li>")), "{label}");
+        }
+    }
+
     #[test]
     fn the_readme_picture_is_the_default_study() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/images/study.svg");
