@@ -649,3 +649,71 @@ fn a_report_of_a_trace_without_warp_states_says_so_beside_each_chart_drawn_from_
     assert_eq!(noted.len(), 5);
     assert!(figures(&page("1")).iter().all(|(n, _)| n.is_none()));
 }
+
+/// A launch file's several launches title the page by their kernels, each named once, not by
+/// the first launch alone; past a title's room, by the trace's label and the counts.
+#[test]
+fn a_trace_of_several_launches_is_titled_by_all_its_kernels() {
+    let d = dir("several-launches");
+    let kernels = root().join("kernels");
+    let vecadd = serde_json::json!({
+        "kernel": kernels.join("vecadd.sasm"), "grid": 8, "block": 128,
+        "params": {"a": "0x10000", "b": "0x20000", "c": "0x30000", "n": 1000}
+    });
+    let mufu = serde_json::json!({
+        "kernel": kernels.join("mufu.sasm"), "grid": 2, "block": 16, "stream": 1,
+        "params": {"out": 0, "n": 32}
+    });
+    let title = |name: &str, launches: Vec<&Value>| {
+        let launch = d.join(format!("{name}.json"));
+        let file = serde_json::json!({ "launches": launches });
+        std::fs::write(&launch, file.to_string()).unwrap();
+        let trace = d.join(format!("{name}.wstrace"));
+        ok(&ws_in(
+            &d,
+            &[
+                "record",
+                launch.to_str().unwrap(),
+                "-o",
+                trace.to_str().unwrap(),
+            ],
+        ));
+        let report = warpscope::report::build(&[trace]).unwrap();
+        let page = warpscope::report::html::page(&report);
+        let title = warpscope::report::html::page_title(&report);
+        assert!(
+            page.contains(&format!("<title>{title}</title>")),
+            "{name}: {title}"
+        );
+        title
+    };
+    assert_eq!(
+        title("mixed", vec![&vecadd, &mufu, &vecadd]),
+        "warpscope report — vecadd, mufu (3 launches)"
+    );
+    assert_eq!(
+        title("same", vec![&vecadd, &vecadd]),
+        "warpscope report — vecadd (2 launches)"
+    );
+    assert_eq!(title("one", vec![&vecadd]), "warpscope report — vecadd");
+    // Kernels whose names would not fit: the trace names the page.
+    let mut long = Vec::new();
+    for (file, launch) in [("vecadd.sasm", &vecadd), ("mufu.sasm", &mufu)] {
+        let name = format!(
+            "{}_with_a_name_long_enough_to_crowd_a_title",
+            &file[..file.len() - 5]
+        );
+        let text = std::fs::read_to_string(kernels.join(file)).unwrap();
+        let text = text.replacen(".kernel vecadd", &format!(".kernel {name}"), 1);
+        let text = text.replacen(".kernel mufu", &format!(".kernel {name}"), 1);
+        let path = d.join(format!("{name}.sasm"));
+        std::fs::write(&path, text).unwrap();
+        let mut launch = launch.clone();
+        launch["kernel"] = serde_json::json!(path);
+        long.push(launch);
+    }
+    assert_eq!(
+        title("long", long.iter().collect()),
+        "warpscope report — long.wstrace (2 launches of 2 kernels)"
+    );
+}

@@ -237,7 +237,10 @@ fn each_coarse_switch_costs_exactly_switch_cost_refill_cycles() {
             }
             if let Some(&tid) = rec.issuers().first() {
                 if let Some(p) = prev {
-                    if p != tid {
+                    if p != tid && rec.threads[p] == ThreadState::Done {
+                        // A finished thread hands over for free.
+                        assert_eq!(run_len, 0, "refill after T{p} finished: {cfg:?}");
+                    } else if p != tid {
                         switches += 1;
                         assert_eq!(run_len, cfg.switch_cost, "{cfg:?}");
                         for &(from, to) in &pending {
@@ -400,8 +403,50 @@ fn smt_first_picker_alternates_and_fills_first() {
     });
 }
 
+/// Coarse-grained multithreading without misses never switches away from a live thread, and
+/// a finished thread hands over for free, so it is no multithreading at all: the same
+/// schedule as `none`, slot for slot.
 #[test]
-fn coarse_switches_only_on_a_miss_or_a_finished_thread_to_a_ready_one() {
+fn coarse_without_misses_is_the_none_schedule() {
+    let mut compared = 0;
+    for cfg in configs() {
+        let streams = generate_streams(&cfg);
+        let misses = streams
+            .iter()
+            .flatten()
+            .any(|g| g.stall == warpscope::study::Stall::Miss);
+        if misses {
+            continue;
+        }
+        let results = run(&cfg);
+        let (none, coarse) = (&results[0], &results[1]);
+        assert_eq!(coarse.slots.refill, 0, "{cfg:?}");
+        assert_eq!(coarse.cycles, none.cycles, "{cfg:?}");
+        assert_eq!(coarse.grid, none.grid, "{cfg:?}");
+        compared += 1;
+    }
+    assert!(compared >= 100, "only {compared} configs without misses");
+}
+
+/// The audit's smallest case: one one-instruction group per thread on a one-slot core issues
+/// in two cycles under every scheme, coarse-grained included.
+#[test]
+fn two_single_instructions_take_two_cycles_under_every_scheme() {
+    let cfg = StudyConfig {
+        width: 1,
+        ilp: 1,
+        stalls: StallPreset::None,
+        groups: 1,
+        ..StudyConfig::default()
+    };
+    for r in run(&cfg) {
+        assert_eq!((r.cycles, r.slots.refill), (2, 0), "{:?}", r.scheme);
+        assert_eq!(r.ipc(), 1.0, "{:?}", r.scheme);
+    }
+}
+
+#[test]
+fn coarse_switches_only_on_a_miss_to_a_ready_thread() {
     for_all(|_, _, r| {
         if r.scheme != Scheme::Coarse {
             return;
@@ -412,12 +457,13 @@ fn coarse_switches_only_on_a_miss_or_a_finished_thread_to_a_ready_one() {
                 assert_ne!(from, to);
                 if !prev_refill {
                     assert!(
-                        matches!(rec.threads[from], ThreadState::Miss | ThreadState::Done),
-                        "cycle {}: switch away from a thread in {:?}",
+                        rec.threads[from] == ThreadState::Miss
+                            && rec.threads[to] == ThreadState::Wait,
+                        "cycle {}: switch from T{from} in {:?} to T{to} in {:?}",
                         rec.cycle,
-                        rec.threads[from]
+                        rec.threads[from],
+                        rec.threads[to]
                     );
-                    assert_ne!(rec.threads[to], ThreadState::Done, "cycle {}", rec.cycle);
                 }
             }
             prev_refill = rec.is_refill();
@@ -506,6 +552,87 @@ mod outputs {
                     start += r.cycles as u64;
                 }
             }
+        }
+    }
+
+    /// A study trace's config has a policy only as a placeholder: the report's header, its
+    /// charts' titles and its page title name the schemes its launches are, and the page
+    /// title all of them, not the first launch's.
+    #[test]
+    fn a_study_trace_is_labelled_by_its_schemes_not_a_policy() {
+        let cfg = StudyConfig::default();
+        let path = tmp("st.wstrace");
+        std::fs::write(&path, trace_bytes(&cfg, TraceFormat::Binary)).unwrap();
+        let header = warpscope::trace::TraceReader::open(&path)
+            .unwrap()
+            .header()
+            .clone();
+        assert_eq!(
+            study::trace::schemes_of(&header),
+            Some(study::Scheme::ALL.to_vec())
+        );
+        let captions = warpscope::render::caption::captions(&[&header]);
+        assert_eq!(
+            captions.subject,
+            "study_none, study_coarse, study_barrel, study_fine, study_smt on study \
+             (one scheme per launch)"
+        );
+        assert_eq!(captions.distinctions, ["one scheme per launch"]);
+        let report = warpscope::report::build(&[path]).unwrap();
+        let page = warpscope::report::html::page(&report);
+        assert!(page.contains(
+            "<title>warpscope report — st.wstrace: multithreading study \
+             (none, coarse, barrel, fine, smt)</title>"
+        ));
+        assert!(page.contains("schemes <b>none, coarse, barrel, fine, smt</b>, one launch each"));
+        // Neither the header line nor any chart names the placeholder.
+        let policy = header.config.scheduler.policy.name();
+        assert!(!page.contains(policy), "the page names `{policy}`");
+        assert!(!page.contains("policy <b>"));
+        // Another trace keeps its policy.
+        let sample = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/traces/reduce.small.gto.wstrace"
+        );
+        let header = warpscope::trace::TraceReader::open(std::path::Path::new(sample))
+            .unwrap()
+            .header()
+            .clone();
+        assert_eq!(study::trace::schemes_of(&header), None);
+    }
+
+    /// The page draws no grid below three quarters of its size (cells' text at 9 px), and a
+    /// grid wider than its card scrolls inside it; the legend is HTML text.
+    #[test]
+    fn the_page_keeps_grids_above_a_minimum_scale_in_scrolling_boxes() {
+        let cfg = StudyConfig::default();
+        let results = run(&cfg);
+        let page = study::html::render(&cfg, &results);
+        let max = results.iter().map(|r| r.cycles).max().unwrap();
+        let grid_w = study::svg::grid_width(max);
+        let min_w = study::html::min_grid_px(grid_w);
+        let cell_px = warpscope::render::TEXT_CELL as f64 * min_w as f64 / grid_w as f64;
+        assert!(cell_px >= 9.0, "cell text at {cell_px} px");
+        assert!(min_w < grid_w, "{min_w} px: never smaller than drawn");
+        assert_eq!(
+            page.matches(&format!("<div class=\"grid\"><svg viewBox=\"0 0 {grid_w} "))
+                .count(),
+            5
+        );
+        assert_eq!(
+            page.matches(&format!("style=\"min-width:{min_w}px\""))
+                .count(),
+            5
+        );
+        assert!(page.contains(".card .grid { overflow-x:auto;"));
+        assert!(page.contains("<ul class=\"legend\""));
+        for label in [
+            "thread 0",
+            "refill (→ thread)",
+            "ready, not picked",
+            "M: missing load",
+        ] {
+            assert!(page.contains(&format!("{label}</li>")), "{label}");
         }
     }
 

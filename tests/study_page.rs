@@ -33,7 +33,8 @@ fn num(v: &serde_json::Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("no number `{key}` in {v}"))
 }
 
-/// The checks every size shares: transport, narration, cursor, no sideways scroll, sticky header.
+/// The checks every size shares: transport, narration, cursor, no sideways scroll of the page,
+/// sticky header, and text no smaller than 9 px in any grid (12 px in the legend).
 fn common_checks(r: &serde_json::Value, what: &str) {
     assert_eq!(num(r, "max"), 84.0, "{what}");
     assert_eq!(num(r, "start"), 0.0, "{what}");
@@ -79,11 +80,40 @@ fn common_checks(r: &serde_json::Value, what: &str) {
         .collect();
     assert_eq!(names, ["none", "coarse", "barrel", "fine", "smt"], "{what}");
     for c in cards {
-        // Every cycle of the grid is inside the window: no grid is cut off or scrolled.
-        assert!(num(c, "grid_left") >= 0.0, "{what}: {c}");
-        assert!(num(c, "grid_right") <= num(r, "width") + 0.5, "{what}: {c}");
+        // Each grid's box is inside the window (a grid wider than it scrolls inside it).
+        assert!(num(c, "box_left") >= 0.0, "{what}: {c}");
+        assert!(num(c, "box_right") <= num(r, "width") + 0.5, "{what}: {c}");
         assert!(num(c, "grid_height") > 20.0, "{what}: grid collapsed: {c}");
+        assert!(
+            num(c, "min_text_px") >= 9.0 - 1e-6,
+            "{what}: grid text drawn at {} px: {c}",
+            num(c, "min_text_px")
+        );
+        assert_eq!(
+            c["cursor_in_view"], true,
+            "{what}: cursor scrolled out: {c}"
+        );
     }
+    for at in ["cursor_in_view_at_end", "cursor_in_view_at_start"] {
+        assert!(
+            r[at].as_array().unwrap().iter().all(|v| v == true),
+            "{what}: {at}: {r}"
+        );
+    }
+    assert!(num(r, "legend_text_px") >= 12.0, "{what}: {r}");
+    assert!(
+        num(r, "legend_right") <= num(r, "width") + 0.5,
+        "{what}: {r}"
+    );
+}
+
+/// Whether every card shows its whole grid without scrolling.
+fn grids_fit(r: &serde_json::Value) -> bool {
+    r["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| num(c, "box_scroll_width") <= num(c, "box_width"))
 }
 
 #[test]
@@ -93,6 +123,7 @@ fn desktop_transport_and_layout() {
     no_console_errors(&load, "desktop");
     let r = load.selftest();
     common_checks(&r, "desktop");
+    assert!(grids_fit(&r), "desktop: a grid scrolls: {r}");
     assert_eq!(r["dark"], false);
     assert_eq!(r["background"], "rgb(246, 247, 249)");
 }
@@ -104,6 +135,7 @@ fn the_five_cards_fit_a_1080p_screen() {
     no_console_errors(&load, "1080p");
     let r = load.selftest();
     common_checks(&r, "1080p");
+    assert!(grids_fit(&r), "1080p: a grid scrolls: {r}");
     for c in r["cards"].as_array().unwrap() {
         assert!(
             num(c, "bottom") <= num(&r, "height") + 0.5,
@@ -116,8 +148,10 @@ fn the_five_cards_fit_a_1080p_screen() {
     }
 }
 
+/// Fitted to a phone's width the grids' text was 2–4 px: there they keep it legible and
+/// scroll sideways inside their cards instead.
 #[test]
-fn every_cycle_fits_a_phone_and_860_px() {
+fn grids_stay_legible_and_scroll_in_their_cards_on_a_phone_and_at_860_px() {
     let p = page();
     for width in [390, 860] {
         let load = selftest(&p, width, 844, false);
@@ -126,6 +160,7 @@ fn every_cycle_fits_a_phone_and_860_px() {
         let what = format!("{width} px");
         assert_eq!(num(&r, "width"), width as f64, "{what}");
         common_checks(&r, &what);
+        assert!(!grids_fit(&r), "{what}: the default study's grids fit: {r}");
     }
 }
 

@@ -57,7 +57,8 @@ impl From<StallsArg> for StallPreset {
 pub enum SchemeArg {
     /// No multithreading: thread 0 to the end, then thread 1.
     None,
-    /// Switch on a miss when the other thread is ready, paying --switch-cost refill cycles.
+    /// Switch on a miss when the other thread is ready, paying --switch-cost refill cycles; a
+    /// thread that finishes hands over without a refill.
     Coarse,
     /// Strict rotation: even cycles thread 0, odd cycles thread 1.
     Barrel,
@@ -107,7 +108,7 @@ pub struct StudyArgs {
     /// Miss latency in cycles (0 to 1000).
     #[arg(long, default_value_t = 6, value_parser = ranged(0, study::MAX_LATENCY))]
     pub lat: usize,
-    /// Refill cycles each coarse-grained switch costs (0 to 1000).
+    /// Refill cycles each coarse-grained switch on a miss costs (0 to 1000).
     #[arg(long, default_value_t = 2, value_parser = ranged(0, study::MAX_LATENCY))]
     pub switch_cost: usize,
     /// Groups per thread (1 to 1000).

@@ -3,6 +3,9 @@
 //! side, every part of their headers that tells them apart — kernels, GPU, policy,
 //! scoreboard, warp slots per SM, any other config field — so that a comparison of
 //! scoreboards is not three groups all headed `(gto)` under a title that names none.
+//!
+//! A study trace (`warpscope study --trace`) has a policy in its config only because every
+//! config does; its launches are the study's schemes, and captions say that instead.
 
 use crate::analyze::compare::header_differences;
 use crate::kernel_name;
@@ -12,6 +15,8 @@ use crate::trace::TraceHeader;
 const SUBJECT_KERNEL_CHARS: usize = 48;
 /// The other config fields a group heading names; past them it ends with an ellipsis.
 const OTHER_FIELDS: usize = 3;
+/// What a study trace is run under, where another trace names its policy.
+pub const STUDY_POLICY: &str = "one scheme per launch";
 
 /// The parts of a run that captions name by their meaning rather than by their field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +63,7 @@ impl Part {
                 kernels.join(", ")
             }
             Part::Gpu => c.name.clone(),
+            Part::Policy if crate::study::trace::schemes_of(h).is_some() => STUDY_POLICY.into(),
             Part::Policy => c.scheduler.policy.name().to_string(),
             Part::Scoreboard => c.scheduler.scoreboard.name().to_string(),
             Part::WarpSlots => c.sm.max_warps.to_string(),

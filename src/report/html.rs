@@ -685,20 +685,76 @@ fn figures(out: &mut String, charts: &[super::Chart]) {
     }
 }
 
+/// Longest list of kernels a page title spells out; past it the title names the trace.
+const TITLE_KERNELS_CHARS: usize = 60;
+
+/// The page's title: `warpscope report — ` and what it is about (see [`trace_title`]), or
+/// how many traces it compares.
+pub fn page_title(report: &Report) -> String {
+    let subject = match report.traces.as_slice() {
+        [t] => trace_title(t),
+        ts => format!("{} traces", ts.len()),
+    };
+    format!("warpscope report — {subject}")
+}
+
+/// What one trace ran: a lone launch's kernel; for several launches, their kernels when they
+/// fit a title (`vecadd, reduce (3 launches)`), else the trace's label and the counts; for a
+/// study trace, its label and the schemes its launches are. Naming only the first launch
+/// would title a page of five schemes `study_none`.
+fn trace_title(t: &TraceReport) -> String {
+    if let Some(schemes) = crate::study::trace::schemes_of(&t.header) {
+        let names: Vec<&str> = schemes.iter().map(|s| s.name()).collect();
+        return format!("{}: multithreading study ({})", t.label, names.join(", "));
+    }
+    match t.analysis.launches.as_slice() {
+        [] => t.label.clone(),
+        [l] => kernel_name::function(&l.name).into_owned(),
+        launches => {
+            let mut kernels: Vec<String> = Vec::new();
+            for l in launches {
+                let k = kernel_name::function(&l.name).into_owned();
+                if !kernels.contains(&k) {
+                    kernels.push(k);
+                }
+            }
+            let listed = kernels.join(", ");
+            if listed.chars().count() <= TITLE_KERNELS_CHARS {
+                format!("{listed} ({} launches)", launches.len())
+            } else {
+                format!(
+                    "{} ({} launches of {} kernels)",
+                    t.label,
+                    launches.len(),
+                    kernels.len()
+                )
+            }
+        }
+    }
+}
+
+/// How a trace's launches were scheduled, for its line under the title: the config's policy
+/// and scoreboard, or, for a study trace (whose config has them only as placeholders), the
+/// schemes its launches are.
+fn scheduling(t: &TraceReport) -> String {
+    let c = &t.header.config;
+    match crate::study::trace::schemes_of(&t.header) {
+        Some(schemes) => {
+            let names: Vec<&str> = schemes.iter().map(|s| s.name()).collect();
+            format!("schemes <b>{}</b>, one launch each", names.join(", "))
+        }
+        None => format!(
+            "policy <b>{}</b> · scoreboard <b>{}</b>",
+            c.scheduler.policy.name(),
+            c.scheduler.scoreboard.name()
+        ),
+    }
+}
+
 /// The whole page.
 pub fn page(report: &Report) -> String {
     let mut out = String::new();
-    let title = match report.traces.as_slice() {
-        [t] => format!(
-            "warpscope report — {}",
-            t.analysis
-                .launches
-                .first()
-                .map_or(t.label.clone(), |l| kernel_name::function(&l.name)
-                    .into_owned())
-        ),
-        ts => format!("warpscope report — {} traces", ts.len()),
-    };
+    let title = page_title(report);
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -715,16 +771,23 @@ pub fn page(report: &Report) -> String {
         let c = &t.header.config;
         let _ = write!(
             out,
-            "<p class=\"meta\"><b>{}</b> · GPU <b>{}</b> ({} × {}, issue width {}) · policy <b>{}</b> · scoreboard <b>{}</b> · {}{}</p>",
+            "<p class=\"meta\"><b>{}</b> · GPU <b>{}</b> ({} × {}, issue width {}) · {} · {}{}</p>",
             esc(&t.label),
             esc(&c.name),
             count(c.num_sms as u64, "SM", "SMs"),
             count(c.sm.schedulers as u64, "scheduler", "schedulers"),
             c.sm.issue_width,
-            c.scheduler.policy.name(),
-            c.scheduler.scoreboard.name(),
-            if t.analysis.complete { "complete run" } else { "INCOMPLETE run (faulted or truncated)" },
-            if t.header.verbosity >= 2 { "" } else { " · no memory events" }
+            scheduling(t),
+            if t.analysis.complete {
+                "complete run"
+            } else {
+                "INCOMPLETE run (faulted or truncated)"
+            },
+            if t.header.verbosity >= 2 {
+                ""
+            } else {
+                " · no memory events"
+            }
         );
         if let Some(fault) = &t.analysis.fault {
             let _ = write!(out, "<pre class=\"fault\">{}</pre>", esc(fault));

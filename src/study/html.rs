@@ -4,17 +4,27 @@
 //! who issues what in which slot and who is stalled on what. No network, fonts or scripts from
 //! outside; light and dark follow `prefers-color-scheme`.
 //!
-//! Layout: every grid is an SVG scaled to the card's width, so at phone widths every cycle
-//! fits the screen; on a 1080p screen the grids' height is capped so the five cards fit.
-//! `page.html#selftest` exercises the transport and measures the layout, writing the result as
-//! JSON into `<pre id="selftest">` (the browser tests read it).
+//! Layout: every grid is an SVG scaled to its card's width, but never below [`MIN_SCALE`] of
+//! its drawn size, so its smallest text stays 9 px: where the card is narrower (a phone) the
+//! grid scrolls sideways inside it and follows the cursor, and the page itself never does. The
+//! legend is HTML text, wrapping at any width. On a 1080p screen the grids' height is capped so
+//! the five cards fit. `page.html#selftest` exercises the transport and measures the layout,
+//! writing the result as JSON into `<pre id="selftest">` (the browser tests read it).
 
-use super::svg::{self, CELL, GRID_TOP, LABEL_W};
+use super::svg::{self, BADGES, CELL, GRID_TOP, LABEL_W, LEGEND};
 use super::{Cause, SchemeResult, SlotUse, StudyConfig, ThreadState};
+use crate::render::SWATCH;
 use std::fmt::Write as _;
 
-/// The width the legend above the cards is laid out in (the page shows it at most that wide).
-const LEGEND_W: usize = 1000;
+/// The smallest scale a grid is drawn at, as a fraction: its cell text (`TEXT_CELL`, 12) at 9
+/// CSS px, the smallest the report lets a chart's text shrink to (`TEXT_MIN` in a 900 px
+/// column). Fitting every cycle of a study into a phone's width took it to 2–4 px.
+pub const MIN_SCALE: (usize, usize) = (3, 4);
+
+/// The narrowest a grid of `grid_w` SVG units is drawn, in CSS px.
+pub fn min_grid_px(grid_w: usize) -> usize {
+    (grid_w * MIN_SCALE.0).div_ceil(MIN_SCALE.1)
+}
 
 /// What happens in cycle `c` of a scheme, in words.
 pub fn narrate(r: &SchemeResult, c: usize) -> String {
@@ -141,14 +151,16 @@ main { padding:6px 12px; display:flex; flex-direction:column; gap:6px; }
 .card .stats { color:var(--muted); font-size:12px; margin-left:8px; }
 .narration { font-size:12px; margin:2px 0; min-height:1.35em; white-space:nowrap; overflow:hidden;
   text-overflow:ellipsis; }
-.card svg { display:block; width:100%; height:auto; }
+.card .grid { overflow-x:auto; overflow-y:hidden; max-width:100%; -webkit-overflow-scrolling:touch; }
+.card .grid svg { display:block; width:100%; height:auto; }
 .card svg text:not([fill]) { fill:var(--fg); }
 .card svg .title { display:none; }
 .cursor { fill:var(--cursor); stroke:#D55E00; stroke-width:1; pointer-events:none; }
-.legend-row svg { display:block; width:100%; max-width:1000px; height:auto; }
-.legend-row svg text:not([fill]) { fill:var(--fg); }
+.legend { display:flex; flex-wrap:wrap; gap:2px 14px; list-style:none; margin:0; padding:0; font-size:13px; }
+.legend li { display:flex; align-items:center; gap:5px; white-space:nowrap; }
+.legend svg { flex:none; }
 @media (min-width: 1600px) and (min-height: 900px) {
-  .card svg { height: calc((100vh - var(--head) - 5 * 60px) / 5); }
+  .card .grid svg { height: calc((100vh - var(--head) - 5 * 60px) / 5); }
 }
 @media (max-width: 860px) {
   .narration { white-space:normal; }
@@ -167,13 +179,25 @@ const SCRIPT: &str = r#"
     var h = document.querySelector('.card').getBoundingClientRect().top + window.scrollY;
     document.documentElement.style.setProperty('--head', h + 'px');
   }
+  // A grid wider than its card scrolls: keep the cursor in view, centring it when it nears
+  // an edge.
+  function follow(box, cursor) {
+    if (box.scrollWidth <= box.clientWidth) return;
+    var cb = cursor.getBoundingClientRect(), bb = box.getBoundingClientRect();
+    var left = cb.left - bb.left, margin = 2 * cb.width;
+    if (left < margin || left + cb.width > box.clientWidth - margin) {
+      box.scrollLeft += left - (box.clientWidth - cb.width) / 2;
+    }
+  }
   function show(c) {
     cur = Math.max(0, Math.min(max - 1, c));
     scrub.value = cur;
     label.textContent = 'cycle ' + cur + ' of ' + max;
     data.schemes.forEach(function (s) {
       var x = data.label_w + cur * data.cell;
-      document.querySelector('#card-' + s.name + ' .cursor').setAttribute('x', x);
+      var cursor = document.querySelector('#card-' + s.name + ' .cursor');
+      cursor.setAttribute('x', x);
+      follow(document.querySelector('#card-' + s.name + ' .grid'), cursor);
       document.querySelector('#card-' + s.name + ' .narration').textContent = s.narration[Math.min(cur, s.narration.length - 1)];
     });
   }
@@ -222,11 +246,34 @@ const SCRIPT: &str = r#"
     var paused = cur;
     setTimeout(function () {
       r.paused_at = paused; r.after_pause_wait = cur;
+      // The rendered size of a grid's text: its font size times the grid's scale.
+      function textPx(svgEl) {
+        var scale = svgEl.getBoundingClientRect().width / svgEl.viewBox.baseVal.width, least = Infinity;
+        svgEl.querySelectorAll('text').forEach(function (t) {
+          least = Math.min(least, parseFloat(t.getAttribute('font-size')) * scale);
+        });
+        return least;
+      }
+      function cursorInView(el) {
+        var box = el.querySelector('.grid').getBoundingClientRect();
+        var c = el.querySelector('.cursor').getBoundingClientRect();
+        return c.left >= box.left - 0.5 && c.right <= box.right + 0.5;
+      }
       r.cards = Array.prototype.map.call(document.querySelectorAll('.card'), function (el) {
-        var b = el.getBoundingClientRect(), g = el.querySelector('svg').getBoundingClientRect();
+        var b = el.getBoundingClientRect(), svgEl = el.querySelector('.grid svg');
+        var g = svgEl.getBoundingClientRect(), box = el.querySelector('.grid');
         return { scheme: el.getAttribute('data-scheme'), top: b.top, bottom: b.bottom,
-          left: b.left, right: b.right, grid_left: g.left, grid_right: g.right, grid_height: g.height };
+          left: b.left, right: b.right, grid_left: g.left, grid_right: g.right, grid_height: g.height,
+          box_left: box.getBoundingClientRect().left, box_right: box.getBoundingClientRect().right,
+          box_width: box.clientWidth, box_scroll_width: box.scrollWidth,
+          min_text_px: textPx(svgEl), cursor_in_view: cursorInView(el) };
       });
+      r.legend_text_px = parseFloat(getComputedStyle(document.querySelector('.legend')).fontSize);
+      r.legend_right = document.querySelector('.legend').getBoundingClientRect().right;
+      show(max - 1);
+      r.cursor_in_view_at_end = Array.prototype.map.call(document.querySelectorAll('.card'), cursorInView);
+      show(0);
+      r.cursor_in_view_at_start = Array.prototype.map.call(document.querySelectorAll('.card'), cursorInView);
       r.header_bottom = document.querySelector('header').getBoundingClientRect().bottom;
       window.scrollTo(0, document.documentElement.scrollHeight);
       r.header_top_after_scroll = document.querySelector('header').getBoundingClientRect().top;
@@ -241,6 +288,39 @@ const SCRIPT: &str = r#"
   }, 1100);
 })();
 "#;
+
+/// The legend as HTML text in CSS px, each entry's swatch a small SVG of its own: it wraps to
+/// any width at one text size, where an SVG legend shrank with the window.
+fn legend(o: &mut String) {
+    o.push_str("<ul class=\"legend\" aria-label=\"legend\">");
+    for (fill, label) in LEGEND {
+        let dash = if fill == "none" {
+            " stroke-dasharray=\"2 2\""
+        } else {
+            ""
+        };
+        // The refill swatch's hatch is a pattern its own SVG must define.
+        let (defs, fill) = if fill.starts_with("url(") {
+            (
+                svg::defs().replace("refill-hatch", "refill-hatch-legend"),
+                "url(#refill-hatch-legend)",
+            )
+        } else {
+            (String::new(), fill)
+        };
+        let _ = write!(
+            o,
+            "<li><svg width=\"{SWATCH}\" height=\"{SWATCH}\" viewBox=\"0 0 {SWATCH} {SWATCH}\" aria-hidden=\"true\">{defs}<rect x=\"0.5\" y=\"0.5\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"#999\"{dash}/></svg>{}</li>",
+            SWATCH - 1,
+            SWATCH - 1,
+            esc(label)
+        );
+    }
+    for key in BADGES.split(" · ") {
+        let _ = write!(o, "<li>{}</li>", esc(key));
+    }
+    o.push_str("</ul>");
+}
 
 /// The page for `results` (in [`Scheme::ALL`](super::Scheme::ALL) order).
 pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
@@ -267,19 +347,14 @@ pub fn render(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
         esc(&settings),
         max - 1
     );
-    let _ = write!(
-        o,
-        "<div class=\"legend-row\"><svg viewBox=\"0 0 {LEGEND_W} {}\" role=\"img\" aria-label=\"legend\">{}{}</svg></div>",
-        svg::legend_height(0, LEGEND_W) + 4,
-        svg::defs(),
-        svg::legend(0, 2, LEGEND_W)
-    );
+    legend(&mut o);
+    let min_w = min_grid_px(grid_w);
     for r in results {
         let name = r.scheme.name();
         let _ = write!(
             o,
             "<section class=\"card\" id=\"card-{name}\" data-scheme=\"{name}\"><h2>{name}</h2><span class=\"stats\">{}</span>\
-<p class=\"narration\"></p><svg viewBox=\"0 0 {grid_w} {block_h}\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"{name} issue slots\">{}{}<rect class=\"cursor\" x=\"{LABEL_W}\" y=\"{}\" width=\"{CELL}\" height=\"{}\"/></svg></section>",
+<p class=\"narration\"></p><div class=\"grid\"><svg viewBox=\"0 0 {grid_w} {block_h}\" style=\"min-width:{min_w}px\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"{name} issue slots\">{}{}<rect class=\"cursor\" x=\"{LABEL_W}\" y=\"{}\" width=\"{CELL}\" height=\"{}\"/></svg></div></section>",
             r.describe(" · "),
             svg::defs().replace("refill-hatch", &format!("refill-hatch-{name}")),
             svg::scheme_group(r, 0).replace("url(#refill-hatch)", &format!("url(#refill-hatch-{name})")),

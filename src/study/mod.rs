@@ -63,7 +63,8 @@ pub struct StudyConfig {
     pub stalls: StallPreset,
     /// Miss latency in cycles.
     pub lat: usize,
-    /// Refill cycles paid by each coarse-grained switch.
+    /// Refill cycles paid by each coarse-grained switch on a miss (a finished thread hands
+    /// over for free).
     pub switch_cost: usize,
     /// Groups per thread.
     pub groups: usize,
@@ -473,12 +474,16 @@ pub fn simulate(scheme: Scheme, streams: &[Vec<Group>; 2], cfg: &StudyConfig) ->
     let mut last = 1usize; // fine: last issuer
     let mut t = 0usize;
     while !(th[0].done() && th[1].done()) {
-        // Coarse-grained switch: pays switch_cost refill cycles.
         if scheme == Scheme::Coarse {
+            // A finished thread hands over for free, as `none` runs thread 1 after thread 0:
+            // with no misses coarse-grained is no multithreading at all, and must cost the same.
+            // (The loop runs only while a thread is live, so the other one is.)
+            if th[cur].done() {
+                cur = 1 - cur;
+            }
+            // Only a miss switches away from a live thread, and that pays the refill.
             let other = 1 - cur;
-            let switch = !th[other].done()
-                && (th[cur].done()
-                    || (!th[cur].ready(t) && th[cur].stall == Stall::Miss && th[other].ready(t)));
+            let switch = !th[cur].ready(t) && th[cur].stall == Stall::Miss && th[other].ready(t);
             if switch {
                 for _ in 0..cfg.switch_cost {
                     grid.push(CycleRecord {

@@ -231,8 +231,8 @@ fn cell(o: &mut String, slot: SlotUse, x: usize, y: usize, cycle: usize, s: usiz
     }
 }
 
-/// The legend's entries: a fill and its name.
-const LEGEND: [(&str, &str); 8] = [
+/// The legend's entries: a fill and its name (the page lays them out as HTML text too).
+pub(super) const LEGEND: [(&str, &str); 8] = [
     (THREAD_COLOURS[0], "thread 0"),
     (THREAD_COLOURS[1], "thread 1"),
     ("url(#refill-hatch)", "refill (→ thread)"),
@@ -243,7 +243,7 @@ const LEGEND: [(&str, &str); 8] = [
     (WAIT_COLOUR, "ready, not picked"),
 ];
 /// The badges' key, after the entries.
-const BADGES: &str = "M: missing load · D: instruction behind a dependency stall";
+pub(super) const BADGES: &str = "M: missing load · D: instruction behind a dependency stall";
 
 /// Where the legend's entries and then the badges' key go, from `x` to at most `right`: their
 /// offsets from the legend's top left corner, laid out as the charts' legends are.

@@ -9,9 +9,14 @@
 //! Simplified: the listing is one made-up instruction per stream position (a load for a group
 //! that ends in a miss, an `IMAD` for one that ends in a dependency, `IADD3` otherwise) and
 //! nothing touches memory, so there are no memory events.
+//!
+//! The header's config has a scheduling policy and a scoreboard only because every config does
+//! (the `tiny` preset's); the schedules come from the schemes. [`schemes_of`] recognises a study
+//! trace so that what readers show (report header, chart captions, page title) names the
+//! schemes instead of that placeholder policy.
 
 use super::StudyError;
-use super::{Cause, Group, SchemeResult, SlotUse, Stall, StudyConfig, ThreadState};
+use super::{Cause, Group, Scheme, SchemeResult, SlotUse, Stall, StudyConfig, ThreadState};
 use crate::isa::Pipe;
 use crate::sim::config::GpuConfig;
 use crate::sim::observer::{WarpInfo, WarpRef, WarpState};
@@ -19,6 +24,33 @@ use crate::sim::scoreboard::{DepPath, RegRef};
 use crate::sim::Dim3;
 use crate::trace::{Event, LaunchHeader, TraceError, TraceFormat, TraceHeader, TraceWriter};
 use std::io::Write;
+
+/// The name of the study's GPU in its traces' headers.
+pub const GPU_NAME: &str = "study";
+/// What a scheme's launch is called: `study_` and the scheme's name.
+const KERNEL_PREFIX: &str = "study_";
+
+/// The kernel name of `scheme`'s launch (`study_coarse`).
+pub fn kernel_name(scheme: Scheme) -> String {
+    format!("{KERNEL_PREFIX}{}", scheme.name())
+}
+
+/// The schemes of a study trace's launches, in launch order; `None` for any other trace (not
+/// on the study's GPU, or a launch that is no scheme's).
+pub fn schemes_of(header: &TraceHeader) -> Option<Vec<Scheme>> {
+    if header.config.name != GPU_NAME || header.launches.is_empty() {
+        return None;
+    }
+    header
+        .launches
+        .iter()
+        .map(|l| {
+            l.kernel
+                .strip_prefix(KERNEL_PREFIX)
+                .and_then(Scheme::from_name)
+        })
+        .collect()
+}
 
 /// Threads per warp in the study's GPU: a full warp, so lanes read as in any other trace.
 const WARP_SIZE: u32 = 32;
@@ -28,7 +60,7 @@ const REGS_PER_THREAD: u32 = 16;
 /// The GPU the study runs on: the `tiny` preset cut to one SM, one scheduler, `width` slots.
 pub fn study_gpu(cfg: &StudyConfig) -> Result<GpuConfig, StudyError> {
     let mut gpu = GpuConfig::preset("tiny")?;
-    gpu.name = "study".into();
+    gpu.name = GPU_NAME.into();
     gpu.num_sms = 1;
     gpu.warp_size = WARP_SIZE;
     gpu.sm.schedulers = 1;
@@ -114,7 +146,7 @@ pub fn write_trace<W: Write>(
         launches: results
             .iter()
             .map(|r| LaunchHeader {
-                kernel: format!("study_{}", r.scheme.name()),
+                kernel: kernel_name(r.scheme),
                 grid: Dim3::new(1, 1, 1),
                 block: Dim3::new(2 * WARP_SIZE, 1, 1),
                 regs_per_thread: REGS_PER_THREAD,
