@@ -209,7 +209,7 @@ fn compact_format_records_converts_and_analyses_like_the_default() {
     ok(&o);
     assert!(stdout(&o).contains("(compact,"), "{}", stdout(&o));
     let info = stdout(&ws(&["trace", "info", s(&compact)]));
-    assert!(info.contains("format version 5"), "{info}");
+    assert!(info.contains("format version 8"), "{info}");
     // The same events and the same analysis as the default format.
     let dump = |t: &Path| stdout(&ws(&["trace", "dump", s(t)]));
     let events = |text: String| text.lines().skip(1).map(String::from).collect::<Vec<_>>();
@@ -244,7 +244,7 @@ fn compact_format_records_converts_and_analyses_like_the_default() {
         std::fs::read(&small).unwrap(),
         std::fs::read(&compact).unwrap()
     );
-    assert_eq!(info_json(&small)["version"], 5);
+    assert_eq!(info_json(&small)["version"], 8);
     // Through JSON Lines (whose header remembers the version) a compact trace comes back
     // compact, byte for byte; an upper-case extension is still JSON Lines.
     let lines = d.join("e.JSONL");
@@ -276,9 +276,9 @@ fn damaged_traces_fail_cleanly_with_an_offset() {
     std::fs::write(&truncated, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let flipped = d.join("flipped.wstrace");
     let mut f = bytes.clone();
-    // A byte in the middle of the first block's payload (past the JSON header, whose length
-    // is at offset 10, and the block's 8-byte frame).
-    let header_end = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+    // A byte in the middle of the first block's payload (past the header's CRC at offset 14,
+    // the JSON header, whose length is at offset 10, and the block's 8-byte frame).
+    let header_end = 18 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
     let block_len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
     let at = header_end + 8 + block_len as usize / 2;
     f[at] ^= 0x40;
@@ -309,10 +309,18 @@ fn damaged_traces_fail_cleanly_with_an_offset() {
         &ws(&["trace", "info", s(&d.join("missing.wstrace"))]),
         "missing.wstrace",
     );
-    // The header has no CRC: a GPU config no GPU could have is refused, in either format.
+    // JSON Lines has no CRC (nor binary traces before version 7): a GPU config no GPU could
+    // have is refused all the same. In a binary trace the header's CRC catches the edit first.
     let lines = d.join("good.jsonl");
     ok(&ws(&["trace", "convert", s(&t), s(&lines)]));
-    for (good, bad) in [(&t, d.join("sms0.wstrace")), (&lines, d.join("sms0.jsonl"))] {
+    for (good, bad, want) in [
+        (&t, d.join("sms0.wstrace"), "trace header CRC mismatch"),
+        (
+            &lines,
+            d.join("sms0.jsonl"),
+            "bad trace header: gpu config: num_sms: must be at least 1",
+        ),
+    ] {
         let bytes = std::fs::read(good).unwrap();
         let key = b"\"num_sms\":";
         let at = bytes.windows(key.len()).position(|w| w == key).unwrap() + key.len();
@@ -320,10 +328,60 @@ fn damaged_traces_fail_cleanly_with_an_offset() {
         edited[at] = b'0';
         assert_eq!(edited[at + 1], b',', "a one-digit SM count");
         std::fs::write(&bad, &edited).unwrap();
-        assert_clean_failure(
-            &ws(&["analyze", s(&bad)]),
-            "bad trace header: gpu config: num_sms: must be at least 1",
+        assert_clean_failure(&ws(&["analyze", s(&bad)]), want);
+    }
+}
+
+/// The audit's case: one bit of the header flipped (a register count of 10 read as 90, a
+/// kernel renamed) gave an analysis of wrong data and exit 0. Every command that reads a
+/// trace now refuses it, naming the file and the header's bytes, in every binary format.
+#[test]
+fn a_damaged_header_is_refused_by_every_command_that_reads_a_trace() {
+    let d = dir("damaged_header");
+    for format in ["bin", "compact", "grouped"] {
+        let good = d.join(format!("good.{format}.wstrace"));
+        let o = ws(&[
+            "record",
+            "kernels/reduce.json",
+            "--gpu",
+            "small",
+            "--format",
+            format,
+            "-o",
+            s(&good),
+        ]);
+        ok(&o);
+        let bytes = std::fs::read(&good).unwrap();
+        let header_end = 18 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+        let key = b"\"regs_per_thread\":1";
+        let at = bytes.windows(key.len()).position(|w| w == key).unwrap() + key.len() - 1;
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x08; // '1' → '9'
+        let bad = d.join(format!("regs90.{format}.wstrace"));
+        std::fs::write(&bad, &flipped).unwrap();
+        let want = format!("bytes 8–{}: trace header CRC mismatch", header_end - 1);
+        let (out, jsonl, svg, json) = (
+            d.join("out"),
+            d.join("out.jsonl"),
+            d.join("out.svg"),
+            d.join("out.json"),
         );
+        for args in [
+            vec!["analyze", s(&bad)],
+            vec!["trace", "info", s(&bad)],
+            vec!["trace", "dump", s(&bad)],
+            vec!["trace", "convert", s(&bad), s(&jsonl)],
+            vec!["render", s(&bad), "--chart", "timeline", "-o", s(&svg)],
+            vec!["report", s(&bad), "-o", s(&out)],
+            vec!["compare", s(&good), s(&bad)],
+            vec!["export", s(&bad), "--perfetto", s(&json)],
+        ] {
+            let o = ws(&args);
+            assert_clean_failure(&o, &want);
+            assert!(stderr(&o).contains(s(&bad)), "{args:?}: {}", stderr(&o));
+        }
+        // The clean file still reads.
+        ok(&ws(&["analyze", s(&good)]));
     }
 }
 

@@ -394,7 +394,7 @@ fn sweep_records_every_combination_deterministically() {
         );
     }
 
-    // In the compact format: version-5 traces, the same comparison.
+    // In the compact format: version-8 traces, the same comparison.
     let d3 = dir("sweep3");
     ok(&ws(&[
         "sweep",
@@ -409,7 +409,7 @@ fn sweep_records_every_combination_deterministically() {
         d3.to_str().unwrap(),
     ]));
     let trace = std::fs::read(d3.join("gto.ranges.wstrace")).unwrap();
-    assert_eq!(&trace[8..10], &5u16.to_le_bytes());
+    assert_eq!(&trace[8..10], &8u16.to_le_bytes());
     for n in ["compare.csv", "compare.txt"] {
         assert_eq!(
             std::fs::read(d1.join(n)).unwrap(),

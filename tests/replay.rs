@@ -568,6 +568,78 @@ fn malformed_traces_are_rejected_with_file_and_line() {
     }
 }
 
+/// `kernel-1.traceg` of the shared vector add with the sections of `drop` (warp numbers)
+/// taken out of its one block, in a directory of its own; and the line of `#END_TB` there.
+fn vectoradd_without_warps(name: &str, drop: &[u32]) -> (PathBuf, u64) {
+    let text = std::fs::read_to_string(shared_vectoradd().join("kernel-1.traceg")).unwrap();
+    let mut kept = Vec::new();
+    let mut dropping = false;
+    for line in text.lines() {
+        if let Some(w) = line.trim().strip_prefix("warp = ") {
+            dropping = drop.contains(&w.trim().parse().unwrap());
+        } else if line.trim().starts_with("#END_TB") || line.trim().is_empty() {
+            dropping = false;
+        }
+        if !dropping {
+            kept.push(line);
+        }
+    }
+    let dir = tmp(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("kernel-1.traceg"), kept.join("\n") + "\n").unwrap();
+    std::fs::copy(
+        shared_vectoradd().join("kernelslist.g"),
+        dir.join("kernelslist.g"),
+    )
+    .unwrap();
+    let end = kept.iter().position(|l| l.starts_with("#END_TB")).unwrap() as u64 + 1;
+    (dir, end)
+}
+
+#[test]
+fn a_block_with_a_warp_missing_is_rejected_naming_the_warps() {
+    // The audit's case: warp 31 of the 1024-thread block gone. It replayed 335 warp
+    // instructions of a 31-warp block, with exit code 0.
+    let (dir, end) = vectoradd_without_warps("misswarp", &[31]);
+    let want = format!(
+        "kernel-1.traceg:{end}: thread block (0,0,0) has 31 of its 32 warps: warp 31 is missing"
+    );
+    match replay::open(&dir) {
+        Err(e) => assert!(e.to_string().contains(&want), "got `{e}`, want `{want}`"),
+        Ok(_) => panic!("a block without warp 31 was accepted"),
+    }
+    let out = tmp("misswarp.wstrace");
+    let run = Command::new(BIN)
+        .args(["replay", dir.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&want), "{stderr}");
+    assert!(!out.exists());
+
+    // Several, with a run of them as a range.
+    let (dir, end) = vectoradd_without_warps("misswarps", &[0, 7, 29, 30, 31]);
+    let want = format!(
+        "kernel-1.traceg:{end}: thread block (0,0,0) has 27 of its 32 warps: warps 0, 7 and 29–31 are missing"
+    );
+    match replay::open(&dir) {
+        Err(e) => assert!(e.to_string().contains(&want), "got `{e}`, want `{want}`"),
+        Ok(_) => panic!("a block without five warps was accepted"),
+    }
+
+    // A warp that ran nothing is written by the tracer as `insts = 0`, and is no error.
+    let block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n\
+                 warp = 1\ninsts = 0\n#END_TB\n";
+    let path = tiny_trace("empty-warp.traceg", "-block dim = (64,1,1)", block);
+    assert!(replay::open(&path).is_ok());
+    let block = "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n\
+                 warp = 2\ninsts = 1\n0000 ffffffff 0 EXIT 0 0\n#END_TB\n";
+    assert!(error_of("two-missing.traceg", "-block dim = (128,1,1)", block).contains(
+        "two-missing.traceg:18: thread block (0,0,0) has 2 of its 4 warps: warps 1 and 3 are missing"
+    ));
+}
+
 #[test]
 fn unsupported_gpus_and_missing_files_are_errors() {
     let input = replay::open(&shared_vectoradd()).unwrap();

@@ -14,6 +14,7 @@ use warpscope::sim::memory::{GlobalMemory, HitLevel};
 use warpscope::sim::observer::{MemEvent, MemKind, MemSpace, WarpInfo, WarpRef, WarpState};
 use warpscope::sim::scoreboard::{DepPath, Hazard, HazardKind, RegRef};
 use warpscope::sim::{Dim3, Fault, FaultKind};
+use warpscope::trace::binary::{COMPACT_VERSION, DEFAULT_VERSION};
 use warpscope::trace::*;
 
 fn header() -> TraceHeader {
@@ -37,6 +38,14 @@ fn read_all(bytes: &[u8]) -> Result<(Vec<Event>, Option<bool>), TraceError> {
         out.push(e?);
     }
     Ok((out, r.complete()))
+}
+
+/// Where a binary trace's blocks start: after the JSON header, which starts at offset 18 from
+/// version 7 (the header's CRC is before it) and at 14 before.
+fn blocks_start(b: &[u8]) -> usize {
+    let version = u16::from_le_bytes([b[8], b[9]]);
+    binary::json_offset(version) as usize
+        + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -584,7 +593,7 @@ fn future_version_is_rejected() {
 #[test]
 fn truncated_files_are_rejected_at_every_offset_tried() {
     let b = sample();
-    let header_end = 14 + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize;
+    let header_end = blocks_start(&b);
     for cut in [
         0,
         3,
@@ -611,7 +620,7 @@ fn truncated_files_are_rejected_at_every_offset_tried() {
 #[test]
 fn flipped_byte_is_a_crc_error_naming_the_block() {
     let b = sample();
-    let header_end = 14 + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize;
+    let header_end = blocks_start(&b);
     let mut c = b.clone();
     c[header_end + 8 + 40] ^= 0x10;
     match read_all(&c) {
@@ -629,6 +638,71 @@ fn flipped_byte_is_a_crc_error_naming_the_block() {
     }
 }
 
+/// Every single-bit flip of a recorded trace's header — version, length, CRC, JSON — in every
+/// binary format the writer writes is an error naming where (never a panic, never a trace
+/// read as if nothing happened); in the CRC and the JSON it is the header's CRC error with
+/// the header's byte range. Before version 7 a flip in the JSON could change a register
+/// count or a kernel name and be analysed as data.
+#[test]
+fn every_bit_flip_of_the_header_is_rejected_in_every_binary_format() {
+    let cfg = GpuConfig::preset("small").unwrap();
+    for format in [
+        TraceFormat::Binary,
+        TraceFormat::Compact,
+        TraceFormat::Grouped,
+    ] {
+        let path = tmp(&format!("flip.{}.wstrace", format.name()));
+        let mut m = GlobalMemory::new(1 << 20);
+        record(
+            &cfg,
+            &[warpscope::bench::vecadd_launch(1024)],
+            &mut m,
+            SimOptions::default(),
+            &path,
+            format,
+            DEFAULT_VERBOSITY,
+        )
+        .unwrap();
+        let clean = std::fs::read(&path).unwrap();
+        let (events, complete) = read_all(&clean).unwrap();
+        assert_eq!(complete, Some(true));
+        assert!(events.len() > 100, "{} events", events.len());
+        warpscope::analyze::analyze_file(&path, warpscope::analyze::Taxonomy::Nsight).unwrap();
+
+        let end = blocks_start(&clean);
+        assert!(end > 1000, "a header of {end} bytes");
+        let range = format!("bytes 8–{}: trace header CRC mismatch", end - 1);
+        let mut bad = clean.clone();
+        for at in 8..end {
+            for bit in 0..8 {
+                bad[at] ^= 1 << bit;
+                let what = format!("{format:?}, byte {at} bit {bit}");
+                match read_all(&bad) {
+                    // (A damaged length moves the range's end with it: the reader knows
+                    // only the length it finds.)
+                    Err(e @ TraceError::HeaderCrc { .. }) => {
+                        let want = if at < 14 { "bytes 8–" } else { &range };
+                        assert!(e.to_string().starts_with(want), "{what}: {e}")
+                    }
+                    // The version (8–9) and length (10–13) fields: another version (one
+                    // without a CRC reads the CRC as the JSON's start), or a header length
+                    // that is too large for the limit or the file.
+                    Err(
+                        e @ (TraceError::UnsupportedVersion { .. }
+                        | TraceError::Oversized { .. }
+                        | TraceError::Truncated { .. }
+                        | TraceError::Header { .. }
+                        | TraceError::Malformed { .. }),
+                    ) if at < 14 => assert!(e.to_string().starts_with("offset "), "{what}: {e}"),
+                    other => panic!("{what}: {:?}", other.map(|(e, c)| (e.len(), c))),
+                }
+                bad[at] ^= 1 << bit;
+            }
+        }
+        assert_eq!(bad, clean);
+    }
+}
+
 #[test]
 fn oversized_lengths_are_rejected_before_allocating() {
     let b = sample();
@@ -638,7 +712,7 @@ fn oversized_lengths_are_rejected_before_allocating() {
         read_all(&h),
         Err(TraceError::Oversized { what: "header", .. })
     ));
-    let header_end = 14 + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize;
+    let header_end = blocks_start(&b);
     let mut k = b.clone();
     k[header_end..header_end + 4].copy_from_slice(&(64u32 << 20).to_le_bytes());
     match read_all(&k) {
@@ -866,61 +940,79 @@ fn vecadd_trace_size() {
     assert!(bpi <= 6.2, "{bpi:.3} bytes per warp instruction");
 }
 
-/// `matmul` on `volta` (gto, verbosity 2) as written by format versions 1, 2, 3 and 4 (the
-/// checked-in samples of those versions, kept unaltered).
+/// `matmul` on `volta` (gto, verbosity 2) as written by format versions 1 to 6 (the
+/// checked-in samples of those versions, kept unaltered; 5 and 6 by the last build before
+/// version 7, of a later model than 1–4's: a run of their own).
 const V1: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v1.wstrace");
 const V2: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v2.wstrace");
 const V3: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v3.wstrace");
 const V4: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v4.wstrace");
+const V5: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v5.wstrace");
+const V6: &[u8] = include_bytes!("data/old-formats/matmul.volta.gto.v6.wstrace");
 
 #[test]
 fn older_format_versions_still_read() {
-    assert_eq!(&V1[8..10], &1u16.to_le_bytes());
-    assert_eq!(&V2[8..10], &2u16.to_le_bytes());
-    assert_eq!(&V3[8..10], &3u16.to_le_bytes());
-    assert_eq!(&V4[8..10], &4u16.to_le_bytes());
+    for (v, old) in [V1, V2, V3, V4, V5, V6].into_iter().enumerate() {
+        assert_eq!(&old[8..10], &(v as u16 + 1).to_le_bytes());
+    }
     let (v1, complete1) = read_all(V1).unwrap();
     let (v2, complete2) = read_all(V2).unwrap();
     let (v3, complete3) = read_all(V3).unwrap();
     let (v4, complete4) = read_all(V4).unwrap();
-    // Four encoders, four decoding paths, one run.
+    let (v5, complete5) = read_all(V5).unwrap();
+    let (v6, complete6) = read_all(V6).unwrap();
+    // Four encoders, four decoding paths, one run; then two more of another run.
     assert!(v1.len() > 1000, "{} events", v1.len());
     assert_eq!(v1, v2);
     assert_eq!(v1, v3);
     assert_eq!(v1, v4);
+    assert!(v5.len() > 1000, "{} events", v5.len());
+    assert_eq!(v5, v6);
     assert_eq!(
-        (complete1, complete2, complete3, complete4),
-        (Some(true), Some(true), Some(true), Some(true))
+        [complete1, complete2, complete3, complete4, complete5, complete6],
+        [Some(true); 6]
     );
     assert!(v1.iter().any(|e| matches!(e, Event::Complete { .. })));
 
-    // Re-encoded by this version: the same events; the default version with the header as
-    // version 4 wrote it (and the same streams in its blocks, deflated at another level since:
-    // see `version_4_re_encodes_to_the_streams_it_wrote` in src/trace/binary.rs), the compact
+    // Re-encoded by this version, in versions 7, 8 and 9: the same events; the default
+    // version with the header as version 4 wrote it but for its version (and the same streams
+    // in its blocks, deflated at another level since: see
+    // `version_4_re_encodes_to_the_streams_it_wrote` in src/trace/binary.rs), the compact
     // one in fewer bytes than any.
-    for old in [V1, V2, V3, V4] {
+    for (old, events) in [
+        (V1, &v1),
+        (V2, &v1),
+        (V3, &v1),
+        (V4, &v1),
+        (V5, &v5),
+        (V6, &v5),
+    ] {
         let reader = TraceReader::new(Cursor::new(old)).unwrap();
         let (now, n) = convert(reader, Vec::new(), TraceFormat::Binary).unwrap();
-        assert_eq!(n, v1.len() as u64);
-        assert_eq!(&now[8..10], &4u16.to_le_bytes());
-        assert_eq!(read_all(&now).unwrap().0, v1);
+        assert_eq!(n, events.len() as u64);
+        assert_eq!(&now[8..10], &DEFAULT_VERSION.to_le_bytes());
+        assert_eq!(&read_all(&now).unwrap().0, events);
         if old == V4 {
-            let header_end = 14 + u32::from_le_bytes(V4[10..14].try_into().unwrap()) as usize;
-            assert!(
-                now[..header_end] == V4[..header_end],
-                "version 4 header differs"
-            );
+            let json = |b: &[u8]| {
+                let version = u16::from_le_bytes([b[8], b[9]]);
+                String::from_utf8(
+                    b[binary::json_offset(version) as usize..blocks_start(b)].to_vec(),
+                )
+                .unwrap()
+            };
+            let was = json(V4).replacen("\"version\":4,", "\"version\":7,", 1);
+            assert!(json(&now) == was, "version 4 header differs");
         }
         let reader = TraceReader::new(Cursor::new(old)).unwrap();
         let (compact, _) = convert(reader, Vec::new(), TraceFormat::Compact).unwrap();
-        assert_eq!(&compact[8..10], &5u16.to_le_bytes());
-        assert_eq!(read_all(&compact).unwrap().0, v1);
-        // Converted events carry no pipe groups: version 6 then stores them as version 4
+        assert_eq!(&compact[8..10], &COMPACT_VERSION.to_le_bytes());
+        assert_eq!(&read_all(&compact).unwrap().0, events);
+        // Converted events carry no pipe groups: version 9 then stores them as version 7
         // does, with a group byte after each ready state.
         let reader = TraceReader::new(Cursor::new(old)).unwrap();
         let (grouped, _) = convert(reader, Vec::new(), TraceFormat::Grouped).unwrap();
         assert_eq!(&grouped[8..10], &FORMAT_VERSION.to_le_bytes());
-        assert_eq!(read_all(&grouped).unwrap().0, v1);
+        assert_eq!(&read_all(&grouped).unwrap().0, events);
         assert!(
             compact.len() < V4.len(),
             "{} bytes, version 4 {}",
@@ -995,7 +1087,7 @@ fn recorder_matches_the_writer_and_reports_write_errors() {
         Ok(s) => panic!("{} bytes written without an error", s.taken.len()),
     }
     // One that fills up early in a long run: the encoder thread stops, recording goes on.
-    let header_len = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+    let header_len = blocks_start(&bytes);
     let sink = FailingSink {
         left: header_len + 100,
         taken: Vec::new(),
@@ -1016,7 +1108,7 @@ fn outcome(mut r: BinaryReader<Cursor<Vec<u8>>>) -> Vec<String> {
 fn inflating_ahead_changes_nothing_a_reader_sees() {
     // Many blocks, so that reading ahead matters.
     let b = write(TraceFormat::Binary, &realistic(60_000), true);
-    let header_end = 14 + u32::from_le_bytes(b[10..14].try_into().unwrap()) as usize;
+    let header_end = blocks_start(&b);
     let (mut blocks, mut at) = (0, header_end);
     while at < b.len() {
         at += 8 + u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;

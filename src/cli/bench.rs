@@ -65,10 +65,10 @@ pub struct BenchArgs {
     /// Measure trace recording and reading on vecadd_1m instead.
     #[arg(long)]
     pub trace: bool,
-    /// With --trace: record the compact binary format (version 5) instead of the default.
+    /// With --trace: record the compact binary format (version 8) instead of the default.
     #[arg(long, requires = "trace")]
     pub compact: bool,
-    /// With --trace or --replay: record the grouped binary format (version 6) instead of the
+    /// With --trace or --replay: record the grouped binary format (version 9) instead of the
     /// default.
     #[arg(long, conflicts_with = "compact")]
     pub grouped: bool,

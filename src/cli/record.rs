@@ -23,8 +23,9 @@ Examples:
 
 Takes the same kernel, launch and GPU options as `warpscope run` (timing simulator only).
 --format defaults from the extension of -o: .jsonl (or .json) is JSON Lines, anything else
-the binary format; --format compact writes the binary format's version 5, about 40 % smaller
-and about half as fast to analyse; --format grouped writes version 6, which stores the change
+the binary format (version 7); --format compact writes the binary format's version 8, about
+40 % smaller and about half as fast to analyse; --format grouped writes version 9, which stores
+the change
 shared by a pipe's ready warps once: a compute-bound kernel records about 30 % faster and
 analyses about 1.6 times slower (every reader reads all three). --verbosity 0 records lifecycle,
 issue, refill, hazard and fault events; 1 (the default) adds warp states, completions and
@@ -36,11 +37,11 @@ fails. Read traces back with `warpscope trace info|dump|convert`.";
 /// `--format` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// The CRC-framed binary format (version 4).
+    /// The CRC-framed binary format (version 7).
     Bin,
-    /// The binary format's version 5: about 40 % smaller, about half as fast to analyse.
+    /// The binary format's version 8: about 40 % smaller, about half as fast to analyse.
     Compact,
-    /// The binary format's version 6: version 4 storing a change shared by the warps ready
+    /// The binary format's version 9: version 7 storing a change shared by the warps ready
     /// but for one pipe once; records a compute-bound kernel about 30 % faster, analyses
     /// about 1.6 times slower.
     Grouped,

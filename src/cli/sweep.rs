@@ -86,9 +86,9 @@ pub struct SweepArgs {
 /// `sweep --format` values: the binary encodings (a sweep's traces are for `compare`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SweepFormat {
-    /// The binary format (version 4).
+    /// The binary format (version 7).
     Bin,
-    /// The binary format's version 5.
+    /// The binary format's version 8.
     Compact,
 }
 

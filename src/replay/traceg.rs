@@ -1213,9 +1213,24 @@ fn parse_block<R: Read>(
             if text.starts_with('#') {
                 if text.starts_with("#END_TB") {
                     close_warp(lines, &warp)?;
-                    return ctaid.ok_or_else(|| {
+                    let id = ctaid.ok_or_else(|| {
                         lines.err("the thread block ends without a `thread block = x,y,z` line")
-                    });
+                    })?;
+                    // The tracer's post-processing writes every warp of a block, one that ran
+                    // nothing as `insts = 0`: a missing warp is a cut or edited file, and
+                    // replaying it would run a smaller block than the kernel launched.
+                    let missing: Vec<u32> = (0..shape.warps_per_block)
+                        .filter(|&w| !seen_warps[w as usize])
+                        .collect();
+                    if !missing.is_empty() {
+                        return Err(lines.err(format!(
+                            "thread block {id} has {} of its {}: {}",
+                            shape.warps_per_block - missing.len() as u32,
+                            crate::words::count(shape.warps_per_block as u64, "warp", "warps"),
+                            missing_warps(&missing)
+                        )));
+                    }
+                    return Ok(id);
                 }
                 if text.starts_with("#BEGIN_TB") {
                     return Err(ReplayError::parse(
@@ -1346,6 +1361,31 @@ fn parse_block<R: Read>(
             let line = reader.skip_line(len).line;
             sink.inst(w, inst, line)?;
         }
+    }
+}
+
+/// `missing` (ascending, not empty) in words: "warp 31 is missing", "warps 2, 5 and 9–31 are
+/// missing" (three or more consecutive warps as a range: a block can miss 31 of 32).
+fn missing_warps(missing: &[u32]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < missing.len() {
+        let mut j = i;
+        while j + 1 < missing.len() && missing[j + 1] == missing[j] + 1 {
+            j += 1;
+        }
+        if j - i >= 2 {
+            parts.push(format!("{}–{}", missing[i], missing[j]));
+        } else {
+            parts.extend(missing[i..=j].iter().map(u32::to_string));
+        }
+        i = j + 1;
+    }
+    match (missing.len(), parts.split_last()) {
+        (1, _) => format!("warp {} is missing", missing[0]),
+        (_, Some((last, []))) => format!("warps {last} are missing"),
+        (_, Some((last, rest))) => format!("warps {} and {last} are missing", rest.join(", ")),
+        (_, None) => String::new(),
     }
 }
 
@@ -2268,6 +2308,18 @@ mod tests {
         }
         assert!(split_point(&dir.join("good.traceg"), 0, 0).is_some());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn missing_warps_are_listed_with_runs_as_ranges() {
+        assert_eq!(missing_warps(&[31]), "warp 31 is missing");
+        assert_eq!(missing_warps(&[1, 3]), "warps 1 and 3 are missing");
+        assert_eq!(missing_warps(&[4, 5]), "warps 4 and 5 are missing");
+        assert_eq!(missing_warps(&[1, 2, 3]), "warps 1–3 are missing");
+        assert_eq!(
+            missing_warps(&[0, 7, 8, 29, 30, 31]),
+            "warps 0, 7, 8 and 29–31 are missing"
+        );
     }
 
     #[test]

@@ -20,35 +20,72 @@ pub const MAGIC: [u8; 8] = *b"WSTRACE\0";
 /// never contain them —, version 4 split the streams by kind of event and deflates each alone,
 /// version 5 writes a scheduler's state changes of a cycle as runs checked against a replayed
 /// issue stage, version 6 writes the change of a pipe's ready warps once, with the warps that
-/// join the group) and writes [`DEFAULT_VERSION`] or, on request, [`COMPACT_VERSION`] or
-/// [`GROUPED_VERSION`].
-pub const FORMAT_VERSION: u16 = 6;
+/// join the group; versions 7, 8 and 9 are 4, 5 and 6 with the header under a CRC) and writes
+/// [`DEFAULT_VERSION`] or, on request, [`COMPACT_VERSION`] or [`GROUPED_VERSION`].
+pub const FORMAT_VERSION: u16 = 9;
 
-/// The version the writer uses by default: version 5 ([`COMPACT_VERSION`]) is 40 % smaller
+/// The version the writer uses by default: version 8 ([`COMPACT_VERSION`]) is 40 % smaller
 /// but takes about twice as long to decode, so it is a choice (`--format compact`).
-pub const DEFAULT_VERSION: u16 = 4;
+pub const DEFAULT_VERSION: u16 = 7;
 /// The version of the compact binary format.
-pub const COMPACT_VERSION: u16 = 5;
-/// The version that stores pipe groups (see [`crate::trace::groups`]): version 4 plus a
+pub const COMPACT_VERSION: u16 = 8;
+/// The version that stores pipe groups (see [`crate::trace::groups`]): the default one plus a
 /// record for a group's change and a byte naming the group of a warp that joins one.
-pub const GROUPED_VERSION: u16 = 6;
+pub const GROUPED_VERSION: u16 = 9;
+/// The first version whose header carries a CRC. Before it a damaged byte of the header (a
+/// register count, a kernel name) was read as data and analysed without a word.
+pub const HEADER_CRC_VERSION: u16 = 7;
 
-/// Whether format `version` writes runs (version 5; version 6 is version 4 with groups).
-fn writes_runs(version: u16) -> bool {
-    version == COMPACT_VERSION
+/// The event encoding of format `version`: versions 7–9 encode events as 4–6 do, and differ
+/// from them only in the header's CRC. Everything past the header speaks of encodings.
+pub fn encoding(version: u16) -> u16 {
+    match version {
+        DEFAULT_VERSION => 4,
+        COMPACT_VERSION => 5,
+        GROUPED_VERSION => 6,
+        v => v,
+    }
+}
+
+/// Where the header's JSON starts in a file of format `version`: after the magic, the
+/// version, the JSON's length and, from [`HEADER_CRC_VERSION`], the header's CRC.
+pub fn json_offset(version: u16) -> u64 {
+    match version >= HEADER_CRC_VERSION {
+        true => 18,
+        false => 14,
+    }
+}
+
+/// The CRC of a header: of its version and length fields (so that a version flipped to
+/// another encoding, or a length that moved the JSON's end, is caught too) and of its JSON.
+fn header_crc(fields: &[u8], json: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(fields);
+    h.update(json);
+    h.finalize()
+}
+
+/// The encoding of runs (version 5, written in files of version 8).
+const RUNS: u16 = 5;
+/// The encoding with pipe groups (version 6, written in files of version 9).
+const GROUPS: u16 = 6;
+
+/// Whether `encoding` writes runs (5; 6 is 4 with groups).
+fn writes_runs(encoding: u16) -> bool {
+    encoding == RUNS
 }
 /// A block is closed once its encoded events reach this many bytes. Larger blocks deflate a
 /// little better (256 KiB: 3 % fewer bytes) but the analyzer's three-thread pipeline then
 /// takes longer to fill: on the benchmark trace analysis took twice as long.
 pub const BLOCK_TARGET: usize = 64 * 1024;
-/// libdeflate compression level of the event blocks of format `version`. Compression runs on
+/// libdeflate compression level of the event blocks of `encoding`. Compression runs on
 /// its own thread, and on one core its time adds to the simulation's. The default version is
 /// the fast one, so it takes level 1 (a hash-table match finder): 44 % of level 6's
 /// instructions for 2.2 % more bytes on a replayed vector add. The compact version is the
 /// small one and keeps level 6, which saves it 5.6 % over level 1; level 9 would save another
 /// 0.7 % at twice the time (BENCHMARKS.md).
-fn deflate_level(version: u16) -> i32 {
-    match writes_runs(version) {
+fn deflate_level(encoding: u16) -> i32 {
+    match writes_runs(encoding) {
         true => 6,
         false => 1,
     }
@@ -1666,14 +1703,14 @@ fn prediction(
 }
 
 impl Context {
-    /// The context of format `version` (the issue-stage model from `limits` from version 5).
-    fn new(version: u16, limits: IssueLimits) -> Self {
+    /// The context of `encoding` (the issue-stage model from `limits` from encoding 5).
+    fn new(encoding: u16, limits: IssueLimits) -> Self {
         Context {
             last_cycle: 0,
             prev_warp: WarpRef { sm: 0, slot: 0 },
             groups: Groups {
                 limits,
-                model: writes_runs(version),
+                model: writes_runs(encoding),
                 last_run: (u64::MAX, 0),
                 ..Groups::default()
             },
@@ -1699,8 +1736,8 @@ struct Encoder {
     run_scheduler: u32,
     /// A predicted run (see [`Groups::predicted_run`]).
     predicted: Vec<(u32, WarpState)>,
-    /// The format version written: 4 or 5.
-    version: u16,
+    /// The event encoding written: 4, 5 or 6.
+    encoding: u16,
 }
 
 /// A warp_state event of the run being gathered.
@@ -1828,7 +1865,7 @@ impl Encoder {
         state: WarpState,
         group: u8,
     ) -> bool {
-        let member = if writes_runs(self.version) {
+        let member = if writes_runs(self.encoding) {
             // Version 5 names members by position in a u64 mask, and predicts a run from the
             // states before it: the changes are taken in when the run is encoded.
             self.cx
@@ -1892,7 +1929,7 @@ impl Encoder {
             && scheduler == self.run_scheduler
             && position > last.position
             // Version 4 names members by position after the first, in a u64 mask.
-            && (writes_runs(self.version) || position - first.position <= GROUP_SPAN)
+            && (writes_runs(self.encoding) || position - first.position <= GROUP_SPAN)
     }
 
     /// Encodes the current run, then the state change alone: no run can hold it.
@@ -1915,7 +1952,7 @@ impl Encoder {
     #[inline(never)]
     fn encode_run(&mut self, s: &mut Streams) {
         match self.run.len() {
-            _ if writes_runs(self.version) => self.run_record(s),
+            _ if writes_runs(self.encoding) => self.run_record(s),
             1 => {
                 let m = self.run[0];
                 let cycle = self.run_cycle;
@@ -1938,7 +1975,7 @@ impl Encoder {
     ) {
         let (predicted, last_pc) = self.cx.groups.change_to(w, cycle, state);
         self.cx.groups.set_group(w, group);
-        let predicted = predicted && !writes_runs(self.version);
+        let predicted = predicted && !writes_runs(self.encoding);
         self.state_record(s, cycle, w, state, predicted, last_pc, group);
     }
 
@@ -1964,7 +2001,7 @@ impl Encoder {
             self.tag(tags, warps, code, cycle, Some(w));
             put_state_details(&mut s.bufs[S_STATE_ARGS], &state, last_pc);
         }
-        if self.version == GROUPED_VERSION && groupable(&state) {
+        if self.encoding == GROUPS && groupable(&state) {
             s.bufs[S_STATE_ARGS].push(group_byte(group));
         }
     }
@@ -1983,7 +2020,7 @@ impl Encoder {
         put_varint(&mut s.bufs[S_GROUPS], members);
         let mut misses = 0u64;
         let states = &mut s.bufs[S_STATE_ARGS];
-        let grouped = self.version == GROUPED_VERSION;
+        let grouped = self.encoding == GROUPS;
         for (k, m) in self.run.iter().enumerate() {
             if !m.predicted {
                 misses |= 1 << k;
@@ -2350,6 +2387,8 @@ pub struct BinaryWriter<W: Write> {
     /// Version 4: an issue held back to see whether its `Selected` follows.
     pending: Option<Issue>,
     enc: Encoder,
+    /// The format version written (the encoder knows only its encoding).
+    version: u16,
     streams: Streams,
     /// The cycle of the last event written (events come in cycle order).
     last_cycle: u64,
@@ -2379,7 +2418,8 @@ impl<W: Write> BinaryWriter<W> {
     }
 
     /// Writes `header_json` verbatim as the header (used by format conversion, so that a
-    /// converted trace is byte-identical to the original), in format `version` (4 or 5).
+    /// converted trace is byte-identical to the original), in format `version` (7, 8 or 9:
+    /// every version this build writes puts the header under a CRC).
     pub fn with_raw_header(
         mut out: W,
         header_json: &str,
@@ -2387,7 +2427,7 @@ impl<W: Write> BinaryWriter<W> {
     ) -> Result<Self, TraceError> {
         assert!(
             [DEFAULT_VERSION, COMPACT_VERSION, GROUPED_VERSION].contains(&version),
-            "the writer writes versions 4, 5 and 6"
+            "the writer writes versions 7, 8 and 9"
         );
         if header_json.len() as u64 > MAX_LEN {
             return Err(TraceError::Oversized {
@@ -2397,10 +2437,12 @@ impl<W: Write> BinaryWriter<W> {
                 limit: MAX_LEN,
             });
         }
-        let mut head = Vec::with_capacity(14 + header_json.len());
+        let mut head = Vec::with_capacity(18 + header_json.len());
         head.extend_from_slice(&MAGIC);
         head.extend_from_slice(&version.to_le_bytes());
         head.extend_from_slice(&(header_json.len() as u32).to_le_bytes());
+        let crc = header_crc(&head[8..14], header_json.as_bytes());
+        head.extend_from_slice(&crc.to_le_bytes());
         head.extend_from_slice(header_json.as_bytes());
         out.write_all(&head)
             .map_err(TraceError::io("writing the header"))?;
@@ -2409,7 +2451,8 @@ impl<W: Write> BinaryWriter<W> {
         let limits = serde_json::from_str::<TraceHeader>(header_json)
             .map(|h| IssueLimits::of(&h))
             .unwrap_or_default();
-        let mut cx = Context::new(version, limits);
+        let encoding = encoding(version);
+        let mut cx = Context::new(encoding, limits);
         // Every row at once (480 KiB): a missing row reads as no prediction, as a row of
         // `None`s does, and the writer's state changes then look theirs up without growing
         // the table (a test for every change).
@@ -2422,10 +2465,11 @@ impl<W: Write> BinaryWriter<W> {
                 run_cycle: 0,
                 run_scheduler: 0,
                 predicted: Vec::new(),
-                version,
+                encoding,
             },
+            version,
             streams: Streams::default(),
-            compressor: Compressor::start(deflate_level(version)),
+            compressor: Compressor::start(deflate_level(encoding)),
             pending: None,
             last_cycle: 0,
             events: 0,
@@ -2467,7 +2511,7 @@ impl<W: Write> BinaryWriter<W> {
                 }
                 self.enc.flush_run(&mut self.streams);
                 // Version 4 elides the `Selected` after an issue (version 5's runs predict it).
-                if !writes_runs(self.enc.version) {
+                if !writes_runs(self.enc.encoding) {
                     self.pending = Some(issue);
                 } else {
                     self.enc.issue(&mut self.streams, &issue, false);
@@ -2541,7 +2585,7 @@ impl<W: Write> BinaryWriter<W> {
         state: WarpState,
         pipe: Pipe,
     ) -> Result<(), TraceError> {
-        let group = match self.enc.version == GROUPED_VERSION && groupable(&state) {
+        let group = match self.enc.encoding == GROUPS && groupable(&state) {
             true => pipe_code(pipe),
             false => NO_PIPE,
         };
@@ -2559,10 +2603,10 @@ impl<W: Write> BinaryWriter<W> {
         pipe: Pipe,
         state: WarpState,
     ) -> Result<(), TraceError> {
-        if self.enc.version != GROUPED_VERSION || !groupable(&state) {
+        if self.enc.encoding != GROUPS || !groupable(&state) {
             return Err(TraceError::Unsupported(format!(
                 "a pipe group's change to {state:?} in format version {}",
-                self.enc.version
+                self.version
             )));
         }
         self.advance(cycle)?;
@@ -2602,7 +2646,7 @@ impl<W: Write> BinaryWriter<W> {
 
     /// The format version written.
     pub fn version(&self) -> u16 {
-        self.enc.version
+        self.version
     }
 
     /// Closes the block once the streams reach [`BLOCK_TARGET`] bytes. Their length (a sum
@@ -2663,7 +2707,7 @@ impl<W: Write> BinaryWriter<W> {
                 c.in_flight += 1;
                 self.write_compressed(MAX_IN_FLIGHT)
             }
-            None => self.write_block(&events_payload(&raw, deflate_level(self.enc.version))),
+            None => self.write_block(&events_payload(&raw, deflate_level(self.enc.encoding))),
         }
     }
 
@@ -2899,8 +2943,8 @@ impl<S: EventSink> EventSink for TagEvents<S> {
 
 struct Decoder {
     cx: Context,
-    /// The file's format version (codes of later versions are bad tags).
-    version: u16,
+    /// The file's event encoding (codes of later encodings are bad tags).
+    encoding: u16,
     /// A predicted run (see [`Groups::predicted_run`]).
     predicted: Vec<(u32, WarpState)>,
     /// Version 6: one tag's events while group members' changes are held.
@@ -3089,7 +3133,7 @@ impl Decoder {
                 "state group member mask {mask:#x} too wide"
             )));
         }
-        let grouped = self.version == GROUPED_VERSION;
+        let grouped = self.encoding == GROUPS;
         let Groups {
             warps,
             schedulers,
@@ -3304,7 +3348,7 @@ impl Decoder {
         ins: &mut Inputs<V4>,
         out: &mut S,
     ) -> Result<(), Failure> {
-        if self.version == GROUPED_VERSION {
+        if self.encoding == GROUPS {
             return self.decode_grouped(ins, out);
         }
         self.decode_tag(ins, out)
@@ -3448,7 +3492,7 @@ impl Decoder {
         w: WarpRef,
         state: &WarpState,
     ) -> Result<(), TraceError> {
-        if self.version == GROUPED_VERSION && groupable(state) {
+        if self.encoding == GROUPS && groupable(state) {
             let group = group_of(cur)?;
             self.cx.groups.set_group(w, group);
         }
@@ -3487,7 +3531,7 @@ impl Decoder {
                 message: "cycle overflows 64 bits".into(),
             })?;
         self.cx.last_cycle = cycle;
-        if writes_runs(self.version) && (code == T_RUN || code == T_RUN_EXACT) {
+        if writes_runs(self.encoding) && (code == T_RUN || code == T_RUN_EXACT) {
             if same {
                 return Err(Box::new(TraceError::BadTag {
                     offset: tag_off,
@@ -3499,7 +3543,7 @@ impl Decoder {
                 self.run(ins, cycle, code == T_RUN_EXACT, tag_off, out)
             });
         }
-        if self.version == GROUPED_VERSION && tag & !(3 << DELTA_SHIFT) == T_PIPE_STATE {
+        if self.encoding == GROUPS && tag & !(3 << DELTA_SHIFT) == T_PIPE_STATE {
             return self.pipe_state(ins.at(S_ARGS));
         }
         let (has_warp, warp_stream, field_stream) = CODES[code as usize];
@@ -3594,7 +3638,7 @@ impl Decoder {
                 };
                 let selected = flags & F_SELECTED != 0;
                 self.cx.groups.issue(w, cycle, pc, pipe, selected);
-                if S::COMPLETION_NAMES || writes_runs(self.version) {
+                if S::COMPLETION_NAMES || writes_runs(self.encoding) {
                     self.cx.completions.issue(w, cycle, pc);
                 }
                 out.push(Event::Issue {
@@ -3616,7 +3660,7 @@ impl Decoder {
             }
             T_COMPLETE => {
                 let pc = pc_of(cur, self.cx.last_pc(w))?;
-                if S::COMPLETION_NAMES || writes_runs(self.version) {
+                if S::COMPLETION_NAMES || writes_runs(self.encoding) {
                     // Expectations are dropped alike on both sides.
                     self.cx.completions.expected(cycle);
                     self.cx.completions.complete(w, pc, cycle, false);
@@ -3626,7 +3670,7 @@ impl Decoder {
             }
             // Version 5's runs need to know which warp completed what.
             T_COMPLETE_PREDICTED
-                if self.version >= 3 && !writes_runs(self.version) && !S::COMPLETION_NAMES =>
+                if self.encoding >= 3 && !writes_runs(self.encoding) && !S::COMPLETION_NAMES =>
             {
                 Event::Complete {
                     cycle,
@@ -3634,7 +3678,7 @@ impl Decoder {
                     pc: 0,
                 }
             }
-            T_COMPLETE_PREDICTED if self.version >= 3 => {
+            T_COMPLETE_PREDICTED if self.encoding >= 3 => {
                 let (warp, pc) =
                     self.cx
                         .completions
@@ -3784,9 +3828,9 @@ fn inflate_block(
     deflated: &[u8],
     raw_len: u64,
     base: u64,
-    version: u16,
+    encoding: u16,
 ) -> Result<Vec<u8>, TraceError> {
-    if version >= 4 {
+    if encoding >= 4 {
         return inflate_streams(deflated, raw_len, base);
     }
     let malformed = |message: String| TraceError::Malformed {
@@ -3985,27 +4029,54 @@ impl<R: Read> BinaryReader<R> {
                 limit: MAX_LEN,
             });
         }
+        let mut stored_crc = None;
+        if version >= HEADER_CRC_VERSION {
+            let mut crc = [0u8; 4];
+            let n =
+                read_full(&mut input, &mut crc).map_err(TraceError::io("reading the header"))?;
+            if n < 4 {
+                return Err(TraceError::Truncated {
+                    offset: 14 + n as u64,
+                    expected: "the u32 header CRC",
+                });
+            }
+            stored_crc = Some(u32::from_le_bytes(crc));
+        }
+        let json_at = json_offset(version);
         let mut json = vec![0u8; len as usize];
         let n = read_full(&mut input, &mut json).map_err(TraceError::io("reading the header"))?;
         if n < json.len() {
             return Err(TraceError::Truncated {
-                offset: 14 + n as u64,
+                offset: json_at + n as u64,
                 expected: "the rest of the JSON header",
             });
         }
+        // Checked before the JSON is looked at: a damaged header is a damaged header, not a
+        // syntax error somewhere in it (or, worse, a plausible number).
+        if let Some(expected) = stored_crc {
+            let actual = header_crc(&fixed, &json);
+            if actual != expected {
+                return Err(TraceError::HeaderCrc {
+                    first: 8,
+                    last: json_at + len - 1,
+                    expected,
+                    actual,
+                });
+            }
+        }
         let header_json = String::from_utf8(json).map_err(|e| TraceError::Malformed {
-            offset: 14 + e.utf8_error().valid_up_to() as u64,
+            offset: json_at + e.utf8_error().valid_up_to() as u64,
             message: "header is not UTF-8".into(),
         })?;
         let header: TraceHeader =
             serde_json::from_str(&header_json).map_err(|e| TraceError::Header {
-                offset: 14,
+                offset: json_at,
                 message: e.to_string(),
             })?;
-        // The header is not under a CRC: a config no GPU could have (a damaged byte, an
-        // edit) would give nonsense figures instead of an error.
+        // Before version 7 the header is not under a CRC, and an edited header has a good
+        // one: a config no GPU could have would give nonsense figures instead of an error.
         header.config.validate().map_err(|e| TraceError::Header {
-            offset: 14,
+            offset: json_at,
             message: e.to_string(),
         })?;
         let limits = IssueLimits::of(&header);
@@ -4013,14 +4084,14 @@ impl<R: Read> BinaryReader<R> {
             input,
             header,
             header_json,
-            offset: 14 + len,
+            offset: json_at + len,
             block: Vec::new(),
             raw: Vec::new(),
             streams: [(0, 0); STREAMS],
             block_base: 0,
             dec: Decoder {
-                cx: Context::new(version, limits),
-                version,
+                cx: Context::new(encoding(version), limits),
+                encoding: encoding(version),
                 predicted: Vec::new(),
                 tag_events: Vec::new(),
                 group_change: None,
@@ -4189,7 +4260,7 @@ impl<R: Read> BinaryReader<R> {
             &self.block[start..],
             raw_len,
             self.block_base,
-            self.dec.version,
+            self.dec.encoding,
         )?;
         self.set_raw(raw)
     }
@@ -4223,7 +4294,7 @@ impl<R: Read> BinaryReader<R> {
             pos: 0,
             base,
         };
-        let n = if self.dec.version >= 4 { STREAMS } else { 3 };
+        let n = if self.dec.encoding >= 4 { STREAMS } else { 3 };
         let mut lens = [0u64; STREAMS];
         for len in &mut lens[..n - 1] {
             *len = cur.varint("stream length")?;
@@ -4263,8 +4334,8 @@ impl<R: Read> BinaryReader<R> {
         let spawned = std::thread::Builder::new()
             .name("trace-inflate".into())
             .spawn(move || {
-                for (block, start, raw_len, base, version) in inbox {
-                    let raw = inflate_block(&block[start..], raw_len, base, version);
+                for (block, start, raw_len, base, encoding) in inbox {
+                    let raw = inflate_block(&block[start..], raw_len, base, encoding);
                     if outbox.send((block, raw)).is_err() {
                         break;
                     }
@@ -4284,11 +4355,11 @@ impl<R: Read> BinaryReader<R> {
                     Err(e) => Ahead::Failed(e),
                     Ok((start, raw_len)) => {
                         let block = std::mem::take(&mut self.block);
-                        let version = self.dec.version;
+                        let encoding = self.dec.encoding;
                         let inflater = self.inflater.as_ref().expect("reading ahead");
                         match inflater
                             .jobs
-                            .send((block, start, raw_len, self.block_base, version))
+                            .send((block, start, raw_len, self.block_base, encoding))
                         {
                             Ok(()) => Ahead::Inflating {
                                 base: self.block_base,
@@ -4358,13 +4429,13 @@ impl<R: Read> BinaryReader<R> {
     ) -> Result<(), TraceError> {
         let before = out.count();
         let stored = self.dec.stored;
-        let result = if self.dec.version >= 4 {
+        let result = if self.dec.encoding >= 4 {
             self.decode_batch::<true, S>(out, limit)
         } else {
             self.decode_batch::<false, S>(out, limit)
         };
         // The trailer counts events as stored: in version 6 a group's change is one.
-        self.events += match self.dec.version == GROUPED_VERSION {
+        self.events += match self.dec.encoding == GROUPS {
             true => self.dec.stored - stored,
             false => (out.count() - before) as u64,
         };
@@ -4618,9 +4689,16 @@ mod tests {
         v
     }
 
+    /// Where the blocks of `bytes` start, after the header.
+    fn blocks_start(bytes: &[u8]) -> usize {
+        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+        json_offset(version) as usize
+            + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize
+    }
+
     /// The decoded streams of the single event block of `bytes`.
     fn raw_block(bytes: &[u8]) -> (usize, Vec<Vec<u8>>) {
-        let header_end = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+        let header_end = blocks_start(bytes);
         let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
         let payload = &bytes[header_end + 8..header_end + 8 + len as usize];
         let mut cur = Cursor {
@@ -4653,12 +4731,13 @@ mod tests {
     #[test]
     fn version_4_re_encodes_to_the_streams_it_wrote() {
         // Written by version 4 with events deflated at level 6; the level has changed since,
-        // the encoder must not have.
+        // and the header moved (version 7 put a CRC before it), the encoder must not have.
         let old: &[u8] = include_bytes!("../../tests/data/old-formats/matmul.volta.gto.v4.wstrace");
         let mut reader = BinaryReader::new(std::io::Cursor::new(old)).unwrap();
         let header_json = reader.header_json().to_string();
         let events: Vec<Event> = reader.by_ref().collect::<Result<_, _>>().unwrap();
-        let mut writer = BinaryWriter::with_raw_header(Vec::new(), &header_json, 4).unwrap();
+        let mut writer =
+            BinaryWriter::with_raw_header(Vec::new(), &header_json, DEFAULT_VERSION).unwrap();
         for e in &events {
             writer.write(e).unwrap();
         }
@@ -4669,7 +4748,7 @@ mod tests {
         );
         let (old_end, old_streams) = raw_block(old);
         let (now_end, now_streams) = raw_block(&now);
-        assert_eq!(now[..now_end], old[..old_end]);
+        assert_eq!(now[18..now_end], old[14..old_end]);
         assert_eq!(now_streams, old_streams);
         // One block, then the same trailer.
         let trailer = |b: &[u8], end: usize| {
@@ -4687,7 +4766,7 @@ mod tests {
     }
 
     fn reframe(bytes: &[u8], header_end: usize, streams: &[Vec<u8>]) -> Vec<u8> {
-        let payload = events_payload(streams, deflate_level(DEFAULT_VERSION));
+        let payload = events_payload(streams, deflate_level(encoding(DEFAULT_VERSION)));
         let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
         let mut out = bytes[..header_end].to_vec();
         out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -4790,7 +4869,7 @@ mod tests {
         let data: Vec<u8> = (0..20_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 27) as u8 ^ (i % 7) as u8)
             .collect();
-        let z = deflate(&data, deflate_level(DEFAULT_VERSION));
+        let z = deflate(&data, deflate_level(encoding(DEFAULT_VERSION)));
         let inflated = |input: &[u8], len: usize| {
             let mut out = vec![0u8; len];
             inflate_into(input, &mut out).map(|()| out)
@@ -4859,7 +4938,7 @@ mod tests {
     #[test]
     fn corrupt_stream_lengths_give_errors_not_panics() {
         let bytes = encoded(&events());
-        let header_end = 14 + u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+        let header_end = blocks_start(&bytes);
         let len = u32::from_le_bytes(bytes[header_end..header_end + 4].try_into().unwrap());
         let payload = &bytes[header_end + 8..header_end + 8 + len as usize];
         // Kind, decoded length and the 2 × 8 stream lengths: every flip there breaks the sums
@@ -4915,7 +4994,7 @@ mod tests {
         let (evs, header) = simulated("volta", 1 << 12);
         let v4 = encoded_with(&evs, &header, DEFAULT_VERSION);
         let v5 = encoded_with(&evs, &header, COMPACT_VERSION);
-        assert_eq!(&v5[8..10], &5u16.to_le_bytes());
+        assert_eq!(&v5[8..10], &COMPACT_VERSION.to_le_bytes());
         assert_eq!(read(v5.clone()).unwrap(), evs);
         let (_, streams) = raw_block(&v5);
         let tags = &streams[S_TAGS];

@@ -66,6 +66,15 @@ pub enum TraceError {
         expected: u32,
         actual: u32,
     },
+    /// The header (versions 7 on) does not match its CRC; `first..=last` is the header's
+    /// byte range, CRC included.
+    #[error("bytes {first}–{last}: trace header CRC mismatch (stored {expected:#010x}, computed {actual:#010x}): the header (GPU config, launches, listings) is corrupt")]
+    HeaderCrc {
+        first: u64,
+        last: u64,
+        expected: u32,
+        actual: u32,
+    },
     #[error("offset {offset}: {what} length {len} exceeds the limit of {limit} bytes")]
     Oversized {
         offset: u64,
@@ -188,12 +197,15 @@ impl TraceHeader {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
-    /// The CRC-framed binary format, version 4 (fast to analyse).
+    /// The CRC-framed binary format, version 7 (fast to analyse; version 4 before the header
+    /// had a CRC).
     Binary,
-    /// The binary format, version 5: about 40 % smaller, about half as fast to analyse.
+    /// The binary format, version 8: about 40 % smaller, about half as fast to analyse
+    /// (version 5 before the header had a CRC).
     Compact,
-    /// The binary format, version 6: version 4 with pipe groups — a change shared by the
-    /// warps ready but for one pipe is stored once (faster to record).
+    /// The binary format, version 9: version 7 with pipe groups — a change shared by the
+    /// warps ready but for one pipe is stored once (faster to record; version 6 before the
+    /// header had a CRC).
     Grouped,
     Jsonl,
 }
@@ -209,11 +221,12 @@ impl TraceFormat {
         }
     }
 
-    /// The binary format whose version is `version` (the default one for any other).
+    /// The binary format whose version is `version`, or whose encoding it is (version 5
+    /// is compact too); the default one for any other.
     pub fn binary_of_version(version: u16) -> TraceFormat {
-        match version {
-            binary::COMPACT_VERSION => TraceFormat::Compact,
-            binary::GROUPED_VERSION => TraceFormat::Grouped,
+        match binary::encoding(version) {
+            5 => TraceFormat::Compact,
+            6 => TraceFormat::Grouped,
             _ => TraceFormat::Binary,
         }
     }
