@@ -154,23 +154,29 @@ fn launch_files() -> Vec<(String, LaunchFile)> {
         .collect()
 }
 
+/// The GPUs a launch file is run on: `small` and `volta` under each of `policies` for a
+/// 32-lane kernel, else the file's own GPU.
+fn configs_of(file: &LaunchFile, policies: &[Policy]) -> Vec<(String, GpuConfig)> {
+    if file.warp_size() != 32 {
+        return vec![("own".into(), file.gpu_config().unwrap())];
+    }
+    let mut configs = Vec::new();
+    for gpu in ["small", "volta"] {
+        for &policy in policies {
+            let mut c = GpuConfig::preset(gpu).unwrap();
+            c.scheduler.policy = policy;
+            configs.push((format!("{gpu}-{}", policy.name()), c));
+        }
+    }
+    configs
+}
+
 #[test]
 fn invariants_hold_on_every_kernel_gpu_and_policy() {
     let mut checked = 0;
     for (name, file) in launch_files() {
-        let mut configs: Vec<(String, GpuConfig)> = Vec::new();
-        if file.warp_size() == 32 {
-            for gpu in ["small", "volta"] {
-                for policy in [Policy::Gto, Policy::Lrr, Policy::Coarse, Policy::Barrel] {
-                    let mut c = GpuConfig::preset(gpu).unwrap();
-                    c.scheduler.policy = policy;
-                    configs.push((format!("{gpu}-{}", policy.name()), c));
-                }
-            }
-        } else {
-            configs.push(("own".into(), file.gpu_config().unwrap()));
-        }
-        for (tag, config) in configs {
+        let policies = [Policy::Gto, Policy::Lrr, Policy::Coarse, Policy::Barrel];
+        for (tag, config) in configs_of(&file, &policies) {
             let what = format!("{name}-{tag}");
             let mut memory = file.initial_memory();
             let Some(path) = record_trace(&what, &config, &file.kernel_launches(), &mut memory)
@@ -192,19 +198,7 @@ fn invariants_hold_on_every_kernel_gpu_and_policy() {
 fn analysis_agrees_with_the_simulators_report() {
     let mut checked = 0;
     for (name, file) in launch_files() {
-        let mut configs: Vec<(String, GpuConfig)> = Vec::new();
-        if file.warp_size() == 32 {
-            for gpu in ["small", "volta"] {
-                for policy in [Policy::Gto, Policy::Coarse] {
-                    let mut c = GpuConfig::preset(gpu).unwrap();
-                    c.scheduler.policy = policy;
-                    configs.push((format!("{gpu}-{}", policy.name()), c));
-                }
-            }
-        } else {
-            configs.push(("own".into(), file.gpu_config().unwrap()));
-        }
-        for (tag, config) in configs {
+        for (tag, config) in configs_of(&file, &[Policy::Gto, Policy::Coarse]) {
             let what = format!("{name}-{tag}-sim");
             let path = trace_path(&what);
             let mut memory = file.initial_memory();
