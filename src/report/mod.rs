@@ -30,7 +30,7 @@ pub struct Chart {
 /// The charts of one trace, in page order, with what each shows.
 const TRACE_CHARTS: [(ChartKind, &str); 6] = [
     (ChartKind::Stalls, "Warp-cycles per issued instruction by state."),
-    (ChartKind::Timeline, "Every warp slot's state over time, grouped by SM and scheduler (a pixel column shows the state that holds most of its cycles)."),
+    (ChartKind::Timeline, "Every warp slot's state over time, grouped by SM and scheduler (where a column spans several cycles, each row shows its states in proportion to their cycles; hover for the shares)."),
     (ChartKind::Dispatch, "Blocks on SMs over time: a bar per block with its number, or past 4,096 blocks a band per SM of the blocks resident."),
     (ChartKind::Occupancy, "Active and eligible warps per scheduler (left axis) and warp instructions issued per cycle (IPC, right axis), over time."),
     (ChartKind::Slots, "Issue slots over time, coloured by warp; refill and waste marked."),
