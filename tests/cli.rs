@@ -647,7 +647,7 @@ fn run_timing_overrides() {
     assert!(stderr(&o).contains("fixed:LATENCY"), "{}", stderr(&o));
     assert_fails_with(
         &ws(&["run", "kernels/loop.json", "--gpu", "fermi"]),
-        "unknown GPU `fermi`: expected a preset (tiny, small, volta, hopper)",
+        "unknown GPU `fermi`: expected a preset (tiny, small, pascal, volta, hopper)",
     );
     // A block that does not fit the GPU is an error, not a panic.
     assert_fails_with(
@@ -965,7 +965,7 @@ fn config_errors_name_what_was_given_not_a_flag_that_was_not() {
     let o = ws(&["config", "show", "nope"]);
     assert_fails_with(
         &o,
-        "unknown GPU `nope`: expected a preset (tiny, small, volta, hopper)",
+        "unknown GPU `nope`: expected a preset (tiny, small, pascal, volta, hopper)",
     );
     assert!(!stderr(&o).contains("--gpu"), "{}", stderr(&o));
     let d = scratch("config-errors");
@@ -1094,17 +1094,17 @@ fn gpu_help_names_the_default_of_the_command_s_own_input() {
             h.contains("Default: the launch file's \"gpu\", else small."),
             "{h}"
         );
-        assert!(!h.contains("Accel-Sim trace, volta"), "{h}");
+        assert!(!h.contains("Accel-Sim trace, pascal"), "{h}");
     }
     let h = help("replay");
     assert!(
-        h.contains("Default: volta (hopper for a trace of sm_90 or later)."),
+        h.contains("Default: pascal for a trace before sm_70, hopper from sm_90, else volta."),
         "{h}"
     );
     assert!(!h.contains("else small"), "{h}");
     let h = help("profile");
     assert!(
-        h.contains("else small; for an Accel-Sim trace, volta"),
+        h.contains("else small; for an Accel-Sim trace, pascal before sm_70, hopper from sm_90, else volta"),
         "{h}"
     );
 }

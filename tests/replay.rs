@@ -810,7 +810,7 @@ fn without_gpu_a_trace_replays_on_the_preset_for_its_architecture() {
                     0000 ffffffff 1 R1 MOV 0 0\n0010 ffffffff 0 EXIT 0 0\n#END_TB\n";
     let hopper = tiny_trace("sm90.traceg", "-binary version = 90", ok_block);
     for (trace, version, gpu) in [
-        (shared_vectoradd(), 61, "volta"),
+        (shared_vectoradd(), 61, "pascal"),
         (fixture("v5-ampere-reduce"), 80, "volta"),
         (hopper, 90, "hopper"),
     ] {

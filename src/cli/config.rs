@@ -27,7 +27,7 @@ Example:
   warpscope config list";
 
 /// One-line descriptions of [`GpuConfig::PRESETS`], in the same order.
-pub const PRESET_DESCRIPTIONS: [(&str, &str); 4] = [
+pub const PRESET_DESCRIPTIONS: [(&str, &str); 5] = [
     (
         "tiny",
         "tiny-gpu of seed 000: 2 cores, one 4-thread block each (warp size 4), \
@@ -36,6 +36,10 @@ pub const PRESET_DESCRIPTIONS: [(&str, &str); 4] = [
     (
         "small",
         "teaching GPU: 2 SMs, 1 scheduler, 8 warp slots, warp size 32, small L1/L2, GTO (default)",
+    ),
+    (
+        "pascal",
+        "TITAN X Pascal-like: 4 SMs of 4 schedulers, 64 warps, 96 KiB shared, loads skip the L1, L2 202 / DRAM 100 cycles",
     ),
     (
         "volta",
@@ -58,7 +62,7 @@ pub enum ConfigCommand {
     /// Print a preset (or a JSON config file, validated) as pretty JSON.
     #[command(after_help = SHOW_EXAMPLES)]
     Show {
-        /// Preset name (tiny, small, volta, hopper) or FILE.json.
+        /// Preset name (tiny, small, pascal, volta, hopper) or FILE.json.
         name: String,
     },
     /// List the GPU presets with a one-line description each.
@@ -131,16 +135,16 @@ pub fn memory_model_name(m: MemoryModel) -> String {
 }
 
 /// `--gpu`'s help where the input is a launch or kernel file (`run`, `record`).
-pub const GPU_HELP_LAUNCH: &str = "GPU preset (tiny, small, volta, hopper) or a JSON config file (see `warpscope config show`). Default: the launch file's \"gpu\", else small.";
+pub const GPU_HELP_LAUNCH: &str = "GPU preset (tiny, small, pascal, volta, hopper) or a JSON config file (see `warpscope config show`). Default: the launch file's \"gpu\", else small.";
 /// `--gpu`'s help where the input is an Accel-Sim trace (`replay`).
-pub const GPU_HELP_TRACE: &str = "GPU preset (tiny, small, volta, hopper) or a JSON config file (see `warpscope config show`). Default: volta (hopper for a trace of sm_90 or later).";
+pub const GPU_HELP_TRACE: &str = "GPU preset (tiny, small, pascal, volta, hopper) or a JSON config file (see `warpscope config show`). Default: pascal for a trace before sm_70, hopper from sm_90, else volta.";
 
 /// `--gpu` and the per-run overrides of the timing simulator.
 #[derive(Debug, Args, Default)]
 pub struct GpuArgs {
-    /// GPU preset (tiny, small, volta, hopper) or a JSON config file (see `warpscope config
+    /// GPU preset (tiny, small, pascal, volta, hopper) or a JSON config file (see `warpscope config
     /// show`). Default: for a launch or kernel file, the launch file's "gpu", else small; for
-    /// an Accel-Sim trace, volta (hopper for sm_90 and later).
+    /// an Accel-Sim trace, pascal before sm_70, hopper from sm_90, else volta.
     #[arg(long, value_name = "NAME|FILE.json")]
     pub gpu: Option<String>,
     /// Warp-scheduling policy of every scheduler (overrides the GPU's); `fine` and `none`

@@ -28,7 +28,7 @@ use warpscope::launchfile::{KernelFileError, LaunchFileError};
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     "\ncycle-level GPU simulator (timing model and functional runner) with an Nsight-style profiler",
-    "\nGPU presets: tiny, small, volta, hopper (see `warpscope config list`)",
+    "\nGPU presets: tiny, small, pascal, volta, hopper (see `warpscope config list`)",
     "\nkernel dialects: native (.sasm), tinygpu (.tgpu), tinygpu-hex (.hex); Accel-Sim traces (replay)",
     "\nlaunch files: JSON (see README.md); traces: docs/trace-format.md; analysis keys: docs/analysis.md"
 );

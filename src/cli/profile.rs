@@ -32,7 +32,7 @@ Records the run with memory events (verbosity 2) to DIR/KERNEL.wstrace, writes t
 cycles per issued instruction, the top stalls, occupancy and the rule hints. DIR defaults to
 profile-KERNEL. A kernel fault still gives a (partial) report; the exit status is then 1.
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg),
-replayed as `warpscope replay` does (default GPU: volta, hopper for sm_90 and later) with its
+replayed as `warpscope replay` does (default GPU: pascal before sm_70, hopper from sm_90, else volta) with its
 kernel selection flags.";
 
 const EXAMPLE_LAUNCH: &str = include_str!("../../kernels/reduce.json");

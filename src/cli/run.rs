@@ -41,7 +41,7 @@ Examples:
 A launch file (.json) gives kernel, grid, block, params, memory and expect (see README.md);
 a kernel file (.sasm, .tgpu, .hex) needs --grid and --block, and --param for each .param.
 --dump ADDR:COUNT[:f32] prints COUNT words at byte address ADDR (decimal or 0x hex).
-The timing simulator runs on --gpu (a preset: tiny, small, volta, hopper, or a JSON config
+The timing simulator runs on --gpu (a preset: tiny, small, pascal, volta, hopper, or a JSON config
 from `warpscope config show`), default the launch file's \"gpu\", else small; --policy,
 --scoreboard, --memory, --sms, --warps and --issue-width override single fields of it.
 Exit status 1 when an expect check fails, the kernel faults (watchdog, deadlock, memory

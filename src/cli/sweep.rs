@@ -35,7 +35,7 @@ own. A combination that faults still leaves its (incomplete) trace; the exit sta
 
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg): it
 is scanned once and replayed at every combination as `warpscope replay` does (default GPU:
-volta, hopper for sm_90 and later), with the kernel selection flags of `replay`.";
+pascal before sm_70, hopper from sm_90, else volta), with the kernel selection flags of `replay`.";
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -56,7 +56,7 @@ pub struct SweepArgs {
           value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_WARPS as i64))]
     pub warps: Vec<u32>,
     /// GPU preset or JSON config (default: the launch file's, else small; for an Accel-Sim
-    /// trace volta, hopper for sm_90 and later).
+    /// trace pascal before sm_70, hopper from sm_90, else volta).
     #[arg(long, value_name = "NAME|FILE.json")]
     pub gpu: Option<String>,
     /// Number of SMs.

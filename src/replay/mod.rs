@@ -441,12 +441,14 @@ impl ReplayInput {
         }
     }
 
-    /// The GPU preset a replay runs on when none is asked for: `hopper` for a trace of sm_90 or
-    /// later, else `volta` (the presets differ in latencies and pipes, and both run blocks of
-    /// up to 1024 threads, as every traced GPU does).
+    /// The GPU preset a replay runs on when none is asked for, by the newest architecture among
+    /// the kernels: `pascal` before sm_70 (Maxwell's nearest too), `hopper` from sm_90, else
+    /// `volta` (the presets differ in latencies, pipes and caches; all run blocks of up to 1024
+    /// threads, as every traced GPU does).
     pub fn default_gpu(&self) -> &'static str {
         match self.kernels.iter().map(|k| k.header.binary_version).max() {
             Some(v) if v >= 90 => "hopper",
+            Some(v) if v < 70 => "pascal",
             _ => "volta",
         }
     }

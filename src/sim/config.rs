@@ -10,6 +10,17 @@
 //!   Architecture via Microbenchmarking", 2018): 4 sub-partitions, 64 warps, 32 blocks,
 //!   65536 registers, 96 KiB shared memory, ALU/FMA latency 4, shared ~19 cycles, L1 hit ~28,
 //!   L2 hit ~193, DRAM ~400+ cycles; 4 SMs by default so runs stay fast.
+//! - `pascal`: GP102 SM (TITAN X Pascal, as Accel-Sim's `SM6_TITANX` config models it — the GPU
+//!   its reference figures for the bundled sm_61 trace come from): 4 sub-partitions, 64 warps,
+//!   32 blocks, 65536 registers, 96 KiB shared memory; FP32 and integer latency 4 with a warp
+//!   instruction per cycle (32 lanes per sub-partition, no separate integer pipe), SFU 20
+//!   cycles at one per 4, shared 24; global loads skip the L1 (`-gpgpu_gmem_skip_L1D 1`, as
+//!   GP10x does by default: the L1 is `size_bytes = 0`, its latency 82 what an access with no
+//!   active lane costs), L2 hit 202 (the L1 path's 82 plus the L2's 120), DRAM 100 more plus
+//!   the queue; 6 sectors/cycle, V100's 4 scaled by the TITAN X's bytes per SM-cycle
+//!   (480 GB/s at 1417 MHz over 28 SMs, 1.5× V100's 900 GB/s at 1380 MHz over 80). Pascal
+//!   dual issue (a second instruction of the same warp to another unit) is not modelled.
+//!   4 SMs by default, as `volta`.
 //! - `hopper`: H100 SM (Hopper tuning guide; Luo et al., "Benchmarking and Dissecting the Nvidia
 //!   Hopper GPU Architecture", 2024): 4 sub-partitions, 64 warps, 32 blocks, 65536 registers,
 //!   228 KiB shared memory, FMA latency 4, shared ~29, L1 ~33, L2 ~260, DRAM ~480 cycles.
@@ -252,7 +263,7 @@ pub struct GpuConfig {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("unknown GPU preset `{0}` (presets: tiny, small, volta, hopper)")]
+    #[error("unknown GPU preset `{0}` (presets: tiny, small, pascal, volta, hopper)")]
     UnknownPreset(String),
     #[error("gpu config: {field}: {message}")]
     Invalid {
@@ -268,7 +279,7 @@ const fn pipe(latency: u32, interval: u32) -> PipeConfig {
 }
 
 impl GpuConfig {
-    pub const PRESETS: [&'static str; 4] = ["tiny", "small", "volta", "hopper"];
+    pub const PRESETS: [&'static str; 5] = ["tiny", "small", "pascal", "volta", "hopper"];
     /// The largest `num_sms` [`GpuConfig::validate`] accepts.
     pub const MAX_SMS: u32 = 1024;
     /// The largest `sm.max_warps`.
@@ -280,6 +291,7 @@ impl GpuConfig {
         let config = match name {
             "tiny" => Self::tiny(),
             "small" => Self::small(),
+            "pascal" => Self::pascal(),
             "volta" => Self::volta(),
             "hopper" => Self::hopper(),
             other => return Err(ConfigError::UnknownPreset(other.to_string())),
@@ -480,6 +492,25 @@ impl GpuConfig {
             },
             memory_limit: 256 << 20,
         }
+    }
+
+    fn pascal() -> GpuConfig {
+        let mut c = Self::volta();
+        c.name = "pascal".into();
+        c.pipes.alu = pipe(4, 1);
+        c.pipes.fma = pipe(4, 1);
+        c.pipes.mufu = pipe(20, 4);
+        c.pipes.shared = pipe(24, 2);
+        c.memory.l1 = CacheConfig {
+            size_bytes: 0,
+            line_bytes: 128,
+            associativity: 4,
+            hit_latency: 82,
+        };
+        c.memory.l2.hit_latency = 82 + 120;
+        c.memory.dram_latency = 100;
+        c.memory.dram_sectors_per_cycle = 6.0;
+        c
     }
 
     fn hopper() -> GpuConfig {

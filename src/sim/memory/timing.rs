@@ -760,6 +760,18 @@ mod tests {
     }
 
     #[test]
+    fn on_pascal_a_reloaded_sector_comes_from_the_l2() {
+        let mut m = MemoryTiming::new(&GpuConfig::preset("pascal").unwrap());
+        // First touch: the L2 path's 202 cycles, then DRAM's 100.
+        assert_eq!(m.global(0, 0, &load(0, 4)).level, HitLevel::Dram);
+        assert_eq!(
+            m.global(1000, 0, &load(0, 4)),
+            timing(1202, 4, 0, 4, 0, HitLevel::L2)
+        );
+        assert_eq!(m.stats().l1_hit_sectors, 0);
+    }
+
+    #[test]
     fn shared_memory_pays_one_interval_per_replay() {
         let mut c = small();
         c.pipes.shared.interval = 2;
