@@ -549,7 +549,7 @@ fn stall_groups_and_title_name_what_differs_between_the_traces() {
     check_text(&c, "scoreboards");
     let (title, groups) = stall_captions(&c);
     assert!(
-        title.ends_with("vecAdd<float> on volta (gto) with barriers, bitmap, ranges scoreboards"),
+        title.ends_with("vecAdd<float> on pascal (gto) with barriers, bitmap, ranges scoreboards"),
         "{title}"
     );
     for (group, scoreboard) in groups.iter().zip(["barriers", "bitmap", "ranges"]) {
