@@ -225,7 +225,8 @@ fn launch_file_gpu_field_resolves_presets_and_files() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("bad.json: gpu: unknown GPU `fermi`") && e.contains("tiny, small, pascal, volta"),
+        e.contains("bad.json: gpu: unknown GPU `fermi`")
+            && e.contains("tiny, small, pascal, volta"),
         "{e}"
     );
 }

@@ -328,6 +328,20 @@ fn tracer_v4_fixture_replays_two_streams_a_2d_grid_and_lists_unknown_opcodes() {
     let in_file = masks_in_file(&dir.join("kernel-1.traceg"), false);
     assert_eq!(in_file[&("1,0,0".into(), 0)], issued[&(0, 1, 0)]);
     assert_eq!(in_file[&("0,1,0".into(), 0)], issued[&(0, 2, 0)]);
+    // `--kernel loop` is the first kernel's function name as captions show it: that one
+    // kernel, not also `_Z4loopPdi_again`, whose name merely contains it.
+    let analysis = warpscope::analyze::analyze(
+        TraceReader::open(&r.path).unwrap(),
+        warpscope::analyze::Taxonomy::Nsight,
+    )
+    .unwrap();
+    let mut kept = analysis.clone();
+    kept.retain_kernel("loop").unwrap();
+    let names: Vec<&str> = kept.launches.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["_Z4loopPdi"]);
+    let mut kept = analysis;
+    kept.retain_kernel("oop").unwrap();
+    assert_eq!(kept.launches.len(), 2);
 }
 
 /// Per trace PC, the CUDA line its lines give (`[line_num] PC ...` with lineinfo), read from

@@ -47,12 +47,15 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// Keeps only the launches of kernel `name` — its mangled or demangled name — or, if no
-    /// kernel has exactly that name, those whose name (either spelling) contains it:
-    /// `vecAdd` finds `_Z6vecAddIfEvPT_S1_S1_i`, `vecAdd<float>(float*, float*, float*,
+    /// Keeps only the launches of kernel `name` — its mangled name, its signature or its
+    /// function name as captions show it (`loop` for `_Z4loopPdi`, as Nsight's `-k` matches)
+    /// — or, if no kernel has exactly that name, those whose name (either spelling) contains
+    /// it: `vecAdd` finds `_Z6vecAddIfEvPT_S1_S1_i`, `vecAdd<float>(float*, float*, float*,
     /// int)`. An error listing the kernels if none matches.
     pub fn retain_kernel(&mut self, name: &str) -> Result<(), String> {
-        let is = |l: &LaunchAnalysis| l.name == name || l.signature == name;
+        let is = |l: &LaunchAnalysis| {
+            l.name == name || l.signature == name || crate::kernel_name::function(&l.name) == name
+        };
         let exact = self.launches.iter().any(is);
         let keep = |l: &LaunchAnalysis| match exact {
             true => is(l),

@@ -56,8 +56,9 @@ pub struct AnalyzeArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
     /// Only the launches of this kernel (all launches by default): its exact name, else any
-    /// kernel whose name contains NAME. A replayed kernel answers to its mangled and its
-    /// demangled name: vecAdd<float> and _Z6vecAdd both find _Z6vecAddIfEvPT_S1_S1_i.
+    /// kernel whose name contains NAME. A replayed kernel's exact names are its mangled name,
+    /// its signature and its function name (vecAdd<float>); vecAdd and _Z6vecAdd find
+    /// _Z6vecAddIfEvPT_S1_S1_i by containing.
     #[arg(long, value_name = "NAME")]
     pub kernel: Option<String>,
 }
