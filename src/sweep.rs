@@ -8,8 +8,8 @@
 
 use crate::sim::config::{GpuConfig, Policy, ScoreboardKind};
 use crate::sim::gpu::SimOptions;
-use crate::trace::{RecordOutcome, TraceFormat};
-use crate::workload::{Workload, WorkloadError};
+use crate::trace::TraceFormat;
+use crate::workload::{Recorded, Workload, WorkloadError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -100,7 +100,7 @@ pub fn plan(
 pub struct SweepResult {
     pub label: String,
     pub path: PathBuf,
-    pub outcome: Result<RecordOutcome, WorkloadError>,
+    pub outcome: Result<Recorded, WorkloadError>,
 }
 
 /// Records `input` at every point into `dir/LABEL.wstrace` (in `format`, at `verbosity`) on up
@@ -126,7 +126,7 @@ fn run_points(
     dir: &Path,
     threads: usize,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
-    record_one: &(dyn Fn(&SweepPoint, &Path) -> Result<RecordOutcome, WorkloadError> + Sync),
+    record_one: &(dyn Fn(&SweepPoint, &Path) -> Result<Recorded, WorkloadError> + Sync),
 ) -> Vec<SweepResult> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);

@@ -2,7 +2,7 @@
 //! an Accel-Sim trace (scanned once) replayed on it. Either way the result is an ordinary
 //! trace.
 
-use crate::launchfile::LaunchFile;
+use crate::launchfile::{CheckReport, LaunchFile};
 use crate::replay::{self, ReplayInput};
 use crate::sim::config::GpuConfig;
 use crate::sim::gpu::SimOptions;
@@ -19,6 +19,16 @@ pub enum Workload {
 /// Why a workload recorded nothing.
 pub type WorkloadError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A workload's recorded run.
+#[derive(Debug)]
+pub struct Recorded {
+    pub outcome: RecordOutcome,
+    /// A launch file's `expect` checked against the final memory, as `run` and `record` check
+    /// it: none for a file without `expect`, a run that faulted (its memory is not the
+    /// kernel's result) or a replay (which moves no data).
+    pub checks: Option<CheckReport>,
+}
+
 impl Workload {
     /// Runs the workload on `config` and records it to `path` (a temporary file, then a rename).
     pub fn record(
@@ -28,12 +38,12 @@ impl Workload {
         path: &Path,
         format: TraceFormat,
         verbosity: u8,
-    ) -> Result<RecordOutcome, WorkloadError> {
+    ) -> Result<Recorded, WorkloadError> {
         match self {
             Workload::Launch(file) => {
                 let mut memory = file.initial_memory();
                 let launches = file.kernel_launches();
-                Ok(record(
+                let outcome = record(
                     config,
                     &launches,
                     &mut memory,
@@ -41,11 +51,15 @@ impl Workload {
                     path,
                     format,
                     verbosity,
-                )?)
+                )?;
+                let checks = (!file.expect.is_empty() && outcome.fault.is_none())
+                    .then(|| file.check(&memory));
+                Ok(Recorded { outcome, checks })
             }
-            Workload::Replay(trace) => {
-                Ok(replay::replay(config, trace, options, path, format, verbosity)?.record)
-            }
+            Workload::Replay(trace) => Ok(Recorded {
+                outcome: replay::replay(config, trace, options, path, format, verbosity)?.record,
+                checks: None,
+            }),
         }
     }
 }

@@ -211,7 +211,9 @@ fn kernel_filter_picks_launches_and_names_the_choices() {
             .collect()
     };
     assert_eq!(names("_Z4loopPdi"), ["_Z4loopPdi"]);
-    assert_eq!(names("loop"), ["_Z4loopPdi", "_Z4loopPdi_again"]);
+    // `loop` is the first kernel's function name (as captions show it): exact.
+    assert_eq!(names("loop"), ["_Z4loopPdi"]);
+    assert_eq!(names("oop"), ["_Z4loopPdi", "_Z4loopPdi_again"]);
     assert_eq!(names("again"), ["_Z4loopPdi_again"]);
 }
 
@@ -507,6 +509,116 @@ fn sweep_replays_an_accelsim_trace_at_every_combination() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("kernel selection flags are for Accel-Sim traces"));
+}
+
+#[test]
+fn sweep_gives_a_run_of_several_launches_its_span_and_a_line_per_launch() {
+    let d = dir("sweep-launches");
+    let out = ok(&ws(&[
+        "sweep",
+        "tests/data/accelsim/v4-volta-2d",
+        "--policy",
+        "gto,lrr",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    assert!(
+        out.starts_with(
+            "combination                          cycles      ipc warp-cyc/issue  top stall\n"
+        ),
+        "{out}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("gto.bitmap "))
+        .unwrap();
+    let (run, launches) = (lines[at], &lines[at + 1..at + 3]);
+    assert!(launches[0].starts_with("  #0 loop "), "{out}");
+    assert!(launches[1].starts_with("  #1 _Z4loopPdi_again "), "{out}");
+    assert!(lines[at + 3].starts_with("lrr.bitmap "), "{out}");
+    // The run's line is the launches' span and all their instructions, as the analysis has it.
+    let analysis = analyze_file(&d.join("gto.bitmap.wstrace"), Taxonomy::Nsight).unwrap();
+    let l = &analysis.launches;
+    let span = l.iter().map(|l| l.end_cycle).max().unwrap()
+        - l.iter().map(|l| l.start_cycle).min().unwrap();
+    let sum: u64 = l.iter().map(|l| l.cycles).sum();
+    assert!(span < sum, "the fixture's launches overlap on two streams");
+    let instructions: u64 = l.iter().map(|l| l.warp_instructions).sum();
+    let field = |line: &str, i: usize| line.split_whitespace().nth(i).unwrap().to_string();
+    assert_eq!(field(run, 1), span.to_string(), "{out}");
+    assert_eq!(
+        field(run, 2),
+        format!("{:.3}", instructions as f64 / span as f64),
+        "{out}"
+    );
+    assert_eq!(field(launches[0], 2), l[0].cycles.to_string(), "{out}");
+}
+
+#[test]
+fn sweep_and_profile_check_the_launch_file_s_expect() {
+    let d = dir("sweep-expect");
+    let mut launch: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("kernels/vecadd.json").unwrap()).unwrap();
+    launch["kernel"] = serde_json::Value::from(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("kernels")
+            .join(launch["kernel"].as_str().unwrap())
+            .to_str()
+            .unwrap(),
+    );
+    let good = d.join("good.json");
+    std::fs::write(&good, launch.to_string()).unwrap();
+    // The first expected word made wrong.
+    launch["expect"][0]["f32"][0] = serde_json::Value::from(12345.0);
+    let wrong = d.join("wrong.json");
+    std::fs::write(&wrong, launch.to_string()).unwrap();
+
+    let sweep = |file: &Path, out: &str| {
+        ws(&[
+            "sweep",
+            file.to_str().unwrap(),
+            "--policy",
+            "gto,lrr",
+            "-o",
+            d.join(out).to_str().unwrap(),
+        ])
+    };
+    let out = ok(&sweep(&good, "good"));
+    assert!(!out.contains("checks failed"), "{out}");
+    let o = sweep(&wrong, "wrong");
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for label in ["gto.bitmap", "lrr.bitmap"] {
+        let row = out.lines().find(|l| l.starts_with(label)).unwrap();
+        assert!(row.ends_with("[checks failed: see below]"), "{out}");
+        assert!(out.contains(&format!("{label}: error: 1 of ")), "{out}");
+    }
+    // Both traces and the comparison are still written.
+    assert!(d.join("wrong/lrr.bitmap.wstrace").exists());
+    assert!(d.join("wrong/compare.txt").exists());
+
+    let profile = |file: &Path, out: &str| {
+        ws(&[
+            "profile",
+            file.to_str().unwrap(),
+            "-o",
+            d.join(out).to_str().unwrap(),
+        ])
+    };
+    let out = ok(&profile(&good, "profile-good"));
+    assert!(out.contains("\nchecks: "), "{out}");
+    assert!(out.contains(" passed, 0 failed\n"), "{out}");
+    let o = profile(&wrong, "profile-wrong");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" passed, 1 failed\n"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error: 1 of ") && err.contains("expect[0]"),
+        "{err}"
+    );
+    // The report is written in full.
+    assert!(d.join("profile-wrong/index.html").exists());
 }
 
 /// Two sample traces copied to `a/t.wstrace` and `b/t.wstrace` (as two sweeps name theirs).

@@ -30,10 +30,11 @@ Examples:
 Records the run with memory events (verbosity 2) to DIR/KERNEL.wstrace, writes the report
 (DIR/index.html, report.txt, report.json) and prints the key figures: cycles, IPC, warp
 cycles per issued instruction, the top stalls, occupancy and the rule hints. DIR defaults to
-profile-KERNEL. A kernel fault still gives a (partial) report; the exit status is then 1.
+profile-KERNEL. A launch file's expect is checked as `run` checks it. A kernel fault still
+gives a (partial) report, and failed checks a full one; the exit status is then 1.
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg),
-replayed as `warpscope replay` does (default GPU: pascal before sm_70, hopper from sm_90, else volta) with its
-kernel selection flags.";
+replayed as `warpscope replay` does (default GPU: pascal before sm_70, hopper from sm_90,
+else volta) with its kernel selection flags.";
 
 const EXAMPLE_LAUNCH: &str = include_str!("../../kernels/reduce.json");
 const EXAMPLE_KERNEL: &str = include_str!("../../kernels/reduce.sasm");
@@ -119,7 +120,8 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!(e))
         .with_context(|| format!("recording {}", trace_path.display()));
     spinner.set_message("analyzing and rendering the report");
-    let outcome = outcome?;
+    let recorded = outcome?;
+    let outcome = &recorded.outcome;
     let built = report::build(std::slice::from_ref(&trace_path));
     spinner.finish_and_clear();
     let built = built?;
@@ -185,11 +187,24 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     }
     let _ = writeln!(out, "\ntrace:  {}", trace_path.display());
     let _ = writeln!(out, "report: {}", index.display());
+    if let Some(checks) = &recorded.checks {
+        let _ = writeln!(
+            out,
+            "checks: {} passed, {} failed",
+            checks.passed, checks.failed
+        );
+    }
     if let Some(f) = &outcome.fault {
         let _ = writeln!(out, "\nthe run faulted (the report is partial): {f}");
     }
     emit(&out)?;
-    Ok(if outcome.fault.is_some() {
+    // A run whose results are wrong is not the kernel's timing: the report is written, but
+    // the exit status says so, as `run` and `record` do.
+    let checks_failed = recorded.checks.as_ref().is_some_and(|c| !c.ok());
+    if let Some(checks) = recorded.checks.as_ref().filter(|c| !c.ok()) {
+        eprint!("{}", super::run::diff(checks));
+    }
+    Ok(if outcome.fault.is_some() || checks_failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

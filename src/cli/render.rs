@@ -37,7 +37,7 @@ a vector PDF (one SVG pixel is one point; text drawn as outlines) for papers, or
 pub enum FormatArg {
     /// The chart as drawn (what the HTML report shows); text in the viewer's fonts.
     Svg,
-    /// A vector PDF with its fonts embedded, for papers (`\includegraphics`).
+    /// A vector PDF, text drawn as outlines, for papers (`\includegraphics`).
     Pdf,
     /// A bitmap on white, --scale device pixels per SVG pixel, for slides.
     Png,
@@ -61,7 +61,7 @@ pub enum ChartArg {
     /// Blocks on SMs over time, with block numbers (past 4,096 blocks, a band per SM of the
     /// blocks resident).
     Dispatch,
-    /// Warp-cycles per issued instruction by state; grouped bars for several traces.
+    /// Warp-cycles per issued instruction by state; a panel per trace for several traces.
     Stalls,
     /// Active and eligible warps (left axis) and instructions issued per cycle (IPC, right
     /// axis) per scheduler over time.

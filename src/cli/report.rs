@@ -21,13 +21,13 @@ Writes DIR/index.html (one file: tables, inline SVG charts with tooltips, light 
 scheme, no network access), the charts as DIR/CHART.svg (for several traces only the stall comparison, DIR/stalls.svg; the page has every chart), DIR/report.txt (as `analyze` prints it) and DIR/report.json:
 {\"traces\": [{\"trace\", \"analysis\"}], \"comparison\"}, each analysis as `analyze --format json`
 prints it and the comparison (null for one trace) as `compare --format json`. With several traces
-the first is the baseline of the comparison. --figures adds each chart as a vector PDF (fonts
-embedded) or a PNG (--scale pixels per SVG pixel), as `render` writes them.";
+the first is the baseline of the comparison. --figures adds each chart as a vector PDF (text as
+outlines) or a PNG (--scale pixels per SVG pixel), as `render` writes them.";
 
 /// Which files the charts are written as, besides the page (shared by `report` and `profile`).
 #[derive(Debug, Args)]
 pub struct FigureArgs {
-    /// The charts' files: any of svg, pdf (vector, fonts embedded: for papers), png (for
+    /// The charts' files: any of svg, pdf (vector, text as outlines: for papers), png (for
     /// slides), comma-separated.
     #[arg(
         long,

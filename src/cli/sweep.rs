@@ -30,8 +30,10 @@ Examples:
 
 Writes DIR/POLICY.SCOREBOARD[.wWARPS].wstrace for every combination (in the order given),
 then DIR/compare.txt and DIR/compare.csv comparing them with the first combination as the
-baseline, and prints the summary. Each trace can be analyzed, rendered or compared on its
-own. A combination that faults still leaves its (incomplete) trace; the exit status is 1.
+baseline, and prints the summary: a line per combination (for a run of several launches, its
+span, then a line per launch). Each trace can be analyzed, rendered or compared on its own.
+A combination that faults still leaves its (incomplete) trace, and a launch file's expect is
+checked at every combination; either way the exit status is 1.
 
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg): it
 is scanned once and replayed at every combination as `warpscope replay` does (default GPU:
@@ -161,15 +163,22 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
 /// Loads the traces recorded, writes the comparison and prints the summary.
 fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCode> {
     let mut failed = false;
+    // The combinations whose results differ from the launch file's `expect`.
+    let mut checks_failed = std::collections::BTreeSet::new();
     let mut traces = Vec::new();
     let mut notes = String::new();
     let paths: Vec<&std::path::Path> = results.iter().map(|r| r.path.as_path()).collect();
     for (r, label) in results.iter().zip(warpscope::trace_label::labels(&paths)) {
         match &r.outcome {
-            Ok(out) => {
-                if let Some(f) = &out.fault {
+            Ok(recorded) => {
+                if let Some(f) = &recorded.outcome.fault {
                     failed = true;
                     let _ = writeln!(notes, "{}: fault: {f}", r.label);
+                }
+                if let Some(checks) = recorded.checks.as_ref().filter(|c| !c.ok()) {
+                    failed = true;
+                    checks_failed.insert(r.label.as_str());
+                    let _ = write!(notes, "{}: {}", r.label, super::run::diff(checks));
                 }
                 traces.push(
                     Compared::load(&r.path, label, Taxonomy::Nsight)
@@ -197,30 +206,44 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<32} {:>10} {:>8} {:>8}  top stall",
-        "combination", "cycles", "ipc", "cpi"
+        "{:<32} {:>10} {:>8} {:>14}  top stall",
+        "combination", "cycles", "ipc", "warp-cyc/issue"
     );
-    for t in &traces {
-        for l in &t.analysis.launches {
-            // As the report's card: none when no stall has a warp-cycle (a trace without
-            // warp states has none at all).
-            let top = top_stall(l).map_or("-", |(name, _)| name);
-            let name = t.label.trim_end_matches(".wstrace");
-            // A faulted run's figures stop where it did: the row says so (why is below).
-            let stopped = match t.analysis.complete {
-                true => "",
-                false => "  [incomplete: see below]",
-            };
-            // A run that let dependencies through is not the kernel's timing.
-            let hazards = match l.hazards {
-                0 => String::new(),
-                n => format!("  [{}]", count(n, "hazard", "hazards")),
-            };
-            let _ = writeln!(
-                out,
-                "{name:<32} {:>10} {:>8.3} {:>8.2}  {top}{stopped}{hazards}",
-                l.cycles, l.ipc, l.warp_cycles_per_issued_instruction
-            );
+    for (t, r) in traces
+        .iter()
+        .zip(results.iter().filter(|r| r.outcome.is_ok()))
+    {
+        let name = t.label.trim_end_matches(".wstrace");
+        // What the row cannot be taken for: a faulted run's figures stop where it did, a run
+        // with wrong results or one that let dependencies through is not the kernel's timing
+        // (why is below the table).
+        let mut flags = String::new();
+        if !t.analysis.complete {
+            flags.push_str("  [incomplete: see below]");
+        }
+        if checks_failed.contains(r.label.as_str()) {
+            flags.push_str("  [checks failed: see below]");
+        }
+        let hazards: u64 = t.analysis.launches.iter().map(|l| l.hazards).sum();
+        if hazards > 0 {
+            flags.push_str(&format!("  [{}]", count(hazards, "hazard", "hazards")));
+        }
+        match &t.analysis.launches[..] {
+            [l] => summary_row(
+                &mut out,
+                name,
+                &RunFigures::of(std::slice::from_ref(l)),
+                &flags,
+            ),
+            launches => {
+                // Launches overlap on streams: the run is their span, not their sum.
+                summary_row(&mut out, name, &RunFigures::of(launches), &flags);
+                for l in launches {
+                    let kernel = warpscope::kernel_name::function_within(&l.name, 24);
+                    let row = format!("  #{} {kernel}", l.index);
+                    summary_row(&mut out, &row, &RunFigures::of(std::slice::from_ref(l)), "");
+                }
+            }
         }
     }
     let _ = writeln!(
@@ -236,4 +259,66 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A summary row's figures: of one launch, or of a run of several (their span, all their
+/// instructions and warp-cycles).
+struct RunFigures<'a> {
+    cycles: u64,
+    ipc: f64,
+    warp_cycles_per_issue: f64,
+    top_stall: Option<&'a str>,
+}
+
+impl<'a> RunFigures<'a> {
+    fn of(launches: &'a [warpscope::analyze::LaunchAnalysis]) -> RunFigures<'a> {
+        if let [l] = launches {
+            return RunFigures {
+                cycles: l.cycles,
+                ipc: l.ipc,
+                warp_cycles_per_issue: l.warp_cycles_per_issued_instruction,
+                // As the report's card: none when no stall has a warp-cycle (a trace without
+                // warp states has none at all).
+                top_stall: top_stall(l).map(|(name, _)| name),
+            };
+        }
+        let start = launches.iter().map(|l| l.start_cycle).min().unwrap_or(0);
+        let end = launches.iter().map(|l| l.end_cycle).max().unwrap_or(0);
+        let cycles = end - start;
+        let instructions: u64 = launches.iter().map(|l| l.warp_instructions).sum();
+        let mut states = std::collections::BTreeMap::<&str, u64>::new();
+        for l in launches {
+            for (state, &n) in &l.warp_states {
+                *states.entry(state.as_str()).or_default() += n;
+            }
+        }
+        // (Each launch's ratio weighed by its instructions: the warp-cycles it was computed
+        // from are the resident ones where states were not recorded.)
+        let warp_cycles: f64 = launches
+            .iter()
+            .map(|l| l.warp_cycles_per_issued_instruction * l.warp_instructions as f64)
+            .sum();
+        let per = |n: f64, d: u64| if d == 0 { 0.0 } else { n / d as f64 };
+        RunFigures {
+            cycles,
+            ipc: per(instructions as f64, cycles),
+            warp_cycles_per_issue: per(warp_cycles, instructions),
+            top_stall: states
+                .iter()
+                .filter(|(k, &v)| **k != "selected" && v > 0)
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(k, _)| *k),
+        }
+    }
+}
+
+fn summary_row(out: &mut String, name: &str, f: &RunFigures, flags: &str) {
+    let _ = writeln!(
+        out,
+        "{name:<32} {:>10} {:>8.3} {:>14.2}  {}{flags}",
+        f.cycles,
+        f.ipc,
+        f.warp_cycles_per_issue,
+        f.top_stall.unwrap_or("-")
+    );
 }
