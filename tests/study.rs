@@ -693,6 +693,8 @@ mod outputs {
             assert_eq!(s["slots"]["refill"], r.slots.refill);
             assert_eq!(s["slots"]["vertical_waste"], r.slots.vertical_waste);
             assert_eq!(s["slots"]["horizontal_waste"], r.slots.horizontal_waste);
+            // Not rounded: the same number `analyze --format json` gives the scheme's trace.
+            assert_eq!(s["ipc"].as_f64(), Some(r.ipc()));
         }
     }
 

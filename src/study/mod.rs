@@ -628,7 +628,8 @@ pub fn render_json(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
                 "scheme": r.scheme.name(),
                 "cycles": r.cycles,
                 "instructions": r.instructions,
-                "ipc": (r.ipc() * 1000.0).round() / 1000.0,
+                // Unrounded, as `analyze --format json` gives it: a script compares the two.
+                "ipc": r.ipc(),
                 "slots": {
                     "issued": r.slots.instruction,
                     "refill": r.slots.refill,
