@@ -297,3 +297,50 @@ fn the_study_grids_are_a_figure_too() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("with its extension (.svg, .pdf, .png)"));
 }
+
+#[test]
+fn render_width_sets_the_pdf_page_width_in_points() {
+    // `--width 600` for a two-column paper: 600 points wide, so at \linewidth of 504 pt a
+    // 14 px label is 11.8 pt.
+    let trace = sample("reduce.small.gto.wstrace");
+    for (kind, width) in [
+        (ChartKind::Timeline, 600),
+        (ChartKind::Stalls, 500),
+        (ChartKind::Source, 2000),
+    ] {
+        let pdf = tmp(&format!("{}-{width}.pdf", kind.name()));
+        let out = warpscope(&[
+            "render",
+            trace.to_str().unwrap(),
+            "--chart",
+            kind.name(),
+            "--width",
+            &width.to_string(),
+            "-o",
+            pdf.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let c = chart(
+            kind,
+            std::slice::from_ref(&trace),
+            &RenderOptions {
+                width: Some(width),
+                ..RenderOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.width, width);
+        let text = String::from_utf8_lossy(&std::fs::read(&pdf).unwrap()).into_owned();
+        let media_box = format!("/MediaBox [0 0 {width} {}]", c.height);
+        assert_eq!(text.matches(&media_box).count(), 1, "{media_box}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("PDF {width}x{} pt", c.height)),
+            "{stdout}"
+        );
+    }
+}

@@ -350,6 +350,7 @@ fn timeline_colour_is_the_state_the_trace_says() {
         from: Some(200),
         to: Some(400),
         sm: Some(1),
+        ..RenderOptions::default()
     };
     let c = render(
         ChartKind::Timeline,
@@ -679,6 +680,7 @@ fn chart_text_is_readable_and_clear_of_other_text_in_every_chart() {
             from: Some(100),
             to: Some(160),
             sm: Some(0),
+            ..RenderOptions::default()
         },
     ];
     let mut checked = 0;
@@ -883,7 +885,7 @@ fn a_window_past_the_traces_end_stops_at_its_end_in_every_time_chart() {
                 &RenderOptions {
                     from,
                     to: Some(end * 40),
-                    sm: None,
+                    ..RenderOptions::default()
                 },
             );
             assert_eq!(past.plot.x_to, end as f64, "{kind:?} from {from:?}");
@@ -933,6 +935,7 @@ fn bad_input_is_a_clear_error() {
         from: Some(100),
         to: Some(50),
         sm: None,
+        ..RenderOptions::default()
     };
     let e = chart(ChartKind::Timeline, std::slice::from_ref(&path), &backwards).unwrap_err();
     assert_eq!(e.to_string(), "--from 100 must be less than --to 50");
@@ -963,6 +966,7 @@ fn bad_input_is_a_clear_error() {
             from: Some(10_000),
             to: Some(20_000),
             sm: None,
+            ..RenderOptions::default()
         },
     )
     .unwrap_err();
@@ -1395,6 +1399,7 @@ fn a_zoomed_cycle_axis_labels_whole_cycles_only() {
             from: Some(10),
             to: Some(13),
             sm: None,
+            ..RenderOptions::default()
         };
         let svg = render(kind, &trace, &options).svg;
         // The x axis labels: the centred texts that are numbers (the occupancy chart's y axes
@@ -1522,6 +1527,7 @@ fn charts_drawn_from_warp_states_say_a_verbosity_0_trace_has_none_and_the_others
                     from: Some(first.saturating_sub(100)),
                     to: Some(first + 300),
                     sm: None,
+                    ..RenderOptions::default()
                 };
                 let z0 = render(kind, &quiet, &zoom);
                 let z1 = render(kind, &full, &zoom);
@@ -1542,4 +1548,157 @@ fn charts_drawn_from_warp_states_say_a_verbosity_0_trace_has_none_and_the_others
     assert_eq!(text.matches("No stall bars").count(), 1, "{text}");
     assert!(c.rows.iter().any(|r| r.label.ends_with("/ not recorded")));
     assert!(c.rows.iter().any(|r| r.label.ends_with("/ selected")));
+}
+
+/// The `width` attribute of an SVG's root element.
+fn root_width(svg: &str) -> u32 {
+    let root = &svg[svg.find("<svg").unwrap()..];
+    let root = &root[..root.find('>').unwrap()];
+    let from = root.find(" width=\"").unwrap() + " width=\"".len();
+    root[from..from + root[from..].find('"').unwrap()]
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn every_chart_lays_out_at_the_width_asked_for_with_its_text_inside() {
+    let gto = sample("reduce.small.gto.wstrace");
+    let lrr = sample("reduce.small.lrr.wstrace");
+    let quiet = record_reduce_at(0);
+    let wide = record_vecadd_warps(384, 96);
+    let zoom = RenderOptions {
+        from: Some(100),
+        to: Some(160),
+        sm: Some(0),
+        ..RenderOptions::default()
+    };
+    let mut checked = 0;
+    for width in [400, 500, 600, 2000] {
+        for kind in ChartKind::ALL {
+            let mut cases: Vec<(Vec<PathBuf>, RenderOptions)> = vec![
+                (vec![gto.clone()], RenderOptions::default()),
+                (vec![quiet.clone()], RenderOptions::default()),
+                (vec![wide.clone()], RenderOptions::default()),
+                (
+                    vec![sample("vecadd_tiny.tiny.wstrace")],
+                    RenderOptions::default(),
+                ),
+            ];
+            if kind == ChartKind::Stalls {
+                cases.push((
+                    vec![gto.clone(), lrr.clone(), quiet.clone()],
+                    RenderOptions::default(),
+                ));
+            } else if kind != ChartKind::Source {
+                cases.push((vec![gto.clone()], zoom.clone()));
+            }
+            for (traces, options) in cases {
+                let options = RenderOptions {
+                    width: Some(width),
+                    ..options
+                };
+                let what = format!("{kind:?} of {traces:?} at width {width} {options:?}");
+                let c = chart(kind, &traces, &options).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(c.width, width, "{what}");
+                assert_eq!(root_width(&c.svg), width, "{what}");
+                // Every text lies inside 0..width (and clear of the others).
+                check_text(&c, &what);
+                Raster::of(&c);
+                assert!(
+                    c.plot.left > 0 && c.plot.right < width as i32,
+                    "{what}: plot {:?}",
+                    c.plot
+                );
+                assert!(
+                    c.plot.right - c.plot.left >= 80,
+                    "{what}: a plot {} pixels wide",
+                    c.plot.right - c.plot.left
+                );
+                // Time charts bin into the plot's pixel columns: a narrower chart has fewer
+                // (the dispatch chart's bars are not binned, nor is a note).
+                let binned = matches!(
+                    kind,
+                    ChartKind::Timeline | ChartKind::Slots | ChartKind::Occupancy
+                ) && !c.rows.is_empty();
+                if binned || c.bin_cycles > 1 {
+                    let columns = ((c.plot.x_to - c.plot.x_from) / c.bin_cycles as f64).ceil();
+                    assert!(
+                        columns <= (c.plot.right - c.plot.left) as f64,
+                        "{what}: {columns} columns"
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 100, "{checked}");
+    // No width is the chart's own: asking for it is the same chart.
+    for kind in ChartKind::ALL {
+        let c = render(kind, &gto, &RenderOptions::default());
+        let same = render(
+            kind,
+            &gto,
+            &RenderOptions {
+                width: Some(c.width),
+                ..RenderOptions::default()
+            },
+        );
+        assert!(c.svg == same.svg, "{kind:?} at its own width {}", c.width);
+        // A narrower chart of a binned trace has fewer, wider columns.
+        let narrow = render(
+            kind,
+            &gto,
+            &RenderOptions {
+                width: Some(500),
+                ..RenderOptions::default()
+            },
+        );
+        if c.bin_cycles > 1 {
+            assert!(narrow.bin_cycles > c.bin_cycles, "{kind:?}");
+        }
+    }
+}
+
+#[test]
+fn a_width_under_the_smallest_or_over_the_largest_is_refused() {
+    use warpscope::render::{MAX_WIDTH, MIN_WIDTH};
+    assert_eq!((MIN_WIDTH, MAX_WIDTH), (400, 10_000));
+    let path = sample("vecadd_tiny.tiny.wstrace");
+    for width in [0, 399, 10_001] {
+        let e = chart(
+            ChartKind::Dispatch,
+            std::slice::from_ref(&path),
+            &RenderOptions {
+                width: Some(width),
+                ..RenderOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, RenderError::BadWidth { .. }), "{e}");
+        assert!(e.to_string().contains("400 to 10000 pixels"), "{e}");
+    }
+    let out = tmp("bad-width.svg");
+    for width in ["399", "10001", "wide"] {
+        let o = warpscope(&[
+            "render",
+            path.to_str().unwrap(),
+            "--chart",
+            "dispatch",
+            "--width",
+            width,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--width {width}: {stderr}");
+        assert!(stderr.contains("--width"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        if width != "wide" {
+            assert!(stderr.contains("400 to 10000 pixels"), "{stderr}");
+        }
+    }
+    let help = warpscope(&["render", "--help"]);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("--width <PX>"), "{text}");
+    assert!(text.contains("--width 600"), "an example: {text}");
 }

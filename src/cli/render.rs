@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::render::figure::{self, FigureFormat, MAX_PNG_SCALE};
-use warpscope::render::{self, ChartKind, RenderOptions};
+use warpscope::render::{self, ChartKind, RenderOptions, MAX_WIDTH, MIN_WIDTH};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -18,6 +18,7 @@ Examples:
   warpscope render traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace --chart stalls -o stalls.svg
   warpscope render traces/reduce.small.gto.wstrace --chart stalls -o stalls.pdf    # vector, for LaTeX
   warpscope render traces/reduce.small.gto.wstrace --chart timeline -o timeline.png --scale 3
+  warpscope render traces/reduce.small.gto.wstrace --chart stalls --width 600 -o stalls.pdf   # a two-column figure
 
 Colours are the same in every chart: one colour-blind-safe colour per Nsight warp state,
 named in the legend. A trace longer than the plot is wide is binned into pixel columns, and
@@ -30,7 +31,14 @@ traces (one group of bars per trace).
 The output's extension picks the format (--format overrides it): SVG as the report shows it,
 a vector PDF (one SVG pixel is one point; text drawn as outlines) for papers, or a PNG on white at
 --scale pixels per SVG pixel for slides. PDF and PNG use the fonts bundled with warpscope
-(DejaVu Sans and Sans Mono), so a figure is the same on every machine.";
+(DejaVu Sans and Sans Mono), so a figure is the same on every machine.
+
+--width lays the chart out that many pixels wide (PDF: points) instead of its own 1000 to 1200,
+its text staying 12 to 18 px: scaled to a paper's column, a narrower chart has larger text. A
+label is 14 px, so at \\includegraphics[width=\\linewidth] it comes out 14 x column / width pt:
+--width 600 in a figure* spanning both columns (504 pt) gives 12 pt, --width 400 in one
+column (252 pt) 9 pt; the default 1200 in one column, 3 pt. A chart too narrow for its legend
+beside the plot has it under the x axis; time charts bin into fewer columns.";
 
 /// `--format` values, mirroring [`FigureFormat`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -112,6 +120,24 @@ pub struct RenderArgs {
     /// Only this SM (timeline, dispatch, occupancy, slots).
     #[arg(long, value_name = "N")]
     pub sm: Option<u32>,
+    /// The chart's width in pixels (PDF: points), 400 to 10000 [default: the chart's own, 1000
+    /// to 1200]; text keeps its size, so a narrower chart scaled to a column has larger text.
+    #[arg(long, value_name = "PX", value_parser = parse_width)]
+    pub width: Option<u32>,
+}
+
+/// `--width`: a whole number of pixels within the range every chart lays out in.
+fn parse_width(s: &str) -> Result<u32, String> {
+    let width: u32 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of pixels"))?;
+    if !(MIN_WIDTH..=MAX_WIDTH).contains(&width) {
+        return Err(format!(
+            "a chart's width must be {MIN_WIDTH} to {MAX_WIDTH} pixels (narrower, a chart's \
+             labels, plot and legend do not fit)"
+        ));
+    }
+    Ok(width)
 }
 
 pub fn run(args: RenderArgs) -> Result<ExitCode> {
@@ -150,6 +176,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         from: args.from,
         to: args.to,
         sm: args.sm,
+        width: args.width,
     };
     let kind = ChartKind::from(args.chart);
     // The stalls and source charts sum over the whole run and every SM: a zoom would be

@@ -47,6 +47,8 @@ struct Level {
 
 /// Everything the chart keeps of the trace: bounded by [`MAX_BARS`] and SMs × columns.
 struct Acc {
+    /// The chart's width.
+    width: u32,
     from: u64,
     to: u64,
     /// The one SM shown (`--sm`), else all `num_sms`.
@@ -132,6 +134,7 @@ impl Sink for Acc {
     }
 }
 
+/// The chart's width unless `--width` says otherwise.
 const WIDTH: u32 = 1000;
 /// SM labels as long as `SM131`.
 const LEFT: i32 = 16 + text_width(5, TEXT_LABEL) + 24;
@@ -148,7 +151,8 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<(Vec<u32>, Acc), Rende
         Some(sm) => vec![sm],
         None => (0..num_sms).collect(),
     };
-    let levels = bin_levels(to - from, WIDTH as i32 - RIGHT_MARGIN - LEFT)
+    let width = options.width_or(WIDTH);
+    let levels = bin_levels(to - from, width as i32 - RIGHT_MARGIN - LEFT)
         .into_iter()
         .map(|bin| {
             let bins = (to - from).div_ceil(bin) as usize;
@@ -159,6 +163,7 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<(Vec<u32>, Acc), Rende
         })
         .collect();
     let mut acc = Acc {
+        width,
         from,
         to,
         sm: options.sm,
@@ -235,16 +240,16 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
             t.label,
             crate::words::count(acc.total as u64, "block", "blocks")
         )),
-        WIDTH,
+        acc.width,
     );
-    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let right = acc.width as i32 - RIGHT_MARGIN;
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
     let height = (plot.bottom + AXIS_H) as u32;
     let mut svg = String::new();
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
-        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        let canvas = Canvas::new(&mut svg, acc.width, height)?;
         canvas.header(&header)?;
         let mut top = plot.top;
         let mut labels = LabelColumn::new();
@@ -332,7 +337,7 @@ fn bars(t: &Loaded, sms: &[u32], acc: &Acc) -> Result<Chart, RenderError> {
     Ok(Chart {
         kind: ChartKind::Dispatch,
         svg,
-        width: WIDTH,
+        width: acc.width,
         height,
         plot,
         rows,
@@ -351,7 +356,7 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
         (900 / n).clamp(3, LANE_H)
     };
     let plot_h = row_h * n;
-    let right = WIDTH as i32 - RIGHT_MARGIN;
+    let right = acc.width as i32 - RIGHT_MARGIN;
     let bin = bin_cycles(to - from, (right - LEFT).min(columns));
     let level = acc
         .levels
@@ -399,7 +404,7 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
              {bin}-cycle columns (full height: {ymax})",
             t.label, acc.total
         )),
-        WIDTH,
+        acc.width,
     );
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
     let height = (plot.bottom + AXIS_H) as u32;
@@ -409,7 +414,7 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
-        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        let canvas = Canvas::new(&mut svg, acc.width, height)?;
         canvas.header(&header)?;
         let mut top = plot.top;
         let mut labels = LabelColumn::new();
@@ -475,7 +480,7 @@ fn bands(t: &Loaded, sms: &[u32], acc: &Acc, columns: i32) -> Result<Chart, Rend
     Ok(Chart {
         kind: ChartKind::Dispatch,
         svg,
-        width: WIDTH,
+        width: acc.width,
         height,
         plot,
         rows,

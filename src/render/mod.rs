@@ -35,6 +35,15 @@
 //! instructions and launch headings) is cut with an ellipsis (`ellipsize`), whole in the
 //! row's hover region. The study's grids (`crate::study::svg`) use the same sizes.
 //!
+//! A chart's width is its own (1000 to 1200 pixels) unless [`RenderOptions::width`] asks for
+//! another, from [`MIN_WIDTH`] to [`MAX_WIDTH`]: text keeps its pixel sizes (a paper scales a
+//! figure to its column, so a narrower chart has larger text there), the label columns and
+//! margins keep their widths and the plot takes the rest. A legend beside the plot moves under
+//! the x axis where the plot would keep less than three fifths of the width
+//! (`legend_beside`), headers may wrap onto more lines, an axis name longer than its plot is
+//! centred as near the plot as the canvas allows, and the time charts bin into the plot's
+//! pixel columns, fewer on a narrower chart.
+//!
 //! Output is deterministic: the same trace and options give the same bytes.
 
 pub mod caption;
@@ -137,6 +146,22 @@ pub struct RenderOptions {
     pub to: Option<u64>,
     /// Only this SM (timeline, dispatch, occupancy, slots).
     pub sm: Option<u32>,
+    /// The chart's width in pixels, [`MIN_WIDTH`] to [`MAX_WIDTH`] (`None`: the chart's own,
+    /// 1000 to 1200). Text keeps its pixel sizes, so a narrower chart has larger text relative
+    /// to its width: what a figure scaled to a paper's column needs.
+    pub width: Option<u32>,
+}
+
+/// The narrowest chart: room for the row labels, a plot and a legend across beneath it.
+pub const MIN_WIDTH: u32 = 400;
+/// The widest chart.
+pub const MAX_WIDTH: u32 = 10_000;
+
+impl RenderOptions {
+    /// The chart's width: the one asked for, else the chart's own `default`.
+    pub(crate) fn width_or(&self, default: u32) -> u32 {
+        self.width.unwrap_or(default)
+    }
 }
 
 /// The plot area in pixels and the cycles (or values) its x axis spans.
@@ -222,6 +247,8 @@ pub enum RenderError {
     UnknownChart(String),
     #[error("--from {from} must be less than --to {to}")]
     BadRange { from: u64, to: u64 },
+    #[error("a chart's width must be {MIN_WIDTH} to {MAX_WIDTH} pixels, not {width}")]
+    BadWidth { width: u32 },
     #[error("{path}: the trace has no kernel launch")]
     NoLaunches { path: PathBuf },
     #[error("{path}: no SM {sm}: the GPU `{gpu}` has {num_sms} SMs (0 to {})", num_sms.saturating_sub(1))]
@@ -340,6 +367,7 @@ pub fn chart(
             return Err(RenderError::BadRange { from, to });
         }
     }
+    check_width(options)?;
     if traces.is_empty() {
         return Err(RenderError::NoTraces);
     }
@@ -359,6 +387,16 @@ pub fn chart(
     chart_of(kind, &loaded, options)
 }
 
+/// A width outside [`MIN_WIDTH`]..=[`MAX_WIDTH`] is an error.
+fn check_width(options: &RenderOptions) -> Result<(), RenderError> {
+    match options.width {
+        Some(width) if !(MIN_WIDTH..=MAX_WIDTH).contains(&width) => {
+            Err(RenderError::BadWidth { width })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Renders chart `kind` of traces already loaded (the report loads each trace once).
 pub fn chart_of(
     kind: ChartKind,
@@ -366,6 +404,7 @@ pub fn chart_of(
     options: &RenderOptions,
 ) -> Result<Chart, RenderError> {
     let first = traces.first().ok_or(RenderError::NoTraces)?;
+    check_width(options)?;
     if let Some(sm) = options.sm {
         for t in traces {
             let c = &t.model.header.config;
@@ -382,10 +421,10 @@ pub fn chart_of(
     match kind {
         ChartKind::Timeline => timeline::render(first, options),
         ChartKind::Dispatch => dispatch::render(first, options),
-        ChartKind::Stalls => stalls::render(traces),
+        ChartKind::Stalls => stalls::render(traces, options),
         ChartKind::Occupancy => occupancy::render(first, options),
         ChartKind::Slots => slots::render(first, options),
-        ChartKind::Source => source::render(first),
+        ChartKind::Source => source::render(first, options),
     }
 }
 
@@ -590,6 +629,43 @@ pub(crate) fn tick_step(span: f64, max_ticks: u32) -> f64 {
     10.0 * mag
 }
 
+/// The most ticks an x axis `px` pixels long has: one per 90 pixels, at least two.
+pub(crate) fn x_ticks(px: i32) -> u32 {
+    (px.max(1) as f64 / 90.0).max(2.0) as u32
+}
+
+/// The values an x axis under `plot` labels: round steps, at most [`x_ticks`] of them, fewer
+/// while the widest label is wider than the distance between two ticks (a narrow plot of a
+/// long run: `200000` and `400000` 40 pixels apart). An axis of `whole` units has no ticks
+/// between two of them.
+fn x_axis_ticks(plot: &PlotArea, whole: bool) -> Vec<f64> {
+    let px = plot.right - plot.left;
+    let span = (plot.x_to - plot.x_from).max(f64::MIN_POSITIVE);
+    let mut budget = x_ticks(px);
+    loop {
+        let mut step = tick_step(plot.x_to - plot.x_from, budget);
+        if whole {
+            step = step.max(1.0);
+        }
+        let mut ticks = Vec::new();
+        let mut v = (plot.x_from / step).ceil() * step;
+        while v <= plot.x_to + 1e-9 {
+            ticks.push(v);
+            v += step;
+        }
+        let widest = ticks
+            .iter()
+            .map(|&v| width_of(&tick_label(v), TEXT_LABEL))
+            .max()
+            .unwrap_or(0);
+        let pitch = step / span * px as f64;
+        if budget <= 1 || ticks.len() < 2 || pitch >= widest as f64 {
+            return ticks;
+        }
+        budget -= 1;
+    }
+}
+
 /// Formats a tick value without trailing zeros.
 pub(crate) fn tick_label(v: f64) -> String {
     if (v - v.round()).abs() < 1e-9 {
@@ -644,8 +720,12 @@ const TITLE_PITCH: i32 = TEXT_TITLE as i32 + 4;
 const SUBTITLE_PITCH: i32 = TEXT_SUBTITLE as i32 + 4;
 /// The room kept free either side of a title or subtitle.
 const HEADER_SIDE: i32 = 8;
-/// Lines a title or subtitle may take; past them the last line ends in an ellipsis.
+/// Lines a title or subtitle may take; past them the last line ends in an ellipsis. A chart
+/// narrower than [`HEADER_NARROW`] pixels allows [`HEADER_LINES_NARROW`], so that it says
+/// about as much.
 const HEADER_LINES: usize = 2;
+const HEADER_NARROW: u32 = 900;
+const HEADER_LINES_NARROW: usize = 4;
 
 /// The most characters of text at `size` pixels that fit in `room` pixels.
 fn chars_within(room: i32, size: u32) -> usize {
@@ -713,10 +793,13 @@ pub(crate) struct Header {
 impl Header {
     pub fn new(title: &str, subtitle: Option<&str>, width: u32) -> Header {
         let room = width as i32 - 2 * HEADER_SIDE;
+        let lines = match width < HEADER_NARROW {
+            true => HEADER_LINES_NARROW,
+            false => HEADER_LINES,
+        };
         Header {
-            title: wrap(title, TEXT_TITLE, room, HEADER_LINES),
-            subtitle: subtitle
-                .map_or_else(Vec::new, |s| wrap(s, TEXT_SUBTITLE, room, HEADER_LINES)),
+            title: wrap(title, TEXT_TITLE, room, lines),
+            subtitle: subtitle.map_or_else(Vec::new, |s| wrap(s, TEXT_SUBTITLE, room, lines)),
             width,
         }
     }
@@ -753,8 +836,9 @@ pub(crate) struct Note {
     lines: Vec<String>,
 }
 
-/// Lines a note may take; past them the last ends with an ellipsis.
-const NOTE_LINES: usize = 3;
+/// Lines a note may take; past them the last ends with an ellipsis (the notes the charts say
+/// take two lines at their own widths, eight in the room of the narrowest chart).
+const NOTE_LINES: usize = 10;
 /// The pitch of a note's lines.
 const NOTE_PITCH: i32 = TEXT_LABEL as i32 + 6;
 
@@ -844,6 +928,39 @@ pub(crate) fn legend_across_height(x: i32, right: i32, entries: &[(Rgb, String)]
         .map_or(0, |&(_, dy)| dy + LEGEND_ROW)
 }
 
+/// Whether a chart `width` pixels wide, its plot starting at `left`, draws its legend beside
+/// the plot, in a right margin of `margin` pixels: when the plot keeps at least three fifths of
+/// the width that way; else the legend goes under the x axis ([`Canvas::legend_below`]).
+pub(crate) fn legend_beside(width: u32, left: i32, margin: i32) -> bool {
+    (width as i32 - left - margin) * 5 >= width as i32 * 3
+}
+
+/// The right margin of a plot with no legend beside it: half the widest tick label at the
+/// axis's right end (as long as `12345678`).
+pub(crate) const BARE_RIGHT_MARGIN: i32 = 8 + text_width(4, TEXT_LABEL);
+
+/// The left edge of a legend under the x axis.
+pub(crate) const LEGEND_BELOW_X: i32 = 16;
+
+/// The height of a legend under a plot's x axis ([`Canvas::legend_below`]), from `x` to at most
+/// `right`, with the gap above it.
+pub(crate) fn legend_below_height(x: i32, right: i32, legend: &Legend) -> i32 {
+    let sections: i32 = legend
+        .iter()
+        .filter(|(_, entries)| !entries.is_empty())
+        .map(|(heading, entries)| {
+            LEGEND_ROW * i32::from(!heading.is_empty()) + legend_across_height(x, right, entries)
+        })
+        .sum();
+    match sections {
+        0 => 0,
+        h => h + LEGEND_BELOW_GAP,
+    }
+}
+
+/// Between the x axis's name and a legend under it.
+const LEGEND_BELOW_GAP: i32 = 4;
+
 /// Which labels of a column of rows are drawn: a label only where it clears the last one drawn,
 /// so that rows thinner than the text are labelled every few rows instead of overprinted.
 pub(crate) struct LabelColumn {
@@ -890,6 +1007,7 @@ pub(crate) enum Align {
 /// A thin layer over plotters' SVG drawing area in pixel coordinates.
 pub(crate) struct Canvas<'a> {
     area: DrawingArea<SVGBackend<'a>, Shift>,
+    width: u32,
 }
 
 impl<'a> Canvas<'a> {
@@ -897,7 +1015,7 @@ impl<'a> Canvas<'a> {
         let area = SVGBackend::with_string(svg, (width, height)).into_drawing_area();
         area.fill(&palette::BACKGROUND.plotters())
             .map_err(draw_err)?;
-        Ok(Canvas { area })
+        Ok(Canvas { area, width })
     }
 
     /// A filled rectangle covering pixels `[x0, x1) × [y0, y1)`.
@@ -1007,13 +1125,7 @@ impl<'a> Canvas<'a> {
             palette::INK,
             1,
         )?;
-        let px = (plot.right - plot.left).max(1) as f64;
-        let mut step = tick_step(plot.x_to - plot.x_from, (px / 90.0).max(2.0) as u32);
-        if whole {
-            step = step.max(1.0);
-        }
-        let mut v = (plot.x_from / step).ceil() * step;
-        while v <= plot.x_to + 1e-9 {
+        for v in x_axis_ticks(plot, whole) {
             let x = plot.x(v);
             self.line(
                 vec![(x, plot.bottom), (x, plot.bottom + TICK)],
@@ -1025,13 +1137,16 @@ impl<'a> Canvas<'a> {
                 (x, plot.bottom + TICK_LABEL_DY),
                 Align::Centre,
             )?;
-            v += step;
         }
-        self.heading(
-            name,
-            ((plot.left + plot.right) / 2, plot.bottom + AXIS_NAME_DY),
-            Align::Centre,
-        )
+        // Centred under the plot, or as near as the canvas lets it be (a narrow chart's plot
+        // is narrower than a long axis name).
+        let room = self.width as i32 - 2 * HEADER_SIDE;
+        let name = ellipsize(name, TEXT_HEADING, room);
+        let half = (width_of(&name, TEXT_HEADING) + 1) / 2;
+        let centre = ((plot.left + plot.right) / 2)
+            .min(self.width as i32 - HEADER_SIDE - half)
+            .max(HEADER_SIDE + half);
+        self.heading(&name, (centre, plot.bottom + AXIS_NAME_DY), Align::Centre)
     }
 
     /// One legend entry: a swatch and its name, `(x, y)` the swatch's top left corner.
@@ -1068,6 +1183,26 @@ impl<'a> Canvas<'a> {
     ) -> Result<(), RenderError> {
         for ((c, name), (dx, dy)) in entries.iter().zip(across(x, right, entries)) {
             self.legend_entry((x + dx, y + dy), *c, name)?;
+        }
+        Ok(())
+    }
+
+    /// A legend under a plot's x axis, from `(x, y)` ([`legend_below_height`] high): per
+    /// section its heading, then its entries across, rows wrapping before `right`.
+    pub fn legend_below(
+        &self,
+        (x, y): (i32, i32),
+        right: i32,
+        legend: &Legend,
+    ) -> Result<(), RenderError> {
+        let mut top = y + LEGEND_BELOW_GAP;
+        for (heading, entries) in legend.iter().filter(|(_, e)| !e.is_empty()) {
+            if !heading.is_empty() {
+                self.heading(heading, (x, top + SWATCH / 2), Align::Left)?;
+                top += LEGEND_ROW;
+            }
+            self.legend_across((x, top), right, entries)?;
+            top += legend_across_height(x, right, entries);
         }
         Ok(())
     }

@@ -13,12 +13,13 @@
 use super::model::{Interval, IssueRec, Sink, WarpLife};
 use super::palette::{self, ACTIVE, ELIGIBLE, ISSUED};
 use super::{
-    bin_cycles, legend_across_height, step_outline, text_width, tick_label, tick_step, width_of,
-    window, Align, Canvas, Chart, ChartKind, Header, Loaded, Note, PlotArea, Region, RenderError,
-    RenderOptions, Row, AXIS_H, TEXT_HEADING, TEXT_LABEL,
+    bin_cycles, legend_across_height, legend_entry_width, step_outline, text_width, tick_label,
+    tick_step, width_of, window, Align, Canvas, Chart, ChartKind, Header, Loaded, Note, PlotArea,
+    Region, RenderError, RenderOptions, Row, AXIS_H, LEGEND_BELOW_X, TEXT_HEADING, TEXT_LABEL,
 };
 use std::collections::BTreeMap;
 
+/// The chart's width unless `--width` says otherwise.
 const WIDTH: u32 = 1100;
 /// Panel labels as long as `SM131 S3`, then the warp axis' tick labels.
 const LEFT: i32 = 16 + text_width(8, TEXT_LABEL) + TICKS_GAP + text_width(4, TEXT_LABEL) + 6;
@@ -165,7 +166,7 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
     } else {
         Panels::Gpu
     };
-    let plot_w = WIDTH as i32 - RIGHT_MARGIN - LEFT;
+    let plot_w = options.width_or(WIDTH) as i32 - RIGHT_MARGIN - LEFT;
     let bin = bin_cycles(to - from, plot_w);
     let bins = (to - from).div_ceil(bin) as usize;
     let mut acc = Acc {
@@ -188,6 +189,7 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
 }
 
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    let width = options.width_or(WIDTH);
     let (from, to, bin, bins, acc) = collect(t, options)?;
     let bin_len =
         |k: usize| ((from + (k as u64 + 1) * bin).min(to) - (from + k as u64 * bin)) as f64;
@@ -202,13 +204,21 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     let warps = Scale::new(most(&|s| &s.active).max(1.0), None);
     let ipc = Scale::new(most(&|s| &s.issued), Some(warps.intervals));
     let recorded = t.states_recorded();
+    // The legend runs along the top from the plot's left edge (and may run on over the IPC
+    // axis's column); on a chart too narrow for its longest entry, from the chart's left edge,
+    // and narrower still, the IPC entry in short.
+    let legend_right = width as i32 - 16;
+    let ipc_long = "warp instructions issued per cycle (IPC, right axis)";
+    let ipc_fits = |x: i32| legend_entry_width(ipc_long.chars().count()) <= legend_right - x;
+    let legend_x = if ipc_fits(LEFT) { LEFT } else { LEGEND_BELOW_X };
+    let ipc_name = match ipc_fits(legend_x) {
+        true => ipc_long,
+        false => "issued per cycle (IPC, right axis)",
+    };
     let legend: Vec<_> = [
         (ACTIVE, "active warps (left axis)".to_string()),
         (ELIGIBLE, "eligible warps (left axis)".to_string()),
-        (
-            ISSUED,
-            "warp instructions issued per cycle (IPC, right axis)".to_string(),
-        ),
+        (ISSUED, ipc_name.to_string()),
     ]
     .into_iter()
     .filter(|&(c, _)| recorded || c != ELIGIBLE)
@@ -224,17 +234,15 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                 format!("averages over {bin}-cycle columns")
             }
         )),
-        WIDTH,
+        width,
     );
     let legend_top = header.height();
-    // The legend may run on over the IPC axis's column.
-    let legend_right = WIDTH as i32 - 16;
-    let legend_h = legend_across_height(LEFT, legend_right, &legend);
+    let legend_h = legend_across_height(legend_x, legend_right, &legend);
     let note = (!recorded).then(|| {
         let text = ChartKind::Occupancy
             .states_not_recorded()
             .unwrap_or_default();
-        Note::new(&text, legend_right - LEFT)
+        Note::new(&text, legend_right - legend_x)
     });
     let note_h = note.as_ref().map_or(0, |n| n.height() + 4);
     let axis_names_y = legend_top + legend_h + note_h + 6 + TEXT_HEADING as i32 / 2;
@@ -244,7 +252,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     let plot = PlotArea {
         left: LEFT,
         top: top_of_panels,
-        right: WIDTH as i32 - RIGHT_MARGIN,
+        right: width as i32 - RIGHT_MARGIN,
         bottom: top_of_panels + panels * (PANEL + GAP) - GAP,
         x_from: from as f64,
         x_to: to as f64,
@@ -258,11 +266,11 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
-        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        let canvas = Canvas::new(&mut svg, width, height)?;
         canvas.header(&header)?;
-        canvas.legend_across((LEFT, legend_top), legend_right, &legend)?;
+        canvas.legend_across((legend_x, legend_top), legend_right, &legend)?;
         if let Some(note) = &note {
-            canvas.note(note, (LEFT, legend_top + legend_h + 2), Align::Left)?;
+            canvas.note(note, (legend_x, legend_top + legend_h + 2), Align::Left)?;
         }
         canvas.heading("warps", (plot.left - 6, axis_names_y), Align::Right)?;
         canvas.heading("IPC", (plot.right + 6, axis_names_y), Align::Left)?;
@@ -330,7 +338,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     Ok(Chart {
         kind: ChartKind::Occupancy,
         svg,
-        width: WIDTH,
+        width,
         height,
         plot,
         rows,

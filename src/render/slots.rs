@@ -16,19 +16,46 @@
 use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
-    bin_cycles, bin_levels, legend_entry_width, legend_height, row_winners, shares, text_width,
-    width_of, window, within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Loaded,
-    Note, PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, LABELLED_ROW_H, TEXT_CELL,
-    TEXT_LABEL,
+    bin_cycles, bin_levels, legend_below_height, legend_beside, legend_entry_width, legend_height,
+    row_winners, shares, text_width, width_of, window, within_size, Align, Canvas, Chart,
+    ChartKind, Header, LabelColumn, Loaded, Note, PlotArea, Region, RenderError, RenderOptions,
+    Row, AXIS_H, BARE_RIGHT_MARGIN, LABELLED_ROW_H, LEGEND_BELOW_X, TEXT_CELL, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeSet, HashMap};
 
+/// The chart's width unless `--width` says otherwise.
 const WIDTH: u32 = 1200;
 /// Row labels as long as `SM131 S3 slot 1`.
 const LEFT: i32 = 16 + text_width(15, TEXT_LABEL) + 8;
-/// The legend, whose longest entry is `no issue (vertical waste)`.
+/// The legend beside the plot, whose longest entry is `no issue (vertical waste)`.
 const RIGHT_MARGIN: i32 = 20 + legend_entry_width(25) + 12;
+
+/// The chart's width and where its plot ends: the legend beside the plot, or, on a chart too
+/// narrow for that, under the x axis.
+#[derive(Clone, Copy)]
+struct Layout {
+    width: u32,
+    right: i32,
+    beside: bool,
+}
+
+impl Layout {
+    fn of(options: &RenderOptions) -> Layout {
+        let width = options.width_or(WIDTH);
+        let beside = legend_beside(width, LEFT, RIGHT_MARGIN);
+        let margin = if beside {
+            RIGHT_MARGIN
+        } else {
+            BARE_RIGHT_MARGIN
+        };
+        Layout {
+            width,
+            right: width as i32 - margin,
+            beside,
+        }
+    }
+}
 /// Warp-slot strips drawn at most under the grid.
 pub const MAX_STRIPS: usize = 64;
 const STRIP_H: i32 = 6;
@@ -175,7 +202,10 @@ impl Acc {
 
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
     let (from, to, schedulers, strips, acc) = collect(t, options)?;
-    within_size(|columns| render_columns(t, from, to, &schedulers, &strips, &acc, columns))
+    let layout = Layout::of(options);
+    within_size(|columns| {
+        render_columns(t, (from, to), &schedulers, &strips, &acc, layout, columns)
+    })
 }
 
 /// How many numbers the chart keeps of the trace.
@@ -212,7 +242,7 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
         strips.clear();
     }
     let rows = schedulers.len() * width as usize;
-    let levels = bin_levels(to - from, WIDTH as i32 - RIGHT_MARGIN - LEFT)
+    let levels = bin_levels(to - from, Layout::of(options).right - LEFT)
         .into_iter()
         .map(|bin| {
             let bins = (to - from).div_ceil(bin) as usize;
@@ -254,11 +284,15 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
 
 fn render_columns(
     t: &Loaded,
-    from: u64,
-    to: u64,
+    (from, to): (u64, u64),
     schedulers: &[(u32, u32)],
     strips: &[SlotKey],
     acc: &Acc,
+    Layout {
+        width: chart_width,
+        right,
+        beside,
+    }: Layout,
     columns: i32,
 ) -> Result<Chart, RenderError> {
     let m = &t.model;
@@ -272,7 +306,6 @@ fn render_columns(
         (900 / n).clamp(2, LABELLED_ROW_H)
     };
     let grid_h = row_h * n;
-    let right = WIDTH as i32 - RIGHT_MARGIN;
     // In place of the strips of a trace without warp states, a note says why.
     let note = (!t.states_recorded()).then(|| {
         let text = ChartKind::Slots.states_not_recorded().unwrap_or_default();
@@ -297,10 +330,14 @@ fn render_columns(
                 format!("{bin} cycles per column, uses in proportion along each row")
             }
         )),
-        WIDTH,
+        chart_width,
     );
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
-    let height = (plot.top + plot_h.max(legend_height(&legend) + 10) + AXIS_H) as u32;
+    let legend_right = chart_width as i32 - LEGEND_BELOW_X;
+    let height = match beside {
+        true => plot.top + plot_h.max(legend_height(&legend) + 10) + AXIS_H,
+        false => plot.bottom + AXIS_H + legend_below_height(LEGEND_BELOW_X, legend_right, &legend),
+    } as u32;
     let bins = (to - from).div_ceil(bin) as usize;
     let level = acc
         .levels
@@ -318,7 +355,7 @@ fn render_columns(
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
-        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        let canvas = Canvas::new(&mut svg, chart_width, height)?;
         canvas.header(&header)?;
         let mut row = 0;
         let mut labels = LabelColumn::new();
@@ -499,13 +536,20 @@ fn render_columns(
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle", true)?;
-        canvas.legend((plot.right + 20, plot.top + 4), &legend)?;
+        match beside {
+            true => canvas.legend((plot.right + 20, plot.top + 4), &legend)?,
+            false => canvas.legend_below(
+                (LEGEND_BELOW_X, plot.bottom + AXIS_H),
+                legend_right,
+                &legend,
+            )?,
+        }
         canvas.finish()?;
     }
     Ok(Chart {
         kind: ChartKind::Slots,
         svg,
-        width: WIDTH,
+        width: chart_width,
         height,
         plot,
         rows,

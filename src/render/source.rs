@@ -8,11 +8,12 @@
 use super::palette::{self, state_colour};
 use super::{
     ellipsize, legend_across_height, text_width, tick_step, width_of, Align, Canvas, Chart,
-    ChartKind, Header, Loaded, Note, PlotArea, Region, RenderError, Row, AXIS_H, TEXT_HEADING,
-    TEXT_LABEL,
+    ChartKind, Header, Loaded, Note, PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H,
+    TEXT_HEADING, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 
+/// The chart's width unless `--width` says otherwise.
 const WIDTH: u32 = 1200;
 const LINE: i32 = TEXT_LABEL as i32 + 5;
 /// A launch's heading above its listing.
@@ -22,10 +23,16 @@ const RIGHT_MARGIN: i32 = 8 + text_width(8, TEXT_LABEL) + 12;
 /// The gap between the listing's columns.
 const COLUMN_GAP: i32 = 12;
 /// The widest the instruction column grows, so that the bars keep half the chart: longer
-/// instructions (replayed SASS with long operand lists) are cut with an ellipsis.
+/// instructions (replayed SASS with long operand lists) are cut with an ellipsis. On a narrow
+/// chart it leaves the bars [`BARS_MIN_W`] pixels, or half the room if that is less, and is
+/// never narrower than [`TEXT_MIN_W`] where the room allows.
 const TEXT_MAX_W: i32 = 600;
+const BARS_MIN_W: i32 = 160;
+const TEXT_MIN_W: i32 = 120;
 
-pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
+pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
+    let width = options.width_or(WIDTH);
+    let right = width as i32 - RIGHT_MARGIN;
     let a = t.analysis()?;
     let stalls = |w: &std::collections::BTreeMap<String, u64>| -> Vec<(NsightState, u64)> {
         NsightState::ALL
@@ -61,8 +68,14 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     };
     let pc_x = 16;
     let text_x = pc_x + widest("PC", &|s| s.pc as u64) + COLUMN_GAP;
-    let text_w = text_width(longest, TEXT_LABEL).clamp(120, TEXT_MAX_W);
-    let executed_x = text_x + text_w + COLUMN_GAP + widest("executed", &|s| s.executions);
+    let executed_w = widest("executed", &|s| s.executions);
+    // What the instruction column and the bars share.
+    let room = right - text_x - 2 * COLUMN_GAP - executed_w;
+    let text_max = TEXT_MAX_W.min((room - BARS_MIN_W).max(room / 2));
+    let text_w = text_width(longest, TEXT_LABEL)
+        .max(TEXT_MIN_W.min(text_max))
+        .min(text_max);
+    let executed_x = text_x + text_w + COLUMN_GAP + executed_w;
     let left = executed_x + COLUMN_GAP;
     let lines: i32 = a.launches.iter().map(|l| l.source.len() as i32).sum();
     let plot_h = lines * LINE + HEADER * a.launches.len() as i32;
@@ -77,7 +90,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
         })
         .map(|&s| (state_colour(s), s.name().to_string()))
         .collect();
-    let legend_right = WIDTH as i32 - 16;
+    let legend_right = width as i32 - 16;
     let recorded = t.states_recorded();
     let note = (!recorded).then(|| {
         let text = ChartKind::Source.states_not_recorded().unwrap_or_default();
@@ -90,7 +103,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
             "{}: warp-cycles waiting to issue each instruction, by state",
             t.label
         )),
-        WIDTH,
+        width,
     );
     let columns_y = header.height()
         + legend_across_height(pc_x, legend_right, &entries)
@@ -105,7 +118,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     let plot = PlotArea {
         left,
         top,
-        right: WIDTH as i32 - RIGHT_MARGIN,
+        right,
         bottom: top + plot_h,
         x_from: 0.0,
         x_to,
@@ -114,7 +127,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
-        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        let canvas = Canvas::new(&mut svg, width, height)?;
         canvas.header(&header)?;
         canvas.legend_across((pc_x, header.height()), legend_right, &entries)?;
         if let Some(note) = &note {
@@ -219,7 +232,7 @@ pub fn render(t: &Loaded) -> Result<Chart, RenderError> {
     Ok(Chart {
         kind: ChartKind::Source,
         svg,
-        width: WIDTH,
+        width,
         height,
         plot,
         rows,

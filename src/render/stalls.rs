@@ -10,11 +10,13 @@
 use super::caption::captions;
 use super::palette::{self, state_colour};
 use super::{
-    ellipsize, text_width, tick_step, Align, Canvas, Chart, ChartKind, Header, Loaded, Note,
-    PlotArea, Region, RenderError, Row, AXIS_H, STATE_NAME_CHARS, TEXT_HEADING, TEXT_LABEL,
+    ellipsize, text_width, tick_step, width_of, x_ticks, Align, Canvas, Chart, ChartKind, Header,
+    Loaded, Note, PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, STATE_NAME_CHARS,
+    TEXT_HEADING, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 
+/// The chart's width unless `--width` says otherwise.
 const WIDTH: u32 = 1000;
 /// The state names beside the bars.
 const LEFT: i32 = 16 + text_width(STATE_NAME_CHARS, TEXT_LABEL) + 8;
@@ -33,7 +35,8 @@ struct Group {
     cycles: Vec<u64>,
 }
 
-pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
+pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, RenderError> {
+    let width = options.width_or(WIDTH);
     let headers: Vec<_> = traces.iter().map(|t| &t.model.header).collect();
     let captions = captions(&headers);
     let mut groups = Vec::new();
@@ -70,9 +73,10 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
         .iter()
         .flat_map(|g| shown.iter().map(move |&i| per_issue(g, i)))
         .fold(0.0f64, f64::max);
-    let step = tick_step(max.max(1e-9), 8);
+    let right = width as i32 - RIGHT_MARGIN;
+    // The grid lines at the x axis's ticks.
+    let step = tick_step(max.max(1e-9), x_ticks(right - LEFT));
     let x_to = ((max / step).ceil() * step).max(step);
-    let right = WIDTH as i32 - RIGHT_MARGIN;
     let not_recorded = ChartKind::Stalls.states_not_recorded().unwrap_or_default();
     let note = Note::new(&not_recorded, right - LEFT);
     // A group's bars, or the note that takes their place.
@@ -84,7 +88,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     let plot_h = groups.iter().map(group_h).sum();
     let title = format!("Warp-cycles per issued instruction: {}", captions.subject);
     // No subtitle: the bars start under the title.
-    let header = Header::new(&title, None, WIDTH);
+    let header = Header::new(&title, None, width);
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (0.0, x_to));
     // No trace with bars: no axis to read them on.
     let any_bars = groups.iter().any(|g| g.recorded);
@@ -93,7 +97,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
     let mut rows = Vec::new();
     let mut regions = Vec::new();
     {
-        let canvas = Canvas::new(&mut svg, WIDTH, height)?;
+        let canvas = Canvas::new(&mut svg, width, height)?;
         canvas.header(&header)?;
         let mut top = plot.top;
         for g in &groups {
@@ -112,7 +116,7 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
             }
             let heading = format!("{}: {} warp instructions", g.label, g.instructions);
             canvas.heading(
-                &ellipsize(&heading, TEXT_HEADING, WIDTH as i32 - 16),
+                &ellipsize(&heading, TEXT_HEADING, width as i32 - 16),
                 (8, group_top + GROUP_HEADER / 2 + 2),
                 Align::Left,
             )?;
@@ -168,14 +172,20 @@ pub fn render(traces: &[Loaded]) -> Result<Chart, RenderError> {
             }
         }
         if any_bars {
-            canvas.x_axis(&plot, "warp-cycles per issued warp instruction", false)?;
+            // In short where the canvas is too narrow for it (the title says it too).
+            let name = "warp-cycles per issued warp instruction";
+            let name = match width_of(name, TEXT_HEADING) <= width as i32 - 16 {
+                true => name,
+                false => "warp-cycles per issued instruction",
+            };
+            canvas.x_axis(&plot, name, false)?;
         }
         canvas.finish()?;
     }
     Ok(Chart {
         kind: ChartKind::Stalls,
         svg,
-        width: WIDTH,
+        width,
         height,
         plot,
         rows,
