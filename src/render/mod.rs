@@ -935,6 +935,47 @@ pub(crate) fn legend_beside(width: u32, left: i32, margin: i32) -> bool {
     (width as i32 - left - margin) * 5 >= width as i32 * 3
 }
 
+/// A chart whose legend goes beside its plot where it fits ([`legend_beside`]), else under
+/// its x axis: its width and where its plot ends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Layout {
+    pub width: u32,
+    pub right: i32,
+    pub beside: bool,
+}
+
+impl Layout {
+    /// A chart `width` pixels wide, its plot from `left`, a legend beside it taking `margin`.
+    pub fn of(width: u32, left: i32, margin: i32) -> Layout {
+        let beside = legend_beside(width, left, margin);
+        let margin = if beside { margin } else { BARE_RIGHT_MARGIN };
+        Layout {
+            width,
+            right: width as i32 - margin,
+            beside,
+        }
+    }
+
+    /// The right edge of a legend under the plot.
+    fn legend_right(&self) -> i32 {
+        self.width as i32 - LEGEND_BELOW_X
+    }
+
+    /// The chart's height: the plot and its x axis, and the legend beside it (with `pad`
+    /// pixels under it) or under the axis.
+    pub fn height(&self, plot: &PlotArea, legend: &Legend, pad: i32) -> u32 {
+        let h = match self.beside {
+            true => plot.top + (plot.bottom - plot.top).max(legend_height(legend) + pad) + AXIS_H,
+            false => {
+                plot.bottom
+                    + AXIS_H
+                    + legend_below_height(LEGEND_BELOW_X, self.legend_right(), legend)
+            }
+        };
+        h as u32
+    }
+}
+
 /// The right margin of a plot with no legend beside it: half the widest tick label at the
 /// axis's right end (as long as `12345678`).
 pub(crate) const BARE_RIGHT_MARGIN: i32 = 8 + text_width(4, TEXT_LABEL);
@@ -1205,6 +1246,23 @@ impl<'a> Canvas<'a> {
             top += legend_across_height(x, right, entries);
         }
         Ok(())
+    }
+
+    /// The legend where `layout` puts it: beside `plot` or under its x axis.
+    pub fn legend_placed(
+        &self,
+        layout: &Layout,
+        plot: &PlotArea,
+        legend: &Legend,
+    ) -> Result<(), RenderError> {
+        match layout.beside {
+            true => self.legend((plot.right + 20, plot.top + 4), legend),
+            false => self.legend_below(
+                (LEGEND_BELOW_X, plot.bottom + AXIS_H),
+                layout.legend_right(),
+                legend,
+            ),
+        }
     }
 
     pub fn finish(self) -> Result<(), RenderError> {

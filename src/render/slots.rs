@@ -16,10 +16,9 @@
 use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
-    bin_cycles, bin_levels, legend_below_height, legend_beside, legend_entry_width, legend_height,
-    row_winners, shares, text_width, width_of, window, within_size, Align, Canvas, Chart,
-    ChartKind, Header, LabelColumn, Loaded, Note, PlotArea, Region, RenderError, RenderOptions,
-    Row, AXIS_H, BARE_RIGHT_MARGIN, LABELLED_ROW_H, LEGEND_BELOW_X, TEXT_CELL, TEXT_LABEL,
+    bin_cycles, bin_levels, legend_entry_width, row_winners, shares, text_width, width_of, window,
+    within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Layout, Loaded, Note,
+    PlotArea, Region, RenderError, RenderOptions, Row, LABELLED_ROW_H, TEXT_CELL, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeSet, HashMap};
@@ -31,31 +30,11 @@ const LEFT: i32 = 16 + text_width(15, TEXT_LABEL) + 8;
 /// The legend beside the plot, whose longest entry is `no issue (vertical waste)`.
 const RIGHT_MARGIN: i32 = 20 + legend_entry_width(25) + 12;
 
-/// The chart's width and where its plot ends: the legend beside the plot, or, on a chart too
-/// narrow for that, under the x axis.
-#[derive(Clone, Copy)]
-struct Layout {
-    width: u32,
-    right: i32,
-    beside: bool,
+/// Where the plot ends and the legend goes at the width `options` asks for.
+fn layout(options: &RenderOptions) -> Layout {
+    Layout::of(options.width_or(WIDTH), LEFT, RIGHT_MARGIN)
 }
 
-impl Layout {
-    fn of(options: &RenderOptions) -> Layout {
-        let width = options.width_or(WIDTH);
-        let beside = legend_beside(width, LEFT, RIGHT_MARGIN);
-        let margin = if beside {
-            RIGHT_MARGIN
-        } else {
-            BARE_RIGHT_MARGIN
-        };
-        Layout {
-            width,
-            right: width as i32 - margin,
-            beside,
-        }
-    }
-}
 /// Warp-slot strips drawn at most under the grid.
 pub const MAX_STRIPS: usize = 64;
 const STRIP_H: i32 = 6;
@@ -202,7 +181,7 @@ impl Acc {
 
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
     let (from, to, schedulers, strips, acc) = collect(t, options)?;
-    let layout = Layout::of(options);
+    let layout = layout(options);
     within_size(|columns| {
         render_columns(t, (from, to), &schedulers, &strips, &acc, layout, columns)
     })
@@ -242,7 +221,7 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
         strips.clear();
     }
     let rows = schedulers.len() * width as usize;
-    let levels = bin_levels(to - from, Layout::of(options).right - LEFT)
+    let levels = bin_levels(to - from, layout(options).right - LEFT)
         .into_iter()
         .map(|bin| {
             let bins = (to - from).div_ceil(bin) as usize;
@@ -288,11 +267,7 @@ fn render_columns(
     schedulers: &[(u32, u32)],
     strips: &[SlotKey],
     acc: &Acc,
-    Layout {
-        width: chart_width,
-        right,
-        beside,
-    }: Layout,
+    layout: Layout,
     columns: i32,
 ) -> Result<Chart, RenderError> {
     let m = &t.model;
@@ -306,6 +281,11 @@ fn render_columns(
         (900 / n).clamp(2, LABELLED_ROW_H)
     };
     let grid_h = row_h * n;
+    let Layout {
+        width: chart_width,
+        right,
+        ..
+    } = layout;
     // In place of the strips of a trace without warp states, a note says why.
     let note = (!t.states_recorded()).then(|| {
         let text = ChartKind::Slots.states_not_recorded().unwrap_or_default();
@@ -333,11 +313,7 @@ fn render_columns(
         chart_width,
     );
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
-    let legend_right = chart_width as i32 - LEGEND_BELOW_X;
-    let height = match beside {
-        true => plot.top + plot_h.max(legend_height(&legend) + 10) + AXIS_H,
-        false => plot.bottom + AXIS_H + legend_below_height(LEGEND_BELOW_X, legend_right, &legend),
-    } as u32;
+    let height = layout.height(&plot, &legend, 10);
     let bins = (to - from).div_ceil(bin) as usize;
     let level = acc
         .levels
@@ -536,14 +512,7 @@ fn render_columns(
         }
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle", true)?;
-        match beside {
-            true => canvas.legend((plot.right + 20, plot.top + 4), &legend)?,
-            false => canvas.legend_below(
-                (LEGEND_BELOW_X, plot.bottom + AXIS_H),
-                legend_right,
-                &legend,
-            )?,
-        }
+        canvas.legend_placed(&layout, &plot, &legend)?;
         canvas.finish()?;
     }
     Ok(Chart {

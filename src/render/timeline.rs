@@ -12,10 +12,10 @@
 use super::model::{Interval, Sink, SlotKey, WarpLife};
 use super::palette::{self, state_colour};
 use super::{
-    bin_cycles, bin_levels, legend_below_height, legend_beside, legend_entry_width, legend_height,
-    row_winners, shares, text_width, window, within_size, Align, Canvas, Chart, ChartKind, Header,
-    LabelColumn, Loaded, Note, PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H,
-    BARE_RIGHT_MARGIN, LABELLED_ROW_H, LEGEND_BELOW_X, STATE_NAME_CHARS, TEXT_LABEL,
+    bin_cycles, bin_levels, legend_entry_width, row_winners, shares, text_width, window,
+    within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Layout, Loaded, Note,
+    PlotArea, Region, RenderError, RenderOptions, Row, LABELLED_ROW_H, STATE_NAME_CHARS,
+    TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -27,31 +27,11 @@ const LEFT: i32 = 16 + text_width(12, TEXT_LABEL) + 8;
 /// The legend of state names, beside the plot.
 const RIGHT_MARGIN: i32 = 20 + legend_entry_width(STATE_NAME_CHARS) + 12;
 
-/// The chart's width and where its plot ends: the legend beside the plot, or, on a chart too
-/// narrow for that, under the x axis.
-#[derive(Clone, Copy)]
-struct Layout {
-    width: u32,
-    right: i32,
-    beside: bool,
+/// Where the plot ends and the legend goes at the width `options` asks for.
+fn layout(options: &RenderOptions) -> Layout {
+    Layout::of(options.width_or(WIDTH), LEFT, RIGHT_MARGIN)
 }
 
-impl Layout {
-    fn of(options: &RenderOptions) -> Layout {
-        let width = options.width_or(WIDTH);
-        let beside = legend_beside(width, LEFT, RIGHT_MARGIN);
-        let margin = if beside {
-            RIGHT_MARGIN
-        } else {
-            BARE_RIGHT_MARGIN
-        };
-        Layout {
-            width,
-            right: width as i32 - margin,
-            beside,
-        }
-    }
-}
 /// Index of "no warp resident" after the Nsight states in a bin's counts.
 const EMPTY: usize = NsightState::ALL.len();
 
@@ -154,7 +134,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         slots: &slots,
         sms_total,
         acc: &acc,
-        layout: Layout::of(options),
+        layout: layout(options),
     };
     within_size(|columns| render_columns(t, &shown, columns))
 }
@@ -163,7 +143,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
 /// held a warp, so a framed note says why there are none, where the rows would be.
 fn not_recorded(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
     let (from, to) = window(t, options)?;
-    let Layout { width, right, .. } = Layout::of(options);
+    let Layout { width, right, .. } = layout(options);
     let header = Header::new(
         &format!("Warp states over time: {}", t.subject()),
         Some(&format!("{}, cycles {from}..{to}", t.label)),
@@ -251,7 +231,7 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
         slots.retain(|k| k.0 <= last);
     }
     let rows: HashMap<SlotKey, usize> = slots.iter().enumerate().map(|(i, &k)| (k, i)).collect();
-    let levels = bin_levels(to - from, Layout::of(options).right - LEFT)
+    let levels = bin_levels(to - from, layout(options).right - LEFT)
         .into_iter()
         .map(|bin| {
             let level = if bin == 1 {
@@ -296,11 +276,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         (900 / n).clamp(2, LABELLED_ROW_H)
     };
     let plot_h = row_h * n;
-    let Layout {
-        width,
-        right,
-        beside,
-    } = shown.layout;
+    let Layout { width, right, .. } = shown.layout;
     let bin = bin_cycles(to - from, (right - LEFT).min(columns));
     let level = shown
         .acc
@@ -333,7 +309,6 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         width,
     );
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
-    let legend_right = width as i32 - LEGEND_BELOW_X;
     let listing = |launch: u32, pc: u32| {
         m.header
             .launches
@@ -357,10 +332,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         [("warp state", entries)]
     };
     let legend = legend_of(&|s| occurring & 1 << s != 0);
-    let height = match beside {
-        true => plot.top + plot_h.max(legend_height(&legend) + 4) + AXIS_H,
-        false => plot.bottom + AXIS_H + legend_below_height(LEGEND_BELOW_X, legend_right, &legend),
-    } as u32;
+    let height = shown.layout.height(&plot, &legend, 4);
     {
         let canvas = Canvas::new(&mut svg, width, height)?;
         canvas.header(&header)?;
@@ -480,14 +452,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         canvas.frame(plot.left, plot.top, plot.right, plot.bottom, palette::GRID)?;
         canvas.x_axis(&plot, "cycle", true)?;
         let legend = legend_of(&|s| present[s]);
-        match beside {
-            true => canvas.legend((plot.right + 20, plot.top + 4), &legend)?,
-            false => canvas.legend_below(
-                (LEGEND_BELOW_X, plot.bottom + AXIS_H),
-                legend_right,
-                &legend,
-            )?,
-        }
+        canvas.legend_placed(&shown.layout, &plot, &legend)?;
         canvas.finish()?;
     }
     Ok(Chart {
