@@ -165,22 +165,36 @@ fn not_recorded(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderErro
         )?;
         canvas.finish()?;
     }
-    Ok(Chart {
+    let region = Region {
+        x: plot.left,
+        y: plot.top,
+        width: plot.right - plot.left,
+        height: plot.bottom - plot.top,
+        text: note.text().to_string(),
+    };
+    Ok(chart(svg, height, plot, Vec::new(), vec![region], 1))
+}
+
+/// The timeline chart of `svg`, `height` pixels tall, at `bin_cycles` cycles per column: the
+/// one place the timeline's kind and width are given, for both the note and the rows.
+fn chart(
+    svg: String,
+    height: u32,
+    plot: PlotArea,
+    rows: Vec<Row>,
+    regions: Vec<Region>,
+    bin_cycles: u64,
+) -> Chart {
+    Chart {
         kind: ChartKind::Timeline,
         svg,
         width: WIDTH,
         height,
         plot,
-        rows: Vec::new(),
-        regions: vec![Region {
-            x: plot.left,
-            y: plot.top,
-            width: plot.right - plot.left,
-            height: plot.bottom - plot.top,
-            text: note.text().to_string(),
-        }],
-        bin_cycles: 1,
-    })
+        rows,
+        regions,
+        bin_cycles,
+    }
 }
 
 /// How many numbers the chart keeps of the trace.
@@ -445,14 +459,5 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         canvas.legend((plot.right + 20, plot.top + 4), &legend_of(&|s| present[s]))?;
         canvas.finish()?;
     }
-    Ok(Chart {
-        kind: ChartKind::Timeline,
-        svg,
-        width: WIDTH,
-        height,
-        plot,
-        rows,
-        regions,
-        bin_cycles: bin,
-    })
+    Ok(chart(svg, height, plot, rows, regions, bin))
 }
