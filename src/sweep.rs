@@ -22,20 +22,13 @@ pub struct SweepPoint {
     pub config: GpuConfig,
 }
 
-/// An error naming the first value `flag` lists more than once.
-fn twice<T: PartialEq>(
-    flag: &str,
-    values: &[T],
-    name: impl Fn(&T) -> String,
-) -> Result<(), String> {
-    match values
+/// The first value `values` lists more than once.
+fn repeated<T: PartialEq>(values: &[T]) -> Option<&T> {
+    values
         .iter()
         .enumerate()
         .find(|(i, v)| values[..*i].contains(v))
-    {
-        Some((_, v)) => Err(format!("{flag} lists {} twice", name(v))),
-        None => Ok(()),
-    }
+        .map(|(_, v)| v)
 }
 
 /// The combinations of `policies × scoreboards × warps` on `base`, in that nesting order; an
@@ -48,18 +41,20 @@ pub fn plan(
     warps: &[u32],
 ) -> Result<Vec<SweepPoint>, String> {
     // Two equal points would be one trace written twice, its file raced for by the jobs.
-    twice("--policy", policies, |p| p.name().to_string()).map_err(|e| {
+    if let Some(p) = repeated(policies) {
+        let mut e = format!("--policy lists {} twice", p.name());
         // `fine lrr` lists lrr twice only through seed 004's other name for it.
-        match Policy::STUDY_ALIASES
-            .iter()
-            .find(|(_, p)| e.ends_with(&format!(" {} twice", p.name())))
-        {
-            Some((alias, p)) => format!("{e} (`{alias}` is another name for {})", p.name()),
-            None => e,
+        if let Some((alias, _)) = Policy::STUDY_ALIASES.iter().find(|(_, q)| q == p) {
+            e.push_str(&format!(" (`{alias}` is another name for {})", p.name()));
         }
-    })?;
-    twice("--scoreboard", scoreboards, |s| s.name().to_string())?;
-    twice("--warps", warps, u32::to_string)?;
+        return Err(e);
+    }
+    if let Some(s) = repeated(scoreboards) {
+        return Err(format!("--scoreboard lists {} twice", s.name()));
+    }
+    if let Some(w) = repeated(warps) {
+        return Err(format!("--warps lists {w} twice"));
+    }
     let policies = if policies.is_empty() {
         vec![base.scheduler.policy]
     } else {

@@ -363,6 +363,17 @@ fn sweep_records_every_combination_deterministically() {
     // would fail: refused as a wrong command line before anything runs.
     for (flag, values, named) in [
         ("--policy", "gto,lrr,gto", "--policy lists gto twice"),
+        // Seed 004's name for a policy is that policy: the message says why it is listed twice.
+        (
+            "--policy",
+            "fine,lrr",
+            "--policy lists lrr twice (`fine` is another name for lrr)",
+        ),
+        (
+            "--policy",
+            "gto,sequential,none",
+            "--policy lists sequential twice (`none` is another name for sequential)",
+        ),
         (
             "--scoreboard",
             "bitmap,bitmap",
@@ -388,7 +399,8 @@ fn sweep_records_every_combination_deterministically() {
         ]);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains(named), "{stderr}");
+        // The whole line: a note where none belongs would be as wrong as a missing one.
+        assert!(stderr.starts_with(&format!("error: {named}\n")), "{stderr}");
         assert!(
             std::fs::read_dir(&d).unwrap().next().is_none(),
             "{}",

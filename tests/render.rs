@@ -4,6 +4,9 @@
 //! every sample trace renders, within the size bound and deterministically; bad input is a
 //! clear error, never a panic.
 
+mod common;
+
+use common::record::record_vecadd_launch;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1102,18 +1105,14 @@ fn cli_writes_the_chart_and_reports_errors_without_panicking() {
 fn a_busy_trace_with_hundreds_of_warp_slots_stays_under_the_size_bound() {
     // 256 blocks of 256 threads on `volta`: every warp slot of every SM busy for 20k+ cycles.
     let config = warpscope::sim::config::GpuConfig::preset("volta").unwrap();
-    let mut memory = warpscope::sim::memory::GlobalMemory::new(4 << 20);
     let path = tmp("busy.wstrace");
-    record(
+    record_vecadd_launch(
         &config,
-        &[warpscope::bench::vecadd_launch(1 << 16)],
-        &mut memory,
-        SimOptions::default(),
+        1 << 16,
         &path,
         TraceFormat::Binary,
         DEFAULT_VERBOSITY,
-    )
-    .unwrap();
+    );
     for kind in ChartKind::ALL {
         let c = render(kind, &path, &RenderOptions::default());
         assert!(

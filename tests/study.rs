@@ -571,7 +571,7 @@ mod outputs {
             study::trace::schemes_of(&header),
             Some(study::Scheme::ALL.to_vec())
         );
-        let captions = warpscope::render::caption::captions(&[&header]);
+        let captions = warpscope::analyze::caption::captions(&[&header]);
         assert_eq!(
             captions.subject,
             "study_none, study_coarse, study_barrel, study_fine, study_smt on study \

@@ -4,6 +4,7 @@
 mod common;
 
 use common::kernels::{generated_launch, kernel_source, line_strategy, small_gpu};
+use common::record::record_vecadd_launch;
 use proptest::prelude::*;
 use std::io::Cursor;
 use std::path::PathBuf;
@@ -652,17 +653,7 @@ fn every_bit_flip_of_the_header_is_rejected_in_every_binary_format() {
         TraceFormat::Grouped,
     ] {
         let path = tmp(&format!("flip.{}.wstrace", format.name()));
-        let mut m = GlobalMemory::new(1 << 20);
-        record(
-            &cfg,
-            &[warpscope::bench::vecadd_launch(1024)],
-            &mut m,
-            SimOptions::default(),
-            &path,
-            format,
-            DEFAULT_VERBOSITY,
-        )
-        .unwrap();
+        record_vecadd_launch(&cfg, 1024, &path, format, DEFAULT_VERBOSITY);
         let clean = std::fs::read(&path).unwrap();
         let (events, complete) = read_all(&clean).unwrap();
         assert_eq!(complete, Some(true));
@@ -794,17 +785,7 @@ fn recording_is_deterministic() {
     .enumerate()
     {
         let path = tmp(&format!("det{i}"));
-        let mut m = GlobalMemory::new(1 << 20);
-        record(
-            &cfg,
-            &[warpscope::bench::vecadd_launch(4096)],
-            &mut m,
-            SimOptions::default(),
-            &path,
-            format,
-            2,
-        )
-        .unwrap();
+        record_vecadd_launch(&cfg, 4096, &path, format, 2);
         assert!(!PathBuf::from(format!("{}.tmp", path.display())).exists());
         files.push(std::fs::read(&path).unwrap());
     }
@@ -856,17 +837,7 @@ fn watchdog_stopped_run_yields_an_incomplete_trace_ending_in_the_fault() {
 fn header_holds_config_launches_and_listing() {
     let cfg = GpuConfig::preset("volta").unwrap();
     let path = tmp("header.wstrace");
-    let mut m = GlobalMemory::new(1 << 20);
-    record(
-        &cfg,
-        &[warpscope::bench::vecadd_launch(1024)],
-        &mut m,
-        SimOptions::default(),
-        &path,
-        TraceFormat::Binary,
-        DEFAULT_VERBOSITY,
-    )
-    .unwrap();
+    record_vecadd_launch(&cfg, 1024, &path, TraceFormat::Binary, DEFAULT_VERBOSITY);
     let r = TraceReader::open(&path).unwrap();
     let h = r.header();
     assert_eq!(h.config, cfg);
@@ -883,30 +854,16 @@ fn header_holds_config_launches_and_listing() {
 fn vecadd_trace_size() {
     let cfg = GpuConfig::preset("volta").unwrap();
     let path = tmp("vecadd.wstrace");
-    let mut m = GlobalMemory::new(64 << 20);
-    let out = record(
-        &cfg,
-        &[warpscope::bench::vecadd_launch(1 << 16)],
-        &mut m,
-        SimOptions::default(),
-        &path,
-        TraceFormat::Binary,
-        DEFAULT_VERBOSITY,
-    )
-    .unwrap();
+    let out = record_vecadd_launch(&cfg, 1 << 16, &path, TraceFormat::Binary, DEFAULT_VERBOSITY);
     let bpi = out.bytes as f64 / out.report.warp_instructions as f64;
     let compact_path = tmp("vecadd.compact.wstrace");
-    let mut m = GlobalMemory::new(64 << 20);
-    let compact = record(
+    let compact = record_vecadd_launch(
         &cfg,
-        &[warpscope::bench::vecadd_launch(1 << 16)],
-        &mut m,
-        SimOptions::default(),
+        1 << 16,
         &compact_path,
         TraceFormat::Compact,
         DEFAULT_VERBOSITY,
-    )
-    .unwrap();
+    );
     let compact_bpi = compact.bytes as f64 / out.report.warp_instructions as f64;
     assert_eq!(
         read_all(&std::fs::read(&compact_path).unwrap()).unwrap(),

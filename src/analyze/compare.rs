@@ -82,7 +82,7 @@ pub struct Comparison {
     /// Per trace, what tells its run from the others' — GPU, policy, scoreboard, warp slots,
     /// other config fields (`lrr, ranges scoreboard`) — or its policy where nothing does: the
     /// run column of the text and HTML tables, in the words of the stalls chart's groups
-    /// ([`crate::render::caption`]).
+    /// ([`super::caption`]).
     pub runs: Vec<String>,
     pub baselines: usize,
     pub header_differences: Vec<HeaderDifference>,
@@ -249,7 +249,7 @@ pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
     let headers: Vec<&TraceHeader> = traces.iter().map(|t| &t.header).collect();
     Comparison {
         traces: traces.iter().map(|t| t.label.clone()).collect(),
-        runs: crate::render::caption::captions(&headers).distinctions,
+        runs: super::caption::captions(&headers).distinctions,
         baselines,
         header_differences: header_differences(&headers),
         launches: (0..launches)

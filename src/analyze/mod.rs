@@ -9,6 +9,7 @@
 //! warp-cycles; `selected` equals the warp instructions when `issue_width` is 1; the issue-slot
 //! parts add up to `width × cycles × schedulers`.
 
+pub mod caption;
 pub mod classify;
 pub mod compare;
 pub mod flat;

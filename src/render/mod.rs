@@ -46,7 +46,6 @@
 //!
 //! Output is deterministic: the same trace and options give the same bytes.
 
-pub mod caption;
 pub mod dispatch;
 pub mod figure;
 pub mod model;
@@ -303,7 +302,7 @@ impl Loaded {
 
     /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names.
     pub fn subject(&self) -> String {
-        caption::captions(&[&self.model.header]).subject
+        crate::analyze::caption::captions(&[&self.model.header]).subject
     }
 }
 

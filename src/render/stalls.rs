@@ -2,18 +2,18 @@
 //! (the analyzer's `warp_states_per_issue`, summed over the trace's launches: a state's
 //! warp-cycles over all warp instructions issued). With several traces the bars are grouped:
 //! one group per trace, labelled by its name ([`crate::trace_label`]) and what tells its run from
-//! the others' ([`super::caption`]: the GPU, policy, scoreboard, warp slots...), under a title
-//! that names what they share and lists what differs; one colour per state; states that are
-//! zero in every trace are left out. A trace recorded without warp states (`--verbosity 0`)
-//! has a note in place of its bars, saying so.
+//! the others' ([`crate::analyze::caption`]: the GPU, policy, scoreboard, warp slots...), under
+//! a title that names what they share and lists what differs; one colour per state; states
+//! that are zero in every trace are left out. A trace recorded without warp states
+//! (`--verbosity 0`) has a note in place of its bars, saying so.
 
-use super::caption::captions;
 use super::palette::{self, state_colour};
 use super::{
     ellipsize, text_width, tick_step, width_of, x_ticks, Align, Canvas, Chart, ChartKind, Header,
     Loaded, Note, PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, STATE_NAME_CHARS,
     TEXT_HEADING, TEXT_LABEL,
 };
+use crate::analyze::caption::captions;
 use crate::analyze::NsightState;
 
 /// The chart's width unless `--width` says otherwise.

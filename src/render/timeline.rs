@@ -173,22 +173,37 @@ fn not_recorded(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderErro
         )?;
         canvas.finish()?;
     }
-    Ok(Chart {
+    let region = Region {
+        x: plot.left,
+        y: plot.top,
+        width: plot.right - plot.left,
+        height: plot.bottom - plot.top,
+        text: note.text().to_string(),
+    };
+    Ok(chart(svg, width, height, plot, Vec::new(), vec![region], 1))
+}
+
+/// The timeline chart of `svg`, `width` by `height` pixels, at `bin_cycles` cycles per column:
+/// the one place the timeline's kind is given, for both the note and the rows.
+fn chart(
+    svg: String,
+    width: u32,
+    height: u32,
+    plot: PlotArea,
+    rows: Vec<Row>,
+    regions: Vec<Region>,
+    bin_cycles: u64,
+) -> Chart {
+    Chart {
         kind: ChartKind::Timeline,
         svg,
         width,
         height,
         plot,
-        rows: Vec::new(),
-        regions: vec![Region {
-            x: plot.left,
-            y: plot.top,
-            width: plot.right - plot.left,
-            height: plot.bottom - plot.top,
-            text: note.text().to_string(),
-        }],
-        bin_cycles: 1,
-    })
+        rows,
+        regions,
+        bin_cycles,
+    }
 }
 
 /// How many numbers the chart keeps of the trace.
@@ -455,14 +470,5 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         canvas.legend_placed(&shown.layout, &plot, &legend)?;
         canvas.finish()?;
     }
-    Ok(Chart {
-        kind: ChartKind::Timeline,
-        svg,
-        width,
-        height,
-        plot,
-        rows,
-        regions,
-        bin_cycles: bin,
-    })
+    Ok(chart(svg, width, height, plot, rows, regions, bin))
 }

@@ -2419,16 +2419,16 @@ impl<W: Write> BinaryWriter<W> {
 
     /// Writes `header_json` verbatim as the header (used by format conversion, so that a
     /// converted trace is byte-identical to the original), in format `version` (7, 8 or 9:
-    /// every version this build writes puts the header under a CRC).
+    /// every version this build writes puts the header under a CRC; any other is an error,
+    /// and nothing is written).
     pub fn with_raw_header(
         mut out: W,
         header_json: &str,
         version: u16,
     ) -> Result<Self, TraceError> {
-        assert!(
-            [DEFAULT_VERSION, COMPACT_VERSION, GROUPED_VERSION].contains(&version),
-            "the writer writes versions 7, 8 and 9"
-        );
+        if ![DEFAULT_VERSION, COMPACT_VERSION, GROUPED_VERSION].contains(&version) {
+            return Err(TraceError::UnwritableVersion { version });
+        }
         if header_json.len() as u64 > MAX_LEN {
             return Err(TraceError::Oversized {
                 offset: 10,
@@ -4756,6 +4756,32 @@ mod tests {
             b[end + 8 + len..].to_vec()
         };
         assert_eq!(trailer(&now, now_end), trailer(old, old_end));
+    }
+
+    #[test]
+    fn a_version_the_writer_does_not_write_is_an_error_and_writes_nothing() {
+        let json = serde_json::to_string(&header()).unwrap();
+        for version in [0, 3, 4, 5, 6, FORMAT_VERSION + 1, u16::MAX] {
+            let mut out = Vec::new();
+            let e = BinaryWriter::with_raw_header(&mut out, &json, version)
+                .err()
+                .unwrap_or_else(|| panic!("version {version} was written"));
+            assert!(
+                matches!(e, TraceError::UnwritableVersion { version: v } if v == version),
+                "{e:?}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "cannot write trace format version {version}: \
+                     the writer writes versions 7, 8 and 9"
+                )
+            );
+            assert!(out.is_empty(), "version {version}: {} bytes", out.len());
+        }
+        for version in [DEFAULT_VERSION, COMPACT_VERSION, GROUPED_VERSION] {
+            assert!(BinaryWriter::with_raw_header(Vec::new(), &json, version).is_ok());
+        }
     }
 
     /// Every (stream, byte) of `streams`.

@@ -112,6 +112,14 @@ pub enum TraceError {
     JsonStructure { line: u64, what: &'static str },
     #[error(transparent)]
     Launch(#[from] LaunchError),
+    /// A binary format version the writer was asked for but does not write.
+    #[error(
+        "cannot write trace format version {version}: the writer writes versions {}, {} and {}",
+        binary::DEFAULT_VERSION,
+        binary::COMPACT_VERSION,
+        binary::GROUPED_VERSION
+    )]
+    UnwritableVersion { version: u16 },
     /// An event this format cannot store (a pipe group's change outside version 6).
     #[error("the trace format cannot store {0}")]
     Unsupported(String),

@@ -2,3 +2,4 @@
 
 pub mod chromium;
 pub mod kernels;
+pub mod record;

@@ -1,13 +1,15 @@
-//! What a chart's title and group headings say about the runs drawn: a trace's kernels, GPU
-//! and policy (`vecAdd<float> on volta (gto)`) and, where several traces are drawn side by
-//! side, every part of their headers that tells them apart — kernels, GPU, policy,
-//! scoreboard, warp slots per SM, any other config field — so that a comparison of
-//! scoreboards is not three groups all headed `(gto)` under a title that names none.
+//! What a chart's title and group headings, and a comparison's run column, say about the
+//! runs shown: a trace's kernels, GPU and policy (`vecAdd<float> on volta (gto)`) and, where
+//! several traces are shown side by side, every part of their headers that tells them apart —
+//! kernels, GPU, policy, scoreboard, warp slots per SM, any other config field — so that a
+//! comparison of scoreboards is not three groups all headed `(gto)` under a title that names
+//! none. It reads only trace headers, so the analysis ([`super::compare`]) and the charts
+//! (`crate::render`) both take their words from here.
 //!
 //! A study trace (`warpscope study --trace`) has a policy in its config only because every
 //! config does; its launches are the study's schemes, and captions say that instead.
 
-use crate::analyze::compare::header_differences;
+use super::compare::header_differences;
 use crate::kernel_name;
 use crate::trace::TraceHeader;
 
