@@ -36,6 +36,33 @@ pub fn contains(name: &str, pattern: &str) -> bool {
     name.contains(pattern) || signature(name).contains(pattern)
 }
 
+/// Which of the launches' kernels `names` (as traces store them, one name a launch) `pattern`
+/// picks: those of exactly that name, mangled, demangled ([`signature`]) or as a function
+/// name ([`function`]: `loop` is exactly `_Z4loopPdi`), or, if no kernel
+/// has exactly that name, those whose name in either spelling contains it ([`contains`]) —
+/// `vecAdd` finds `_Z6vecAddIfEvPT_S1_S1_i`. One flag a launch; an error listing the kernels
+/// if it picks none. What `analyze --kernel` and `export --kernel` select.
+pub fn select(names: &[&str], pattern: &str) -> Result<Vec<bool>, String> {
+    let is = |n: &str| n == pattern || signature(n) == pattern || function(n) == pattern;
+    let exact = names.iter().any(|n| is(n));
+    let picked: Vec<bool> = names
+        .iter()
+        .map(|n| match exact {
+            true => is(n),
+            false => contains(n, pattern),
+        })
+        .collect();
+    if !picked.contains(&true) {
+        let mut kernels: Vec<_> = names.iter().map(|n| signature(n)).collect();
+        kernels.dedup();
+        return Err(format!(
+            "no launch of kernel `{pattern}` in the trace (its kernels: {})",
+            kernels.join(", ")
+        ));
+    }
+    Ok(picked)
+}
+
 fn demangle<'a>(name: &'a str, options: DemangleOptions) -> Cow<'a, str> {
     // Only Itanium C++ symbols (what nvcc emits) are demangled: `reduce` would parse as
     // nothing useful, and a name that fails to parse is shown as the trace spells it.
@@ -79,6 +106,25 @@ mod tests {
         assert_eq!(function_within(VECADD, 13), "vecAdd<float>");
         assert_eq!(function_within(VECADD, 8), "vecAdd<…");
         assert_eq!(function_within("ü".repeat(10).as_str(), 3), "üü…");
+    }
+
+    #[test]
+    fn select_prefers_an_exact_name_to_a_part() {
+        let names = ["reduce", "reduce_warp", VECADD, "reduce"];
+        assert_eq!(
+            select(&names, "reduce").unwrap(),
+            [true, false, false, true]
+        );
+        assert_eq!(select(&names, "red").unwrap(), [true, true, false, true]);
+        assert_eq!(
+            select(&names, "vecAdd<float>").unwrap(),
+            [false, false, true, false]
+        );
+        assert_eq!(
+            select(&names, "matmul").unwrap_err(),
+            "no launch of kernel `matmul` in the trace (its kernels: reduce, reduce_warp, \
+             vecAdd<float>(float*, float*, float*, int), reduce)"
+        );
     }
 
     #[test]

@@ -50,27 +50,13 @@ pub struct Analysis {
 impl Analysis {
     /// Keeps only the launches of kernel `name` — its mangled name, its signature or its
     /// function name as captions show it (`loop` for `_Z4loopPdi`, as Nsight's `-k` matches)
-    /// — or, if no kernel has exactly that name, those whose name (either spelling) contains
-    /// it: `vecAdd` finds `_Z6vecAddIfEvPT_S1_S1_i`, `vecAdd<float>(float*, float*, float*,
-    /// int)`. An error listing the kernels if none matches.
+    /// — or, if no kernel has exactly that name, those whose name (either spelling) contains it:
+    /// `vecAdd` finds `_Z6vecAddIfEvPT_S1_S1_i`, `vecAdd<float>(float*, float*, float*,
+    /// int)` ([`crate::kernel_name::select`]). An error listing the kernels if none matches.
     pub fn retain_kernel(&mut self, name: &str) -> Result<(), String> {
-        let is = |l: &LaunchAnalysis| {
-            l.name == name || l.signature == name || crate::kernel_name::function(&l.name) == name
-        };
-        let exact = self.launches.iter().any(is);
-        let keep = |l: &LaunchAnalysis| match exact {
-            true => is(l),
-            false => l.name.contains(name) || l.signature.contains(name),
-        };
-        if !self.launches.iter().any(keep) {
-            let mut names: Vec<_> = self.launches.iter().map(|l| l.signature.as_str()).collect();
-            names.dedup();
-            return Err(format!(
-                "no launch of kernel `{name}` in the trace (its kernels: {})",
-                names.join(", ")
-            ));
-        }
-        self.launches.retain(keep);
+        let names: Vec<&str> = self.launches.iter().map(|l| l.name.as_str()).collect();
+        let mut keep = crate::kernel_name::select(&names, name)?.into_iter();
+        self.launches.retain(|_| keep.next().unwrap_or(false));
         Ok(())
     }
 }

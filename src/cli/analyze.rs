@@ -55,6 +55,13 @@ pub struct AnalyzeArgs {
     pub taxonomy: TaxonomyArg,
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub selection: KernelArgs,
+}
+
+/// `--kernel`: the launches of one kernel, for `analyze` and `export`.
+#[derive(Debug, Args, Default)]
+pub struct KernelArgs {
     /// Only the launches of this kernel (all launches by default): its exact name, else any
     /// kernel whose name contains NAME. A replayed kernel's exact names are its mangled name,
     /// its signature and its function name (vecAdd<float>); vecAdd and _Z6vecAdd find
@@ -70,7 +77,7 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let mut analysis = trace
         .reading(&what, |reader| analyze::analyze(reader, taxonomy))
         .with_context(|| args.trace.display().to_string())?;
-    if let Some(name) = &args.kernel {
+    if let Some(name) = &args.selection.kernel {
         analysis
             .retain_kernel(name)
             .map_err(anyhow::Error::msg)

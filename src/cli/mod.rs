@@ -70,9 +70,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// `--gpu`'s help for a command that takes only one kind of input (the shared text names the
-/// defaults of both).
-fn gpu_help(arg: clap::Arg, text: &'static str) -> clap::Arg {
+/// A shared flag's help in one command's words (`--gpu`'s for a command that takes only one
+/// kind of input: the shared text names the defaults of both).
+fn with_help(arg: clap::Arg, text: &'static str) -> clap::Arg {
     arg.help(text).long_help(text)
 }
 
@@ -83,16 +83,19 @@ pub enum Command {
     #[command(after_help = profile::EXAMPLES)]
     Profile(Box<profile::ProfileArgs>),
     /// Run a launch file, or a kernel with --grid/--block/--param, on the timing simulator.
-    #[command(after_help = run::EXAMPLES, mut_arg("gpu", |a| gpu_help(a, config::GPU_HELP_LAUNCH)))]
+    #[command(after_help = run::EXAMPLES, mut_arg("gpu", |a| with_help(a, config::GPU_HELP_LAUNCH)))]
     Run(Box<run::RunArgs>),
     /// Run like `run` on the timing simulator and write every event to a trace file.
-    #[command(after_help = record::EXAMPLES, mut_arg("gpu", |a| gpu_help(a, config::GPU_HELP_LAUNCH)))]
+    #[command(after_help = record::EXAMPLES, mut_arg("gpu", |a| with_help(a, config::GPU_HELP_LAUNCH)))]
     Record(Box<record::RecordArgs>),
     /// Analyze a trace: Nsight-style sections (occupancy, scheduler, warp states, memory, source...).
     #[command(after_help = analyze::EXAMPLES)]
     Analyze(analyze::AnalyzeArgs),
     /// Draw one chart of a trace as SVG, PDF or PNG: timeline, dispatch, stalls, occupancy, slots, source.
-    #[command(after_help = render::EXAMPLES)]
+    #[command(after_help = render::EXAMPLES,
+              mut_arg("from", |a| with_help(a, render::FROM_HELP)),
+              mut_arg("to", |a| with_help(a, render::TO_HELP)),
+              mut_arg("sm", |a| with_help(a, render::SM_HELP)))]
     Render(render::RenderArgs),
     /// Write the HTML report (with charts), report.txt and report.json for one or more traces.
     #[command(after_help = report::EXAMPLES)]
@@ -107,7 +110,7 @@ pub enum Command {
     #[command(after_help = export::EXAMPLES)]
     Export(export::ExportArgs),
     /// Replay an Accel-Sim SASS trace on the timing simulator into a warpscope trace.
-    #[command(after_help = replay::EXAMPLES, mut_arg("gpu", |a| gpu_help(a, config::GPU_HELP_TRACE)))]
+    #[command(after_help = replay::EXAMPLES, mut_arg("gpu", |a| with_help(a, config::GPU_HELP_TRACE)))]
     Replay(Box<replay::ReplayArgs>),
     /// The multithreading issue-slot study of seed 004: five schemes on two seeded streams.
     #[command(after_help = study::EXAMPLES)]

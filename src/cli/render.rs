@@ -111,19 +111,32 @@ pub struct RenderArgs {
     /// density).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
     pub scale: Option<u32>,
-    /// First cycle to show (time charts; default: the trace's first).
-    #[arg(long, value_name = "CYCLE")]
-    pub from: Option<u64>,
-    /// Show cycles before this one (time charts; default, and at most: the trace's end).
-    #[arg(long, value_name = "CYCLE")]
-    pub to: Option<u64>,
-    /// Only this SM (timeline, dispatch, occupancy, slots).
-    #[arg(long, value_name = "N")]
-    pub sm: Option<u32>,
     /// The chart's width in pixels (PDF: points), 400 to 10000 [default: the chart's own, 1000
     /// to 1200]; text keeps its size, so a narrower chart scaled to a column has larger text.
     #[arg(long, value_name = "PX", value_parser = parse_width)]
     pub width: Option<u32>,
+    #[command(flatten)]
+    pub window: WindowArgs,
+}
+
+/// Render's words for the [`WindowArgs`]: which charts they zoom.
+pub const FROM_HELP: &str = "First cycle to show (time charts; default: the trace's first)";
+pub const TO_HELP: &str =
+    "Show cycles before this one (time charts; default, and at most: the trace's end)";
+pub const SM_HELP: &str = "Only this SM (timeline, dispatch, occupancy, slots)";
+
+/// `--from`, `--to` and `--sm`: the part of a trace that `render` draws and `export` writes.
+#[derive(Debug, Args, Default)]
+pub struct WindowArgs {
+    /// First cycle (default: the trace's first).
+    #[arg(long, value_name = "CYCLE")]
+    pub from: Option<u64>,
+    /// Cycles before this one (default, and at most: the trace's end).
+    #[arg(long, value_name = "CYCLE")]
+    pub to: Option<u64>,
+    /// Only this SM.
+    #[arg(long, value_name = "N")]
+    pub sm: Option<u32>,
 }
 
 /// `--width`: a whole number of pixels within the range every chart lays out in.
@@ -138,6 +151,19 @@ fn parse_width(s: &str) -> Result<u32, String> {
         ));
     }
     Ok(width)
+}
+
+impl WindowArgs {
+    /// An error if the window holds no cycle (`--from` not before `--to`): an impossible
+    /// command line, like those clap refuses (exit 2).
+    pub fn check(&self) -> Result<()> {
+        match (self.from, self.to) {
+            (Some(from), Some(to)) if from >= to => Err(super::usage(format!(
+                "--from {from} must be less than --to {to}"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 pub fn run(args: RenderArgs) -> Result<ExitCode> {
@@ -157,14 +183,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
             )))
         }
     };
-    if let (Some(from), Some(to)) = (args.from, args.to) {
-        if from >= to {
-            // An impossible command line, like the others clap refuses (exit 2).
-            return Err(super::usage(format!(
-                "--from {from} must be less than --to {to}"
-            )));
-        }
-    }
+    args.window.check()?;
     if args.scale.is_some() && format != FigureFormat::Png {
         return Err(super::usage(format!(
             "--scale applies to PNG output only ({} is {})",
@@ -173,9 +192,9 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         )));
     }
     let options = RenderOptions {
-        from: args.from,
-        to: args.to,
-        sm: args.sm,
+        from: args.window.from,
+        to: args.window.to,
+        sm: args.window.sm,
         width: args.width,
     };
     let kind = ChartKind::from(args.chart);
@@ -183,9 +202,9 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
     // silently ignored.
     if matches!(kind, ChartKind::Stalls | ChartKind::Source) {
         let given = [
-            (args.from.is_some(), "--from"),
-            (args.to.is_some(), "--to"),
-            (args.sm.is_some(), "--sm"),
+            (args.window.from.is_some(), "--from"),
+            (args.window.to.is_some(), "--to"),
+            (args.window.sm.is_some(), "--sm"),
         ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Err(super::usage(format!(
@@ -195,7 +214,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         }
     }
     let chart = render::chart(kind, &args.traces, &options)?;
-    if let Some(to) = args.to {
+    if let Some(to) = args.window.to {
         // A time chart's axis stops at the trace's end (`render::chart`).
         if chart.plot.x_to < to as f64 {
             eprintln!(

@@ -11,21 +11,71 @@
 //! as cycles. Slices on one thread are emitted in time order and never overlap: a warp slot's
 //! intervals are consecutive and a new warp starts in a slot only after the last one exited.
 //!
+//! A [`Selection`] exports part of the trace: a window of cycles `[from, to)` (a slice that
+//! crosses its edges is cut to it; each counter starts at `from` with the value it has then),
+//! one SM's tracks, the launches of one kernel (whose warps alone then make the counters).
+//! What it writes is the whole export cut to the selection, and reading stops once nothing
+//! in the window waits for a later event (the PC a stall is charged to is that of the warp's
+//! next issue).
+//!
 //! Streaming: memory is proportional to resident warps; output goes straight to the writer.
 
 use crate::analyze::{detailed_name, NsightState};
 use crate::kernel_name;
 use crate::sim::observer::{WarpRef, WarpState};
 use crate::trace::{Event, TraceError, TraceHeader, TraceReader};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::json;
 use std::io::{Read, Write};
+
+/// What part of a trace to export; the default is all of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// The first cycle exported (default: the trace's first).
+    pub from: Option<u64>,
+    /// Cycles before this one are exported (default, and at most: the trace's end).
+    pub to: Option<u64>,
+    /// Only this SM's tracks.
+    pub sm: Option<u32>,
+    /// Only the launches of this kernel, picked as `analyze --kernel` picks them
+    /// ([`kernel_name::select`]).
+    pub kernel: Option<String>,
+}
+
+impl Selection {
+    /// Whether this selects the whole trace.
+    pub fn is_whole(&self) -> bool {
+        *self == Selection::default()
+    }
+}
 
 /// What the export wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExportStats {
     pub slices: u64,
     pub counters: u64,
+    /// The cycles exported, `[from, to)`: the selection's window, ending at the trace's end
+    /// if it asks for more.
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Why an export failed: the trace, or a selection the trace cannot satisfy.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("--from {from} must be less than --to {to}")]
+    BadRange { from: u64, to: u64 },
+    #[error("no SM {sm}: the GPU `{gpu}` has {num_sms} SMs (0 to {})", num_sms.saturating_sub(1))]
+    NoSuchSm { sm: u32, gpu: String, num_sms: u32 },
+    /// No kernel of the trace answers to `--kernel` (the message lists them).
+    #[error("{0}")]
+    NoSuchKernel(String),
+    #[error("--from {from} is past the trace's last cycle (it covers cycles {start}..{end})")]
+    FromPastEnd { from: u64, start: u64, end: u64 },
+    #[error("--to {to} is not after the trace's first cycle {start}")]
+    ToBeforeStart { to: u64, start: u64 },
 }
 
 struct Interval {
@@ -46,6 +96,13 @@ struct WarpTrack {
     pending: Vec<Interval>,
 }
 
+/// A counter track's values before the window, while its first value in it is not written.
+#[derive(Default, Clone, Copy)]
+struct CounterTrack {
+    before: Option<i64>,
+    started: bool,
+}
+
 #[derive(Default, Clone, Copy)]
 struct SchedulerTrack {
     eligible: i64,
@@ -63,6 +120,17 @@ struct Exporter<'h, W: Write> {
     stats: ExportStats,
     warps: FxHashMap<WarpRef, WarpTrack>,
     schedulers: FxHashMap<(u32, u32), SchedulerTrack>,
+    /// The window `[from, to)` (0 and `u64::MAX` when the selection leaves it open).
+    from: u64,
+    to: u64,
+    sm: Option<u32>,
+    /// Which launches are exported (`None`: all).
+    launches: Option<Vec<bool>>,
+    counter_tracks: FxHashMap<(u32, u32, &'static str), CounterTrack>,
+    /// Whether the trace has reached `to`: from then on, warps only close what they hold.
+    past_window: bool,
+    /// Past the window, the warps whose stalls in it wait for the PC of their next issue.
+    waiting: FxHashSet<WarpRef>,
 }
 
 fn io(e: std::io::Error) -> TraceError {
@@ -92,7 +160,9 @@ impl<W: Write> Exporter<'_, W> {
         i: &Interval,
         pc: Option<u32>,
     ) -> Result<(), TraceError> {
-        if i.to <= i.from {
+        // Cut to the window.
+        let (from, to) = (i.from.max(self.from), i.to.min(self.to));
+        if to <= from {
             return Ok(());
         }
         let mut args = json!({
@@ -110,8 +180,8 @@ impl<W: Write> Exporter<'_, W> {
             "ph": "X",
             "name": NsightState::of(i.state).name(),
             "cat": "warp_state",
-            "ts": i.from,
-            "dur": i.to - i.from,
+            "ts": from,
+            "dur": to - from,
             "pid": warp.sm + 1,
             "tid": warp.slot + 1,
             "args": args,
@@ -156,10 +226,59 @@ impl<W: Write> Exporter<'_, W> {
         }
         t.pending.clear();
         self.warps.insert(w, t);
+        self.waiting.remove(&w);
         result
     }
 
+    /// Writes a counter's value from `cycle` on, if in the window; a counter's first value in
+    /// it is preceded by the value it had at the window's start, if it had one.
     fn counter(
+        &mut self,
+        sm: u32,
+        scheduler: u32,
+        name: &'static str,
+        cycle: u64,
+        value: i64,
+    ) -> Result<(), TraceError> {
+        if cycle >= self.to {
+            return Ok(());
+        }
+        let track = self
+            .counter_tracks
+            .entry((sm, scheduler, name))
+            .or_default();
+        if cycle < self.from {
+            track.before = Some(value);
+            return Ok(());
+        }
+        let before = if track.started {
+            None
+        } else {
+            track.before.filter(|_| cycle > self.from)
+        };
+        track.started = true;
+        if let Some(v) = before {
+            self.write_counter(sm, scheduler, name, self.from, v)?;
+        }
+        self.write_counter(sm, scheduler, name, cycle, value)
+    }
+
+    /// The value at the window's start of each counter that had one and has no value in the
+    /// window.
+    fn counters_before_window(&mut self) -> Result<(), TraceError> {
+        let mut unstarted: Vec<_> = self
+            .counter_tracks
+            .iter()
+            .filter_map(|(&k, t)| Some((k, t.before.filter(|_| !t.started)?)))
+            .collect();
+        unstarted.sort();
+        for ((sm, scheduler, name), value) in unstarted {
+            self.write_counter(sm, scheduler, name, self.from, value)?;
+        }
+        Ok(())
+    }
+
+    fn write_counter(
         &mut self,
         sm: u32,
         scheduler: u32,
@@ -241,9 +360,37 @@ impl<W: Write> Exporter<'_, W> {
         Ok(())
     }
 
+    /// Whether the warps of `launch` on `sm` are exported.
+    fn selects(&self, sm: u32, launch: u32) -> bool {
+        self.sm.map_or(true, |s| s == sm)
+            && self
+                .launches
+                .as_ref()
+                .map_or(true, |l| l.get(launch as usize).copied().unwrap_or(false))
+    }
+
+    /// The trace has reached the window's end: every warp's interval is cut there, and the
+    /// warps with stalls in the window still to charge are waited for.
+    fn end_window(&mut self) -> Result<(), TraceError> {
+        self.past_window = true;
+        let mut open: Vec<WarpRef> = self.warps.keys().copied().collect();
+        open.sort();
+        for w in open {
+            self.close(w, self.to)?;
+            let from = self.from;
+            if self.warps[&w].pending.iter().any(|i| i.to > from) {
+                self.waiting.insert(w);
+            }
+        }
+        Ok(())
+    }
+
     fn event(&mut self, e: &Event) -> Result<(), TraceError> {
         match *e {
             Event::WarpLaunch { cycle, warp, info } => {
+                if self.past_window || !self.selects(warp.sm, info.launch) {
+                    return Ok(());
+                }
                 self.warps.insert(
                     warp,
                     WarpTrack {
@@ -304,9 +451,12 @@ impl<W: Write> Exporter<'_, W> {
             .header
             .launches
             .iter()
-            .map(|l| kernel_name::function(&l.kernel))
+            .enumerate()
+            .filter(|&(i, _)| self.launches.as_ref().map_or(true, |l| l[i]))
+            .map(|(_, l)| kernel_name::function(&l.kernel))
             .collect();
-        for sm in 0..c.num_sms {
+        let only = self.sm;
+        for sm in (0..c.num_sms).filter(|&sm| only.map_or(true, |s| s == sm)) {
             self.emit(json!({"ph": "M", "name": "process_name", "pid": sm + 1,
                 "args": {"name": format!("SM {sm} ({}: {})", c.name, kernels.join(", "))}}))?;
             self.emit(
@@ -328,18 +478,56 @@ impl<W: Write> Exporter<'_, W> {
     }
 }
 
-/// Writes the Chrome Trace Event JSON of `reader` to `out`.
+/// Writes the Chrome Trace Event JSON of the part of `reader`'s trace that `selection` picks to
+/// `out`.
 pub fn export<R: Read, W: Write>(
     mut reader: TraceReader<R>,
     mut out: W,
-) -> Result<ExportStats, TraceError> {
+    selection: &Selection,
+) -> Result<ExportStats, ExportError> {
     let header = reader.header().clone();
+    if let (Some(from), Some(to)) = (selection.from, selection.to) {
+        if from >= to {
+            return Err(ExportError::BadRange { from, to });
+        }
+    }
+    if let Some(sm) = selection.sm {
+        if sm >= header.config.num_sms {
+            return Err(ExportError::NoSuchSm {
+                sm,
+                gpu: header.config.name.clone(),
+                num_sms: header.config.num_sms,
+            });
+        }
+    }
+    let launches = match &selection.kernel {
+        Some(pattern) => {
+            let names: Vec<&str> = header.launches.iter().map(|l| l.kernel.as_str()).collect();
+            Some(kernel_name::select(&names, pattern).map_err(ExportError::NoSuchKernel)?)
+        }
+        None => None,
+    };
     out.write_all(b"{\"otherData\":").map_err(io)?;
-    let other = json!({
+    let mut other = json!({
         "tool": format!("warpscope {}", env!("CARGO_PKG_VERSION")),
         "gpu": header.config.name,
         "time_unit": "1 us = 1 cycle",
     });
+    if !selection.is_whole() {
+        let mut s = serde_json::Map::new();
+        let given = [
+            ("from", selection.from.map(|v| json!(v))),
+            ("to", selection.to.map(|v| json!(v))),
+            ("sm", selection.sm.map(|v| json!(v))),
+            ("kernel", selection.kernel.as_ref().map(|v| json!(v))),
+        ];
+        for (key, value) in given {
+            if let Some(v) = value {
+                s.insert(key.into(), v);
+            }
+        }
+        other["selection"] = serde_json::Value::Object(s);
+    }
     serde_json::to_writer(&mut out, &other).map_err(|e| io(e.into()))?;
     out.write_all(b",\"traceEvents\":[").map_err(io)?;
     let mut ex = Exporter {
@@ -349,15 +537,33 @@ pub fn export<R: Read, W: Write>(
         stats: ExportStats {
             slices: 0,
             counters: 0,
+            from: 0,
+            to: 0,
         },
         warps: FxHashMap::default(),
         schedulers: FxHashMap::default(),
+        from: selection.from.unwrap_or(0),
+        to: selection.to.unwrap_or(u64::MAX),
+        sm: selection.sm,
+        launches,
+        counter_tracks: FxHashMap::default(),
+        past_window: false,
+        waiting: FxHashSet::default(),
     };
     ex.metadata()?;
-    let mut last = 0;
+    let (mut start, mut last) = (None, 0);
     for e in reader.by_ref() {
         let e = e?;
-        last = last.max(e.cycle());
+        let cycle = e.cycle();
+        start.get_or_insert(cycle);
+        last = last.max(cycle);
+        if cycle >= ex.to && !ex.past_window {
+            ex.end_window()?;
+        }
+        if ex.past_window && ex.waiting.is_empty() {
+            // Nothing in the window is left to write.
+            break;
+        }
         ex.event(&e)?;
     }
     // Warps still resident when the trace ends (an incomplete run) close at its last cycle.
@@ -375,7 +581,23 @@ pub fn export<R: Read, W: Write>(
         ex.end_eligible(k)?;
         ex.end_issue_burst(k, None)?;
     }
-    let stats = ex.stats;
+    // The window as the trace covers it (as `render` zooms).
+    let start = start.unwrap_or(0);
+    let end = (last + 1).max(start + 1);
+    let from = selection.from.unwrap_or(start);
+    if selection.from.is_some() && from >= end {
+        return Err(ExportError::FromPastEnd { from, start, end });
+    }
+    if let Some(to) = selection
+        .to
+        .filter(|&to| selection.from.is_none() && to <= start)
+    {
+        return Err(ExportError::ToBeforeStart { to, start });
+    }
+    ex.counters_before_window()?;
+    let mut stats = ex.stats;
+    stats.from = from;
+    stats.to = selection.to.map_or(end, |to| to.min(end));
     ex.out.write_all(b"\n]}\n").map_err(io)?;
     ex.out.flush().map_err(io)?;
     Ok(stats)
