@@ -617,6 +617,98 @@ fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
     assert!(!c.svg.contains("_Z6reduce"), "a mangled name is left");
 }
 
+/// `--kernel` narrows the charts that sum a trace's launches to one kernel's, as `analyze
+/// --kernel` picks them; a time chart refuses it and names the kernel's cycles instead.
+#[test]
+fn a_kernel_selection_narrows_stalls_and_source_and_time_charts_name_its_cycles() {
+    let trace = tmp("v4-volta-2d-kernel.wstrace");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/v4-volta-2d");
+    let o = warpscope(&[
+        "replay",
+        input.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let whole = analyze_file(&trace, Taxonomy::Nsight).unwrap();
+    assert_eq!(whole.launches.len(), 2);
+    let kernel = |k: &str| RenderOptions {
+        kernel: Some(k.to_string()),
+        ..RenderOptions::default()
+    };
+    let heading = |c: &Chart| -> Vec<String> {
+        texts(&c.svg)
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| t.contains("warp instructions"))
+            .collect()
+    };
+    // `loop` is the first kernel's function name: exactly that kernel, not the second, whose
+    // name contains it.
+    for (pattern, index) in [("loop", 0), ("again", 1)] {
+        let l = &whole.launches[index];
+        let c = render(ChartKind::Stalls, &trace, &kernel(pattern));
+        assert_eq!(
+            heading(&c),
+            [format!(
+                "v4-volta-2d-kernel.wstrace (gto): {} warp instructions",
+                l.warp_instructions
+            )],
+            "{pattern}"
+        );
+        // The caption names that kernel alone (without --kernel: both).
+        assert_eq!(
+            texts(&c.svg)[0].text,
+            format!(
+                "Warp-cycles per issued instruction: {} on volta (gto)",
+                warpscope::kernel_name::function(&l.name)
+            )
+        );
+        let c = render(ChartKind::Source, &trace, &kernel(pattern));
+        let launches: Vec<String> = texts(&c.svg)
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| t.starts_with("launch "))
+            .collect();
+        assert_eq!(launches.len(), 1, "{launches:?}");
+        assert!(
+            launches[0].starts_with(&format!("launch {index}: ")),
+            "{launches:?}"
+        );
+    }
+    let both = render(ChartKind::Stalls, &trace, &RenderOptions::default());
+    let all: u64 = whole.launches.iter().map(|l| l.warp_instructions).sum();
+    assert_eq!(
+        heading(&both),
+        [format!(
+            "v4-volta-2d-kernel.wstrace (gto): {all} warp instructions"
+        )]
+    );
+
+    let again = &whole.launches[1];
+    match chart(
+        ChartKind::Timeline,
+        std::slice::from_ref(&trace),
+        &kernel("again"),
+    ) {
+        Err(RenderError::KernelOnTimeChart {
+            chart, from, to, ..
+        }) => {
+            assert_eq!(chart, "timeline");
+            assert_eq!((from, to), (again.start_cycle, again.end_cycle));
+        }
+        other => panic!("{:?}", other.map(|c| c.kind)),
+    }
+    let e = chart(
+        ChartKind::Stalls,
+        std::slice::from_ref(&trace),
+        &kernel("nope"),
+    )
+    .unwrap_err();
+    assert!(matches!(e, RenderError::NoSuchKernel { .. }), "{e}");
+    assert!(e.to_string().contains("no launch of kernel `nope`"), "{e}");
+}
+
 #[test]
 fn source_heat_bar_starts_with_the_instructions_first_stall_state() {
     let path = sample("reduce.small.gto.wstrace");
@@ -1032,7 +1124,7 @@ fn cli_writes_the_chart_and_reports_errors_without_panicking() {
     assert_eq!(svg, lib.svg);
 
     // Impossible command lines exit 2; what the trace rules out, 1.
-    let cases: [(&[&str], &str, i32); 7] = [
+    let cases: [(&[&str], &str, i32); 9] = [
         (&["--chart", "pie"], "invalid value 'pie'", 2),
         (
             &["--chart", "timeline", "--from", "9", "--to", "3"],
@@ -1063,6 +1155,18 @@ fn cli_writes_the_chart_and_reports_errors_without_panicking() {
             &["--chart", "slots", "--from", "0", "--to", "1", "--sm", "x"],
             "invalid value 'x'",
             2,
+        ),
+        (
+            &["--chart", "occupancy", "--kernel", "vecadd"],
+            "--kernel applies to the stalls and source charts, which sum a trace's launches; to \
+             see kernel `vecadd` on the occupancy chart, zoom to its launches' cycles: --from 0 \
+             --to ",
+            2,
+        ),
+        (
+            &["--chart", "stalls", "--kernel", "reduce"],
+            "no launch of kernel `reduce` in the trace (its kernels: vecadd_tiny)",
+            1,
         ),
     ];
     for (extra, message, code) in cases {

@@ -1,6 +1,7 @@
 //! `warpscope render TRACE [MORE...] --chart NAME -o OUT.svg|.pdf|.png`: one chart of a trace
 //! as SVG, or as a PDF or PNG figure.
 
+use super::analyze::KernelArgs;
 use super::{emit, write_file_atomically};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -19,6 +20,7 @@ Examples:
   warpscope render traces/reduce.small.gto.wstrace --chart stalls -o stalls.pdf    # vector, for LaTeX
   warpscope render traces/reduce.small.gto.wstrace --chart timeline -o timeline.png --scale 3
   warpscope render traces/reduce.small.gto.wstrace --chart stalls --width 600 -o stalls.pdf   # a two-column figure
+  warpscope render two-kernels.wstrace --chart source --kernel again -o again.svg
 
 Colours are the same in every chart: one colour-blind-safe colour per Nsight warp state,
 named in the legend. A trace longer than the plot is wide is binned into pixel columns, and
@@ -27,6 +29,11 @@ each gets columns in proportion to its cycles; a column's tooltip in the report 
 shares. Zoom with --from/--to (cycles) and --sm to see each cycle; a --to past the trace's end
 stops at its end. Only `stalls` takes several
 traces (one group of bars per trace).
+
+--kernel narrows stalls and source, which sum a trace's launches, to one kernel's (picked as
+`analyze --kernel` picks them; its caption names only that kernel). The time charts show every
+warp resident in their window: for one kernel's launches, zoom to their cycles with --from/--to
+(render --kernel on a time chart says which).
 
 The output's extension picks the format (--format overrides it): SVG as the report shows it,
 a vector PDF (one SVG pixel is one point; text drawn as outlines) for papers, or a PNG on white at
@@ -117,6 +124,8 @@ pub struct RenderArgs {
     pub width: Option<u32>,
     #[command(flatten)]
     pub window: WindowArgs,
+    #[command(flatten)]
+    pub kernel: KernelArgs,
 }
 
 /// Render's words for the [`WindowArgs`]: which charts they zoom.
@@ -196,11 +205,12 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         to: args.window.to,
         sm: args.window.sm,
         width: args.width,
+        kernel: args.kernel.kernel.clone(),
     };
     let kind = ChartKind::from(args.chart);
     // The stalls and source charts sum over the whole run and every SM: a zoom would be
     // silently ignored.
-    if matches!(kind, ChartKind::Stalls | ChartKind::Source) {
+    if kind.sums_launches() {
         let given = [
             (args.window.from.is_some(), "--from"),
             (args.window.to.is_some(), "--to"),
@@ -213,7 +223,11 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
             )));
         }
     }
-    let chart = render::chart(kind, &args.traces, &options)?;
+    let chart = render::chart(kind, &args.traces, &options).map_err(|e| match e {
+        // Like --from on the stalls chart: a flag the chart does not take.
+        render::RenderError::KernelOnTimeChart { .. } => super::usage(e.to_string()),
+        e => e.into(),
+    })?;
     if let Some(to) = args.window.to {
         // A time chart's axis stops at the trace's end (`render::chart`).
         if chart.plot.x_to < to as f64 {

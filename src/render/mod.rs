@@ -109,6 +109,13 @@ impl ChartKind {
         self == ChartKind::Stalls
     }
 
+    /// Whether the chart sums a trace's whole run (every launch, cycle and SM) rather than
+    /// showing time: stalls and source, which `--kernel` narrows and `--from`/`--to`/`--sm` do
+    /// not apply to.
+    pub fn sums_launches(self) -> bool {
+        matches!(self, ChartKind::Stalls | ChartKind::Source)
+    }
+
     /// What of the chart is drawn from warp-state events (`None`: nothing): what a trace
     /// recorded at `--verbosity 0` cannot show. Dispatch draws block events; occupancy's
     /// active warps and IPC come from warp lifetimes and issues, the slots grid from issues
@@ -149,6 +156,10 @@ pub struct RenderOptions {
     /// 1000 to 1200). Text keeps its pixel sizes, so a narrower chart has larger text relative
     /// to its width: what a figure scaled to a paper's column needs.
     pub width: Option<u32>,
+    /// Only the launches of this kernel, picked as `analyze --kernel` picks them
+    /// ([`crate::kernel_name::select`]): the stalls and source charts, which sum a trace's
+    /// launches. [`chart`] applies it as it loads the traces.
+    pub kernel: Option<String>,
 }
 
 /// The narrowest chart: room for the row labels, a plot and a legend across beneath it.
@@ -263,6 +274,19 @@ pub enum RenderError {
     NoTraces,
     #[error("{path}: {message}")]
     Empty { path: PathBuf, message: String },
+    #[error("{path}: {message}")]
+    NoSuchKernel { path: PathBuf, message: String },
+    #[error(
+        "--kernel applies to the stalls and source charts, which sum a trace's launches; to \
+         see kernel `{kernel}` on the {chart} chart, zoom to its launches' cycles: --from {from} \
+         --to {to}"
+    )]
+    KernelOnTimeChart {
+        chart: &'static str,
+        kernel: String,
+        from: u64,
+        to: u64,
+    },
     #[error("drawing the chart: {0}")]
     Draw(String),
 }
@@ -345,6 +369,26 @@ impl Loaded {
         Ok(again.model.resident_in(from).collect())
     }
 
+    /// Keeps only the launches of kernel `pattern` (as `analyze --kernel` picks them) in the
+    /// trace's analysis and header, so that the charts drawn from the analysis, and their
+    /// captions, cover those launches alone.
+    fn keep_kernel(&mut self, pattern: &str) -> Result<(), RenderError> {
+        let mut a = self.analysis()?.clone();
+        a.retain_kernel(pattern)
+            .map_err(|message| RenderError::NoSuchKernel {
+                path: self.path.clone(),
+                message,
+            })?;
+        let kept: Vec<u32> = a.launches.iter().map(|l| l.index).collect();
+        let mut index = 0;
+        self.model.header.launches.retain(|_| {
+            index += 1;
+            kept.contains(&(index - 1))
+        });
+        self.analysis = std::sync::OnceLock::from(a);
+        Ok(())
+    }
+
     /// Streams the trace into `sink`.
     pub(crate) fn stream(&self, sink: &mut impl model::Sink) -> Result<(), RenderError> {
         model::stream(&self.path, sink).map_err(|source| RenderError::Trace {
@@ -382,6 +426,24 @@ pub fn chart(
         .collect::<Result<Vec<_>, _>>()?;
     for (t, label) in loaded.iter_mut().zip(crate::trace_label::labels(traces)) {
         t.label = label;
+    }
+    if let Some(pattern) = &options.kernel {
+        if !kind.sums_launches() {
+            let t = &mut loaded[0];
+            t.keep_kernel(pattern)?;
+            let a = t.analysis()?;
+            let from = a.launches.iter().map(|l| l.start_cycle).min().unwrap_or(0);
+            let to = a.launches.iter().map(|l| l.end_cycle).max().unwrap_or(0);
+            return Err(RenderError::KernelOnTimeChart {
+                chart: kind.name(),
+                kernel: pattern.clone(),
+                from,
+                to,
+            });
+        }
+        for t in &mut loaded {
+            t.keep_kernel(pattern)?;
+        }
     }
     chart_of(kind, &loaded, options)
 }
