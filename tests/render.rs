@@ -1481,12 +1481,63 @@ fn a_dispatch_chart_of_many_blocks_draws_bands_within_the_size_bound() {
         }
         kept.push(warpscope::render::retained(ChartKind::Dispatch, path, &options).unwrap());
     }
+    // On a narrow chart the subtitle wraps, the band's scale staying with its words.
+    let narrow = RenderOptions {
+        width: Some(400),
+        ..RenderOptions::default()
+    };
+    let c = render(ChartKind::Dispatch, &few, &narrow);
+    let scale = texts(&c.svg)
+        .into_iter()
+        .map(|t| t.text)
+        .find(|t| t.contains("full height"))
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                texts(&c.svg).iter().map(|t| &t.text).collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(scale, "(full height: 8)");
     let (a, b) = (kept[0], kept[1]);
     assert!(a > 0);
     assert!(
         b * 4 < a * 5,
         "the dispatch chart keeps {a} numbers for 6,000 blocks, {b} for 24,000"
     );
+}
+
+/// A chart ends under what it draws: a legend beside a plot of few rows, taller than the plot,
+/// once left the x axis's height of blank below its last entry.
+#[test]
+fn a_chart_with_a_legend_beside_it_ends_under_its_last_drawing() {
+    let tiny = sample("vecadd_tiny.tiny.wstrace");
+    let reduce = sample("reduce.small.gto.wstrace");
+    let sm0 = RenderOptions {
+        sm: Some(0),
+        ..RenderOptions::default()
+    };
+    for (kind, path, options) in [
+        (ChartKind::Timeline, &tiny, RenderOptions::default()),
+        (ChartKind::Slots, &tiny, RenderOptions::default()),
+        (ChartKind::Timeline, &reduce, sm0.clone()),
+        (ChartKind::Slots, &reduce, sm0),
+    ] {
+        let c = render(kind, path, &options);
+        // Text is not rasterised here (no fonts loaded): the lowest drawing is a legend swatch.
+        let r = Raster::of(&c);
+        let white = Rgb(0xFF, 0xFF, 0xFF);
+        let lowest = (0..c.height as i32)
+            .rev()
+            .find(|&y| (0..c.width as i32).any(|x| r.at(x, y) != white))
+            .unwrap();
+        let blank = c.height as i32 - 1 - lowest;
+        assert!(
+            (4..=24).contains(&blank),
+            "{kind:?} of {}: {blank} blank pixel rows at the bottom of {}",
+            path.display(),
+            c.height
+        );
+    }
 }
 
 #[test]

@@ -811,6 +811,18 @@ pub(crate) fn ellipsize(s: &str, size: u32, room: i32) -> std::borrow::Cow<'_, s
 /// a word too long for a line, after its last `/` that fits, so that paths break between
 /// directories, else after a `-`, `_` or `.` between the parts of a name), at most
 /// `max_lines` of them, the last cut with an ellipsis if text remains.
+/// A break at byte `at` of `line` (a space), moved back to before the `(` of a parenthesised
+/// group it would split, when that leaves the line at least half as long: `(full height: 8)`
+/// goes to the next line whole rather than as `(full` and `height: 8)`.
+fn unparenthesised(line: &str, at: usize) -> usize {
+    match line[..at].rfind('(') {
+        Some(open) if !line[open..at].contains(')') && open * 2 >= at => {
+            line[..open].trim_end().len().max(1)
+        }
+        _ => at,
+    }
+}
+
 pub(crate) fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<String> {
     let fits = chars_within(room, size).max(1);
     let mut lines = Vec::new();
@@ -824,9 +836,9 @@ pub(crate) fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<Strin
         let end = rest.char_indices().nth(fits).map_or(rest.len(), |(i, _)| i);
         let head = &rest[..end];
         let at = if rest[end..].starts_with(' ') {
-            end
+            unparenthesised(rest, end)
         } else if let Some(i) = head.rfind(' ').filter(|&i| i > 0) {
-            i
+            unparenthesised(rest, i)
         } else if let Some(i) = head
             .rfind('/')
             .or_else(|| head.rfind(['-', '_', '.']))
@@ -1023,10 +1035,12 @@ impl Layout {
     }
 
     /// The chart's height: the plot and its x axis, and the legend beside it (with `pad`
-    /// pixels under it) or under the axis.
+    /// pixels under it) or under the axis. A legend beside a plot of few rows reaches below
+    /// the axis, and ends the chart [`LEGEND_BOTTOM_MARGIN`] under its last entry.
     pub fn height(&self, plot: &PlotArea, legend: &Legend, pad: i32) -> u32 {
         let h = match self.beside {
-            true => plot.top + (plot.bottom - plot.top).max(legend_height(legend) + pad) + AXIS_H,
+            true => (plot.bottom + AXIS_H)
+                .max(plot.top + legend_height(legend) + pad + LEGEND_BOTTOM_MARGIN),
             false => {
                 plot.bottom
                     + AXIS_H
@@ -1043,6 +1057,9 @@ pub(crate) const BARE_RIGHT_MARGIN: i32 = 8 + text_width(4, TEXT_LABEL);
 
 /// The left edge of a legend under the x axis.
 pub(crate) const LEGEND_BELOW_X: i32 = 16;
+
+/// The room under a legend that reaches below its plot's x axis.
+const LEGEND_BOTTOM_MARGIN: i32 = 8;
 
 /// The height of a legend under a plot's x axis ([`Canvas::legend_below`]), from `x` to at most
 /// `right`, with the gap above it.
@@ -1448,6 +1465,16 @@ mod tests {
         assert_eq!(
             wrap("sweep-of-policies-on-volta.gto", TEXT_TITLE, room, 2),
             ["sweep-of-policies-", "on-volta.gto"]
+        );
+        // A parenthesised group moves to the next line whole, unless that would leave the
+        // line less than half full.
+        assert_eq!(
+            wrap("columns of 12 (full height: 8)", TEXT_TITLE, room, 2),
+            ["columns of 12", "(full height: 8)"]
+        );
+        assert_eq!(
+            wrap("a (one two three four five)", TEXT_TITLE, room, 2),
+            ["a (one two three", "four five)"]
         );
         let lines = wrap(&"word ".repeat(30), TEXT_TITLE, room, 2);
         assert_eq!(lines.len(), 2);
