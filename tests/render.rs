@@ -1786,6 +1786,29 @@ fn every_chart_lays_out_at_the_width_asked_for_with_its_text_inside() {
         }
     }
     assert!(checked >= 100, "{checked}");
+    // A stalls group's heading too long for a narrow chart wraps onto a second line instead of
+    // losing its count.
+    let c = chart(
+        ChartKind::Stalls,
+        &[gto.clone(), lrr.clone()],
+        &RenderOptions {
+            width: Some(400),
+            ..RenderOptions::default()
+        },
+    )
+    .unwrap();
+    let lines: Vec<String> = texts(&c.svg).into_iter().map(|t| t.text).collect();
+    for name in [
+        "reduce.small.gto.wstrace (gto)",
+        "reduce.small.lrr.wstrace (lrr)",
+    ] {
+        let at = lines.iter().position(|l| l.starts_with(name)).unwrap();
+        assert_eq!(
+            format!("{} {}", lines[at], lines[at + 1]),
+            format!("{name}: 2164 warp instructions"),
+            "{lines:?}"
+        );
+    }
     // No width is the chart's own: asking for it is the same chart.
     for kind in ChartKind::ALL {
         let c = render(kind, &gto, &RenderOptions::default());

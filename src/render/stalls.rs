@@ -9,7 +9,7 @@
 
 use super::palette::{self, state_colour};
 use super::{
-    ellipsize, text_width, tick_step, width_of, x_ticks, Align, Canvas, Chart, ChartKind, Header,
+    text_width, tick_step, width_of, wrap, x_ticks, Align, Canvas, Chart, ChartKind, Header,
     Loaded, Note, PlotArea, Region, RenderError, RenderOptions, Row, AXIS_H, STATE_NAME_CHARS,
     TEXT_HEADING, TEXT_LABEL,
 };
@@ -24,6 +24,8 @@ const LEFT: i32 = 16 + text_width(STATE_NAME_CHARS, TEXT_LABEL) + 8;
 const RIGHT_MARGIN: i32 = 8 + text_width(6, TEXT_LABEL) + 12;
 const BAR: i32 = TEXT_LABEL as i32 + 5;
 const GROUP_HEADER: i32 = TEXT_HEADING as i32 + 12;
+/// A group heading's second line, where it wraps.
+const HEADING_LINE: i32 = TEXT_HEADING as i32 + 4;
 const GROUP_GAP: i32 = 10;
 
 struct Group {
@@ -84,8 +86,17 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
         true => BAR * shown.len() as i32,
         false => note.height(),
     };
-    let group_h = |g: &Group| GROUP_HEADER + body_h(g) + GROUP_GAP;
-    let plot_h = groups.iter().map(group_h).sum();
+    // A group's heading, on two lines where one is too narrow for it.
+    let headings: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            let heading = format!("{}: {} warp instructions", g.label, g.instructions);
+            wrap(&heading, TEXT_HEADING, width as i32 - 16, 2)
+        })
+        .collect();
+    let header_h = |k: usize| GROUP_HEADER + HEADING_LINE * (headings[k].len() as i32 - 1);
+    let group_h = |k: usize| header_h(k) + body_h(&groups[k]) + GROUP_GAP;
+    let plot_h = (0..groups.len()).map(group_h).sum();
     let title = format!("Warp-cycles per issued instruction: {}", captions.subject);
     // No subtitle: the bars start under the title.
     let header = Header::new(&title, None, width);
@@ -100,10 +111,10 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
         let canvas = Canvas::new(&mut svg, width, height)?;
         canvas.header(&header)?;
         let mut top = plot.top;
-        for g in &groups {
-            let (group_top, group_bottom) = (top, top + group_h(g));
+        for (k, g) in groups.iter().enumerate() {
+            let (group_top, group_bottom) = (top, top + group_h(k));
             top = group_bottom;
-            let bars_top = group_top + GROUP_HEADER;
+            let bars_top = group_top + header_h(k);
             if g.recorded {
                 // Vertical grid lines at the ticks, behind the bars (not through the group's
                 // heading).
@@ -114,12 +125,16 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
                     v += step;
                 }
             }
-            let heading = format!("{}: {} warp instructions", g.label, g.instructions);
-            canvas.heading(
-                &ellipsize(&heading, TEXT_HEADING, width as i32 - 16),
-                (8, group_top + GROUP_HEADER / 2 + 2),
-                Align::Left,
-            )?;
+            for (n, line) in headings[k].iter().enumerate() {
+                canvas.heading(
+                    line,
+                    (
+                        8,
+                        group_top + GROUP_HEADER / 2 + 2 + HEADING_LINE * n as i32,
+                    ),
+                    Align::Left,
+                )?;
+            }
             if !g.recorded {
                 canvas.note(&note, (plot.left, bars_top), Align::Left)?;
                 rows.push(Row {
