@@ -592,10 +592,13 @@ fn stall_groups_and_title_name_what_differs_between_the_traces() {
     }
 }
 
-#[test]
-fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
-    let trace = tmp("v5-ampere-reduce.wstrace");
-    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/v5-ampere-reduce");
+/// The trace `warpscope replay` writes, as `out` in the tests' directory, of the Accel-Sim
+/// test trace `tests/data/accelsim/{name}`.
+fn replayed(name: &str, out: &str) -> PathBuf {
+    let trace = tmp(out);
+    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/accelsim")
+        .join(name);
     let o = warpscope(&[
         "replay",
         input.to_str().unwrap(),
@@ -603,6 +606,12 @@ fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
         trace.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    trace
+}
+
+#[test]
+fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
+    let trace = replayed("v5-ampere-reduce", "v5-ampere-reduce.wstrace");
     let c = render(ChartKind::Source, &trace, &RenderOptions::default());
     let headings: Vec<String> = texts(&c.svg)
         .into_iter()
@@ -621,15 +630,7 @@ fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
 /// --kernel` picks them; a time chart refuses it and names the kernel's cycles instead.
 #[test]
 fn a_kernel_selection_narrows_stalls_and_source_and_time_charts_name_its_cycles() {
-    let trace = tmp("v4-volta-2d-kernel.wstrace");
-    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/v4-volta-2d");
-    let o = warpscope(&[
-        "replay",
-        input.to_str().unwrap(),
-        "-o",
-        trace.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let trace = replayed("v4-volta-2d", "v4-volta-2d-kernel.wstrace");
     let whole = analyze_file(&trace, Taxonomy::Nsight).unwrap();
     assert_eq!(whole.launches.len(), 2);
     let kernel = |k: &str| RenderOptions {

@@ -95,7 +95,8 @@ pub enum Command {
     #[command(after_help = render::EXAMPLES,
               mut_arg("from", |a| with_help(a, render::FROM_HELP)),
               mut_arg("to", |a| with_help(a, render::TO_HELP)),
-              mut_arg("sm", |a| with_help(a, render::SM_HELP)))]
+              mut_arg("sm", |a| with_help(a, render::SM_HELP)),
+              mut_arg("kernel", |a| with_help(a, render::KERNEL_HELP)))]
     Render(render::RenderArgs),
     /// Write the HTML report (with charts), report.txt and report.json for one or more traces.
     #[command(after_help = report::EXAMPLES)]

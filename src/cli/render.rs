@@ -133,6 +133,10 @@ pub const FROM_HELP: &str = "First cycle to show (time charts; default: the trac
 pub const TO_HELP: &str =
     "Show cycles before this one (time charts; default, and at most: the trace's end)";
 pub const SM_HELP: &str = "Only this SM (timeline, dispatch, occupancy, slots)";
+/// Render's words for `--kernel`: which charts it narrows.
+pub const KERNEL_HELP: &str = "Only the launches of this kernel (stalls, source; default: all), \
+     picked as analyze --kernel picks them: its exact name (mangled, signature or function \
+     name), else any kernel whose name contains NAME";
 
 /// `--from`, `--to` and `--sm`: the part of a trace that `render` draws and `export` writes.
 #[derive(Debug, Args, Default)]

@@ -380,11 +380,11 @@ impl Loaded {
                 message,
             })?;
         let kept: Vec<u32> = a.launches.iter().map(|l| l.index).collect();
-        let mut index = 0;
-        self.model.header.launches.retain(|_| {
-            index += 1;
-            kept.contains(&(index - 1))
-        });
+        let mut index = 0..;
+        self.model
+            .header
+            .launches
+            .retain(|_| index.next().is_some_and(|i| kept.contains(&i)));
         self.analysis = std::sync::OnceLock::from(a);
         Ok(())
     }
