@@ -424,6 +424,40 @@ fn slot_grid_has_thread_state_strips_in_state_colours() {
     assert!(checked >= 12, "{checked} intervals checked");
 }
 
+/// The widths of the lines drawn in `colour` in `svg`, in order.
+fn line_widths(svg: &str, colour: Rgb) -> Vec<String> {
+    let stroke = format!("stroke=\"{}\"", colour.hex());
+    svg.split("<polyline")
+        .skip(1)
+        .filter(|l| l.contains(&stroke))
+        .filter_map(|l| l.split("stroke-width=\"").nth(1))
+        .map(|w| w.split('"').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// With one warp per scheduler at issue width 1 the eligible and IPC lines are one line; the
+/// eligible one is then drawn wider, under IPC's, so that it still shows.
+#[test]
+fn occupancy_shows_an_eligible_line_that_coincides_with_ipc() {
+    let one = render(
+        ChartKind::Occupancy,
+        &sample("vecadd_tiny.tiny.wstrace"),
+        &RenderOptions::default(),
+    );
+    assert_eq!(line_widths(&one.svg, palette::ELIGIBLE), ["5", "5"]);
+    assert_eq!(line_widths(&one.svg, palette::ISSUED), ["2", "2"]);
+    let many = render(
+        ChartKind::Occupancy,
+        &sample("reduce.small.gto.wstrace"),
+        &RenderOptions::default(),
+    );
+    assert_eq!(line_widths(&many.svg, palette::ELIGIBLE), ["2", "2"]);
+    assert_eq!(line_widths(&many.svg, palette::ISSUED), ["2", "2"]);
+    // The eligible line comes first: under IPC's.
+    let first = |c: &Chart, colour: Rgb| c.svg.find(&format!("stroke=\"{}\"", colour.hex()));
+    assert!(first(&one, palette::ELIGIBLE) < first(&one, palette::ISSUED));
+}
+
 #[test]
 fn occupancy_fills_active_warps_while_a_block_is_resident() {
     let path = tiny_trace();

@@ -295,16 +295,16 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
             outline.insert(0, (x_of(0), bottom));
             outline.push((x_of(bins), bottom));
             canvas.polygon(outline, ACTIVE)?;
-            for (series, scale, c) in [(&s.eligible, &warps, ELIGIBLE), (&s.issued, &ipc, ISSUED)] {
-                if c == ELIGIBLE && !recorded {
-                    continue;
-                }
-                canvas.line(
-                    step_outline(bins, &x_of, |kk| y(scale, avg(series, kk))),
-                    c,
-                    2,
-                )?;
+            let eligible = step_outline(bins, &x_of, |kk| y(&warps, avg(&s.eligible, kk)));
+            let issued = step_outline(bins, &x_of, |kk| y(&ipc, avg(&s.issued, kk)));
+            if recorded {
+                // Where the two lines are one (one warp per scheduler at issue width 1 has an
+                // eligible warp exactly when it issues), the eligible line is drawn wider,
+                // under IPC's, so that it shows as a green edge on each side of the red.
+                let width = if eligible == issued { 5 } else { 2 };
+                canvas.line(eligible, ELIGIBLE, width)?;
             }
+            canvas.line(issued, ISSUED, 2)?;
             for kk in 0..bins {
                 let (x0, x1) = (x_of(kk), x_of(kk + 1));
                 let a = from + kk as u64 * bin;
