@@ -469,9 +469,10 @@ fn occupancy_fills_active_warps_while_a_block_is_resident() {
             .iter()
             .find(|r| r.label == format!("SM{sm} S0"))
             .unwrap();
-        // One warp resident from the grant on: the fill reaches the one-warp line.
+        // One warp resident from the grant on: the fill reaches the one-warp line (above the
+        // eligible and IPC lines at 0, drawn 5 px wide here where they coincide).
         let x = c.plot.x(40.0);
-        assert_eq!(r.at(x, row.bottom - 3), palette::ACTIVE);
+        assert_eq!(r.at(x, row.bottom - 8), palette::ACTIVE);
         // SM0's last warp exits at 237.
         if sm == 0 {
             assert_eq!(r.at(c.plot.x(238.2), row.bottom - 20), palette::BACKGROUND);
