@@ -373,7 +373,8 @@ impl Loaded {
     /// trace's analysis and header, so that the charts drawn from the analysis, and their
     /// captions, cover those launches alone.
     fn keep_kernel(&mut self, pattern: &str) -> Result<(), RenderError> {
-        let mut a = self.analysis()?.clone();
+        self.analysis()?;
+        let mut a = self.analysis.take().expect("the analysis was just made");
         a.retain_kernel(pattern)
             .map_err(|message| RenderError::NoSuchKernel {
                 path: self.path.clone(),
@@ -807,10 +808,6 @@ pub(crate) fn ellipsize(s: &str, size: u32, room: i32) -> std::borrow::Cow<'_, s
     format!("{}…", cut.trim_end()).into()
 }
 
-/// `s` broken into lines of at most `room` pixels at `size`, at spaces where it can be (inside
-/// a word too long for a line, after its last `/` that fits, so that paths break between
-/// directories, else after a `-`, `_` or `.` between the parts of a name), at most
-/// `max_lines` of them, the last cut with an ellipsis if text remains.
 /// A break at byte `at` of `line` (a space), moved back to before the `(` of a parenthesised
 /// group it would split, when that leaves the line at least half as long: `(full height: 8)`
 /// goes to the next line whole rather than as `(full` and `height: 8)`.
@@ -823,6 +820,11 @@ fn unparenthesised(line: &str, at: usize) -> usize {
     }
 }
 
+/// `s` broken into lines of at most `room` pixels at `size`, at spaces where it can be (inside
+/// a word too long for a line, after its last `/` that fits, so that paths break between
+/// directories, else after a `-`, `_` or `.` between the parts of a name), at most
+/// `max_lines` of them, the last cut with an ellipsis if text remains; a parenthesised group
+/// moves to the next line whole ([`unparenthesised`]).
 pub(crate) fn wrap(s: &str, size: u32, room: i32, max_lines: usize) -> Vec<String> {
     let fits = chars_within(room, size).max(1);
     let mut lines = Vec::new();
