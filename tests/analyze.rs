@@ -128,6 +128,21 @@ fn check_invariants(what: &str, path: &Path, config: &GpuConfig) -> Analysis {
             "{what}"
         );
         assert!(sch.eligible_warps_per_scheduler <= sch.active_warps_per_scheduler + 1e-12);
+        // A scheduler-cycle with an eligible warp either issued or idled by the policy.
+        if config.sm.issue_width == 1 {
+            let issued_pct = sch.issued_warp_per_scheduler * 100.0;
+            assert!(
+                (sch.one_or_more_eligible_pct - sch.idle_with_eligible_pct - issued_pct).abs()
+                    < 1e-6,
+                "{what}: {sch:?}"
+            );
+        }
+        if matches!(
+            config.scheduler.policy,
+            Policy::Lrr | Policy::Gto | Policy::Oldest | Policy::Smt
+        ) {
+            assert_eq!(sch.idle_with_eligible_pct, 0.0, "{what}: {sch:?}");
+        }
         // Per-PC attribution covers every warp-cycle and every instruction.
         let by_pc: u64 = l.source.iter().map(|s| s.total_warp_cycles).sum();
         assert_eq!(by_pc, total, "{what}");
@@ -400,6 +415,62 @@ fn barrier_and_shared_memory_stalls_show_up_in_reduce() {
         .warp_cycles
         .get("barrier")
         .is_some_and(|&n| n > 0));
+}
+
+#[test]
+fn policies_that_hold_eligible_warps_back_say_so_instead_of_calling_the_schedulers_busy() {
+    let hint = |a: &Analysis, rule: &str| {
+        a.launches[0]
+            .hints
+            .iter()
+            .find(|h| h.rule == rule)
+            .map(|h| h.message.clone())
+    };
+    for policy in [Policy::Sequential, Policy::Coarse, Policy::Barrel] {
+        let mut config = GpuConfig::preset("small").unwrap();
+        config.scheduler.policy = policy;
+        let a = analyze_kernel("reduce.json", &config, &format!("reduce-{}", policy.name()));
+        let s = &a.launches[0].scheduler;
+        assert!(s.idle_with_eligible_pct > 10.0, "{policy:?}: {s:?}");
+        let message = hint(&a, "policy_idle").unwrap_or_else(|| panic!("{policy:?}"));
+        assert!(
+            message.contains(&format!("the {} policy", policy.name()))
+                && message.contains(&format!("{:.1}%", s.idle_with_eligible_pct)),
+            "{message}"
+        );
+        // Not the advice for a scheduler that issues every cycle.
+        let dominant = hint(&a, "dominant_stall").unwrap_or_default();
+        assert!(
+            !dominant.contains("more warps would not help"),
+            "{dominant}"
+        );
+    }
+    let config = GpuConfig::preset("small").unwrap();
+    let a = analyze_kernel("reduce.json", &config, "reduce-gto-no-idle");
+    assert_eq!(a.launches[0].scheduler.idle_with_eligible_pct, 0.0);
+    assert_eq!(hint(&a, "policy_idle"), None);
+}
+
+#[test]
+fn an_exited_warp_waits_as_drain_not_as_a_stall_count() {
+    // A warp whose only instruction is EXIT: after it, nothing holds the warp back but the
+    // EXIT itself completing, which is draining, not a control code's stall count.
+    let config = GpuConfig::preset("volta").unwrap();
+    let launch = one_launch(".kernel only_exit\n.regs 2\n    EXIT\n", 8, 32);
+    let path = record_verbose("only-exit", &config, &[launch]);
+    let detailed = analyze_file(&path, Taxonomy::Detailed).unwrap();
+    let l = &detailed.launches[0];
+    assert!(
+        l.warp_states.get("drain").is_some_and(|&n| n > 0),
+        "{:?}",
+        l.warp_states
+    );
+    assert_eq!(
+        l.warp_states.get("stall_count").copied().unwrap_or(0),
+        0,
+        "{:?}",
+        l.warp_states
+    );
 }
 
 #[test]

@@ -213,6 +213,13 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
             "%",
             s.one_or_more_eligible_pct,
         );
+        push(
+            &mut m,
+            sc,
+            "idle_with_eligible_pct",
+            "%",
+            s.idle_with_eligible_pct,
+        );
     }
 
     let ws = "warp_state";

@@ -9,9 +9,10 @@
 //! warp in one cycle count one state cycle).
 
 use super::classify::Taxonomy;
-use crate::isa::listing_opcode;
+use super::rules::RunPolicy;
+use crate::isa::{listing_opcode, Pipe};
 use crate::replay::opcodes::access_width;
-use crate::sim::config::GpuConfig;
+use crate::sim::config::{GpuConfig, Policy};
 use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
 use crate::sim::observer::{MemSpace, WarpRef, WarpState};
@@ -133,6 +134,11 @@ pub struct SchedulerStats {
     /// Share of scheduler-cycles with no eligible warp.
     pub no_eligible_pct: f64,
     pub one_or_more_eligible_pct: f64,
+    /// Share of scheduler-cycles in which a warp was eligible and nothing issued: the
+    /// policy's own idling (barrel's turn of a warp that is not ready, the running warp of
+    /// coarse or sequential, a coarse refill). Zero for the policies that issue any eligible
+    /// warp (lrr, gto, oldest, smt).
+    pub idle_with_eligible_pct: f64,
 }
 
 /// Issue slots: `width × cycles × schedulers`, split into what filled them.
@@ -1078,11 +1084,24 @@ impl Accumulator {
             states_recorded: self.states_recorded,
             sector_bytes: self.sector_bytes,
         };
+        // A study trace's config names a placeholder policy; each launch is one scheme.
+        let schemes = crate::study::trace::schemes_of(header);
+        let policy_of = |i: usize| match &schemes {
+            Some(schemes) => RunPolicy {
+                policy: Policy::from_name(schemes[i].name())
+                    .unwrap_or(header.config.scheduler.policy),
+                study_scheme: true,
+            },
+            None => RunPolicy {
+                policy: header.config.scheduler.policy,
+                study_scheme: false,
+            },
+        };
         self.launches
             .into_iter()
             .zip(&header.launches)
             .enumerate()
-            .map(|(i, (acc, h))| finish_launch(i as u32, acc, h, taxonomy, &gpu))
+            .map(|(i, (acc, h))| finish_launch(i as u32, acc, h, taxonomy, &gpu, policy_of(i)))
             .collect()
     }
 }
@@ -1198,6 +1217,7 @@ fn finish_launch(
     h: &crate::trace::LaunchHeader,
     taxonomy: Taxonomy,
     gpu: &GpuShape,
+    policy: RunPolicy,
 ) -> LaunchAnalysis {
     let (schedulers, width, last) = (gpu.schedulers, gpu.width, gpu.last);
     let start = acc.start.unwrap_or(0);
@@ -1240,6 +1260,20 @@ fn finish_launch(
     let (no_eligible, one_or_more) = match recorded {
         true => (100.0 - one_or_more, one_or_more),
         false => (0.0, 0.0),
+    };
+    // A cycle that issued had its issuing warp eligible, so the busy cycles are among the
+    // eligible ones.
+    let idle_with_eligible_cycles: u64 = acc
+        .scheds
+        .iter()
+        .map(|s| s.eligible_cycles.saturating_sub(s.busy_cycles))
+        .sum();
+    let idle_with_eligible = match recorded {
+        true => ratio(
+            idle_with_eligible_cycles as f64 * 100.0,
+            active_sched_cycles,
+        ),
+        false => 0.0,
     };
     // Every resident warp-cycle is in one state: their sum is the resident warp-cycles,
     // which the lifecycle events give even when the states were not recorded.
@@ -1318,6 +1352,7 @@ fn finish_launch(
             issued_warp_per_scheduler: ratio(instructions, active_sched_cycles),
             no_eligible_pct: no_eligible,
             one_or_more_eligible_pct: one_or_more,
+            idle_with_eligible_pct: idle_with_eligible,
         },
         issue_slots: IssueSlots {
             width,
@@ -1336,7 +1371,14 @@ fn finish_launch(
         hints: Vec::new(),
     };
     let nsight_states = classify_map(states.iter().map(|(&s, &n)| (s, n)), Taxonomy::Nsight);
-    analysis.hints = super::rules::hints(&analysis, &nsight_states);
+    let pipe_busy: Vec<(Pipe, u64)> = Pipe::ALL
+        .into_iter()
+        .map(|pipe| {
+            let n = states.get(&WarpState::PipeBusy { pipe }).copied();
+            (pipe, n.unwrap_or(0))
+        })
+        .collect();
+    analysis.hints = super::rules::hints(&analysis, &nsight_states, &pipe_busy, policy);
     analysis
 }
 

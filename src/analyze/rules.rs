@@ -7,6 +7,8 @@
 
 use super::metrics::LaunchAnalysis;
 use crate::isa::without_control_code;
+use crate::isa::Pipe;
+use crate::sim::config::Policy;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -53,6 +55,9 @@ const TAIL_WAVES: f64 = 4.0;
 const TAIL_SHARE: f64 = 0.20;
 /// SM idle time (%) above which the tail is worth a look.
 const IDLE_SM_PCT: f64 = 10.0;
+/// Cycles in which a scheduler had an eligible warp and issued nothing, as a share (%) of its
+/// active cycles, above which the policy's idling is worth naming.
+const POLICY_IDLE_PCT: f64 = 5.0;
 /// Sectors per request above this multiple of the fewest the accesses could touch (their
 /// width × active lanes in whole sectors) are uncoalesced: 4.5 for full warps of 4-byte
 /// accesses in 32-byte sectors, whose ideal is 4.
@@ -70,7 +75,7 @@ fn advice(state: &str) -> &'static str {
         "lg_throttle" => "the LSU queue for global memory is full: fewer, wider (vectorized) and coalesced accesses",
         "branch_resolving" => "warps wait for branch targets: fewer or more uniform branches",
         "no_instruction" => "warps wait for instructions: short-lived warps spend their cycles being fetched; give each warp more work",
-        "drain" => "exited warps wait for their stores: this is the end of the kernel, little to gain",
+        "drain" => "exited warps wait for their outstanding memory operations (stores, or loads whose results are never read) before their slots free: this is the end of the kernel, little to gain unless a load's result goes unused",
         "not_selected" => "warps were eligible but another warp issued: the schedulers are busy, which is good; more warps would not help",
         "dispatch_stall" => "the dispatcher could not take the issued instruction",
         "sleeping" => "warps yielded: check yield hints in the control codes",
@@ -123,9 +128,85 @@ fn hazards(l: &LaunchAnalysis) -> Hint {
     }
 }
 
-/// The rules that fire for `l`; `nsight_states` is its warp-state breakdown under Nsight names
-/// (whatever taxonomy the report uses), so the rules read the same under both.
-pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<Hint> {
+/// Which pipes a `math_pipe_throttle` is made of, and what helps the busiest. Nsight names a
+/// busy pipe math_pipe_throttle whichever pipe it is (the DESIGN table); a memory pipe that
+/// takes an instruction every few cycles is a different problem from a saturated FMA pipe.
+fn pipe_throttle_advice(pipe_busy: &[(Pipe, u64)]) -> String {
+    let mut busy: Vec<(Pipe, u64)> = pipe_busy.iter().copied().filter(|&(_, n)| n > 0).collect();
+    busy.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let total: u64 = busy.iter().map(|&(_, n)| n).sum();
+    let Some(&(top, _)) = busy.first() else {
+        return advice("math_pipe_throttle").to_string();
+    };
+    let shares: Vec<String> = busy
+        .iter()
+        .map(|&(pipe, n)| format!("{} {:.0}%", pipe.name(), n as f64 * 100.0 / total as f64))
+        .collect();
+    let what = match top {
+        Pipe::Global => "the LSU takes global and local memory instructions more slowly than the warps issue them: fewer, wider (vectorized) accesses",
+        Pipe::Shared => "the MIO path takes shared-memory instructions more slowly than the warps issue them: fewer, wider shared-memory accesses",
+        Pipe::Branch => "the branch unit is saturated: fewer or more uniform branches",
+        Pipe::Alu | Pipe::Fma | Pipe::Mufu => "the kernel is compute bound on that pipe; spread the work over other pipes",
+    };
+    format!(
+        "the busy pipes are {} of those cycles; {what}",
+        shares.join(", ")
+    )
+}
+
+/// The policy a launch ran under, as its hints name it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunPolicy {
+    pub policy: Policy,
+    /// A launch of `warpscope study --trace`: named by the study's scheme (`none`, `fine`),
+    /// not the policy that implements it.
+    pub study_scheme: bool,
+}
+
+impl RunPolicy {
+    /// What the policy does with the eligible warps it does not issue.
+    fn idling(self) -> String {
+        let p = self.policy;
+        let name = match self.study_scheme {
+            true => format!("the {} scheme", study_name(p)),
+            false => format!("the {} policy", p.name()),
+        };
+        match p {
+            Policy::Barrel => format!("{name} gives each cycle to one warp in strict rotation, and a warp that is not ready in its turn leaves the cycle empty"),
+            Policy::Coarse => format!("{name} runs one warp until it stalls on a long operation, and the other ready warps wait for the switch and its refill"),
+            Policy::Sequential => format!("{name} runs one warp to completion before the next, and the other ready warps wait"),
+            Policy::TwoLevel => format!("{name} issues only from its active set, and ready warps outside it wait"),
+            _ => format!("{name} held eligible warps back"),
+        }
+    }
+
+    /// The policies that issue whenever a warp is eligible, in the names the launch uses.
+    fn greedy_alternatives(self) -> &'static str {
+        match self.study_scheme {
+            true => "a scheme that issues any ready warp (fine, smt)",
+            false => "a policy that issues any eligible warp (lrr, gto)",
+        }
+    }
+}
+
+/// A policy by the name of the study scheme it implements (`fine` for lrr, `none` for
+/// sequential).
+fn study_name(policy: Policy) -> &'static str {
+    Policy::STUDY_ALIASES
+        .iter()
+        .find(|(_, p)| *p == policy)
+        .map_or(policy.name(), |(alias, _)| alias)
+}
+
+/// The rules that fire for `l`, recorded under `policy`; `nsight_states` is its warp-state
+/// breakdown under Nsight names (whatever taxonomy the report uses), so the rules read the
+/// same under both, and `pipe_busy` the warp-cycles of its `pipe_busy` reasons by pipe.
+pub fn hints(
+    l: &LaunchAnalysis,
+    nsight_states: &BTreeMap<String, u64>,
+    pipe_busy: &[(Pipe, u64)],
+    policy: RunPolicy,
+) -> Vec<Hint> {
     let mut out = Vec::new();
     if l.hazards > 0 {
         out.push(hazards(l));
@@ -133,6 +214,8 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
     if l.warp_instructions == 0 || l.cycles == 0 {
         return out;
     }
+    let s = &l.scheduler;
+    let policy_idles = l.warp_states_recorded && s.idle_with_eligible_pct >= POLICY_IDLE_PCT;
     let issued = l.warp_instructions as f64;
     let total: u64 = nsight_states.values().sum();
     let per_issue = total as f64 / issued;
@@ -150,10 +233,13 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
                     "On average each warp spends {:.1} cycles in {name} per issued instruction, {:.0}% of the {per_issue:.1} cycles between two issues: {}.",
                     cycles as f64 / issued,
                     share * 100.0,
-                    advice(name)
+                    match name.as_str() {
+                        "math_pipe_throttle" => pipe_throttle_advice(pipe_busy),
+                        _ => advice(name).to_string(),
+                    }
                 ),
             });
-        } else if share >= DOMINANT_STALL_SHARE {
+        } else if share >= DOMINANT_STALL_SHARE && !policy_idles {
             out.push(Hint {
                 severity: Severity::Inf,
                 rule: "dominant_stall",
@@ -164,6 +250,20 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
                 ),
             });
         }
+    }
+    if policy_idles {
+        let not_selected = nsight_states.get("not_selected").copied().unwrap_or(0);
+        out.push(Hint {
+            severity: Severity::Opt,
+            rule: "policy_idle",
+            message: format!(
+                "Schedulers issued nothing in {:.1}% of their active cycles although a warp was eligible: {}. not_selected ({:.0}% of warp-cycles) includes the eligible warps' cycles in those empty slots; {} would use them.",
+                s.idle_with_eligible_pct,
+                policy.idling(),
+                not_selected as f64 * 100.0 / total.max(1) as f64,
+                policy.greedy_alternatives(),
+            ),
+        });
     }
     let o = &l.occupancy;
     if o.theoretical_pct > 0.0 && o.achieved_pct < o.theoretical_pct * OCCUPANCY_GAP {
@@ -182,7 +282,7 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
                 l.launch.waves_per_sm.fract()
             )
         } else {
-            "warps that exit early leave their slots empty until their whole block retires, and the SMs wait for new blocks".to_string()
+            "warp slots stay empty between a block's retirement and the next block's arrival, and warps of a block that exit early leave theirs empty until the whole block retires".to_string()
         };
         out.push(Hint {
             severity: Severity::Opt,
@@ -229,7 +329,6 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
             ),
         });
     }
-    let s = &l.scheduler;
     if l.warp_states_recorded && s.no_eligible_pct > 50.0 {
         out.push(Hint {
             severity: Severity::Inf,
@@ -279,4 +378,24 @@ pub fn hints(l: &LaunchAnalysis, nsight_states: &BTreeMap<String, u64>) -> Vec<H
     }
     out.sort_by_key(|h| h.severity);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipe_throttle_names_its_pipes_and_advises_on_the_busiest() {
+        let busy = [(Pipe::Fma, 30), (Pipe::Global, 90), (Pipe::Alu, 0)];
+        let words = pipe_throttle_advice(&busy);
+        assert!(
+            words.starts_with("the busy pipes are global 75%, fma 25% of those cycles;")
+                && words.contains("the LSU takes global and local memory instructions"),
+            "{words}"
+        );
+        let words = pipe_throttle_advice(&[(Pipe::Fma, 5)]);
+        assert!(words.contains("compute bound on that pipe"), "{words}");
+        // Without a pipe_busy reason (a trace of another taxonomy's making) the plain advice.
+        assert_eq!(pipe_throttle_advice(&[]), advice("math_pipe_throttle"));
+    }
 }

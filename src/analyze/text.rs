@@ -146,6 +146,11 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         "One or More Eligible [%]",
         states(format!("{:.2}", s.one_or_more_eligible_pct)),
     );
+    row(
+        out,
+        "Idle With Eligible Warps [%]",
+        states(format!("{:.2}", s.idle_with_eligible_pct)),
+    );
     let _ = writeln!(out);
 
     section(out, "Warp State Statistics");

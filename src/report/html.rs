@@ -406,6 +406,10 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
                 "One or More Eligible [%]",
                 states(format!("{:.2}", s.one_or_more_eligible_pct)),
             ),
+            (
+                "Idle With Eligible Warps [%]",
+                states(format!("{:.2}", s.idle_with_eligible_pct)),
+            ),
         ],
     );
 

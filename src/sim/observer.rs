@@ -59,7 +59,8 @@ pub enum WarpState {
     BranchResolving,
     /// No instruction fetched yet (just launched).
     NoInstruction,
-    /// Exited, stores or loads still outstanding.
+    /// Exited, instructions still in flight (loads, stores, or its last instructions): its slot
+    /// frees when they complete.
     Drain,
     /// Yielded (control-code yield hint).
     Sleeping,
@@ -110,7 +111,7 @@ impl WarpState {
             WarpState::TableFull => "no free scoreboard entry".into(),
             WarpState::BranchResolving => "waiting for a branch to resolve".into(),
             WarpState::NoInstruction => "no instruction fetched yet".into(),
-            WarpState::Drain => "exited, memory operations outstanding".into(),
+            WarpState::Drain => "exited, instructions still in flight".into(),
             WarpState::Sleeping => "yielded".into(),
         }
     }

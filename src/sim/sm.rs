@@ -884,13 +884,15 @@ impl Sm {
         let scheduler = w.scheduler as usize;
         let hot = &self.hot[slot as usize];
         if hot.done {
-            // Exited: waiting for its memory operations, or for its last instruction.
-            return if w.mem_inflight > 0 {
-                (WarpState::Drain, u64::MAX)
-            } else if cycle < w.stall_until {
-                (WarpState::StallCount, w.stall_until)
-            } else {
-                (WarpState::StallCount, u64::MAX)
+            // Exited, waiting for its memory operations or its last instructions to complete:
+            // a stall count holds nothing back, there is no next instruction. Only the
+            // non-pipelined core (seed 000) waits out its last instruction's stages as it
+            // waits out every other's.
+            let non_pipelined = matches!(config.sm.core, CoreModel::NonPipelined { .. });
+            return match non_pipelined && w.mem_inflight == 0 {
+                true if cycle < w.stall_until => (WarpState::StallCount, w.stall_until),
+                true => (WarpState::StallCount, u64::MAX),
+                false => (WarpState::Drain, u64::MAX),
             };
         }
         if w.at_barrier {
