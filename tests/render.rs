@@ -1915,3 +1915,114 @@ fn a_width_under_the_smallest_or_over_the_largest_is_refused() {
     assert!(text.contains("--width <PX>"), "{text}");
     assert!(text.contains("--width 600"), "an example: {text}");
 }
+
+/// The instruction column's text of each row of a source chart, in row order.
+fn source_instructions(c: &Chart) -> Vec<String> {
+    let all = texts(&c.svg);
+    c.rows
+        .iter()
+        .map(|r| {
+            let y = (r.top + r.bottom) as f64 / 2.0;
+            // Left of the row: its PC (at the margin), then the instruction; the stall total
+            // is further right.
+            all.iter()
+                .filter(|t| t.anchor == "start" && t.x > 16.0 && (t.y - y).abs() < 1.0)
+                .min_by(|a, b| a.x.total_cmp(&b.x))
+                .unwrap_or_else(|| panic!("no instruction on row {}", r.label))
+                .text
+                .clone()
+        })
+        .collect()
+}
+
+#[test]
+fn a_narrow_source_chart_keeps_each_instructions_opcode_and_drops_offsets_and_control_codes() {
+    use warpscope::isa::{listing_instruction, listing_opcode};
+    let narrow = RenderOptions {
+        width: Some(400),
+        ..RenderOptions::default()
+    };
+    let replayed = replayed("v5-ampere-reduce", "v5-ampere-reduce-narrow.wstrace");
+    // (trace, a listing line, how it reads at 400 pixels)
+    let known = [
+        (
+            sample("vecadd.small.barriers.wstrace"),
+            "[B01----:R-:W-:-:S01] FADD R6, R4, R5",
+            "FADD R6, …",
+        ),
+        (
+            sample("vecadd.small.barriers.wstrace"),
+            "[B------:R-:W-:-:S01] @P0 EXIT",
+            "@P0 EXIT",
+        ),
+        (
+            sample("matmul.volta.gto.wstrace"),
+            "ISETP.GE P0, R0, %param.n",
+            "ISETP.GE …",
+        ),
+        (
+            replayed.clone(),
+            "/*0060*/ LDG.E R4, [R2]",
+            "LDG.E R4, [R2]",
+        ),
+        (
+            replayed.clone(),
+            "/*0040*/ ISETP.GE.AND P0, R3, UR4",
+            "ISETP.GE.AND …",
+        ),
+    ];
+    for (trace, line, reads) in &known {
+        let c = render(ChartKind::Source, trace, &narrow);
+        let a = analyze_file(trace, Taxonomy::Nsight).unwrap();
+        let listing: Vec<&str> = a
+            .launches
+            .iter()
+            .flat_map(|l| &l.source)
+            .map(|s| s.text.as_str())
+            .collect();
+        let shown = source_instructions(&c);
+        let at = listing
+            .iter()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("no `{line}` in {listing:?}"));
+        assert_eq!(shown[at], *reads, "`{line}` of {trace:?}: {shown:?}");
+    }
+    for trace in [
+        sample("matmul.volta.gto.wstrace"),
+        sample("vecadd.small.barriers.wstrace"),
+        sample("reduce.small.gto.wstrace"),
+        replayed,
+    ] {
+        let c = render(ChartKind::Source, &trace, &narrow);
+        check_text(&c, &format!("source of {trace:?} at 400"));
+        let a = analyze_file(&trace, Taxonomy::Nsight).unwrap();
+        let lines: Vec<&warpscope::analyze::SourceLine> =
+            a.launches.iter().flat_map(|l| &l.source).collect();
+        let shown = source_instructions(&c);
+        assert_eq!(shown.len(), lines.len());
+        for (text, line) in shown.iter().zip(&lines) {
+            let instruction = listing_instruction(&line.text);
+            let opcode = listing_opcode(&line.text);
+            let guard_and_opcode = &instruction[..instruction.find(opcode).unwrap() + opcode.len()];
+            // Whole, or the guard and opcode whole, then whole operands and an ellipsis; an
+            // opcode too long for the column is the one thing cut inside (BAR.SYNC.DEFER_…).
+            let cut = text.strip_suffix('…');
+            let ok = text == instruction
+                || cut.is_some_and(|kept| {
+                    kept.starts_with(&format!("{guard_and_opcode} "))
+                        && instruction.starts_with(kept.trim_end_matches([' ', ',']))
+                        || kept.len() >= 12 && guard_and_opcode.starts_with(kept)
+                });
+            assert!(ok, "`{}` shown as `{text}` in {trace:?}", line.text);
+            assert!(!text.starts_with("/*") && !text.starts_with('['), "{text}");
+            // The row's hover region keeps the line whole.
+            assert!(
+                c.regions.iter().any(|r| r
+                    .text
+                    .starts_with(&format!("PC {}: {}", line.pc, line.text))),
+                "no region has `{}` whole",
+                line.text
+            );
+        }
+    }
+}
