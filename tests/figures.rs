@@ -344,3 +344,177 @@ fn render_width_sets_the_pdf_page_width_in_points() {
         );
     }
 }
+
+/// The `width` attribute of an SVG's root element.
+fn root_width(svg: &str) -> u32 {
+    let root = &svg[svg.find("<svg").unwrap()..];
+    let root = &root[..root.find('>').unwrap()];
+    let from = root.find(" width=\"").unwrap() + " width=\"".len();
+    root[from..from + root[from..].find('"').unwrap()]
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn report_width_lays_out_every_figure_and_the_pages_charts_at_that_width() {
+    let trace = sample("reduce.small.gto.wstrace");
+    let dir = tmp("report-narrow");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = warpscope(&[
+        "report",
+        trace.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+        "--figures",
+        "svg,pdf",
+        "--width",
+        "500",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("the charts as SVG and PDF, 500 px wide"),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    for kind in ChartKind::ALL {
+        let name = kind.name();
+        let narrow = chart(
+            kind,
+            std::slice::from_ref(&trace),
+            &RenderOptions {
+                width: Some(500),
+                ..RenderOptions::default()
+            },
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        assert_eq!(root_width(&svg), 500, "{name}.svg");
+        // The chart `render --width 500` draws, not the default one cut or scaled.
+        assert!(svg == narrow.svg, "{name}.svg is not render's chart at 500");
+        assert!(
+            svg != reduce_chart(kind).svg,
+            "{name}.svg is the default chart"
+        );
+        let pdf = std::fs::read(dir.join(format!("{name}.pdf"))).unwrap();
+        assert!(
+            pdf == encode(&narrow.svg, FigureFormat::Pdf, 2).unwrap(),
+            "{name}.pdf"
+        );
+        let media_box = format!("/MediaBox [0 0 500 {}]", narrow.height);
+        assert!(
+            String::from_utf8_lossy(&pdf).contains(&media_box),
+            "{name}.pdf: no {media_box}"
+        );
+        // The page inlines the same chart (its tooltips added before its end).
+        let body = &narrow.svg[..narrow.svg.rfind("</svg>").unwrap()];
+        assert!(
+            html.contains(body),
+            "the page's {name} chart is not the figure"
+        );
+    }
+
+    // Several traces: the comparison's stall chart is the one figure, at the width too.
+    let lrr = sample("reduce.small.lrr.wstrace");
+    let compared = tmp("report-narrow-compared");
+    let _ = std::fs::remove_dir_all(&compared);
+    let out = warpscope(&[
+        "report",
+        trace.to_str().unwrap(),
+        lrr.to_str().unwrap(),
+        "-o",
+        compared.to_str().unwrap(),
+        "--width",
+        "400",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stalls = std::fs::read_to_string(compared.join("stalls.svg")).unwrap();
+    let expected = chart(
+        ChartKind::Stalls,
+        &[trace.clone(), lrr.clone()],
+        &RenderOptions {
+            width: Some(400),
+            ..RenderOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(root_width(&stalls), 400);
+    assert!(stalls == expected.svg, "the compared stalls.svg at 400");
+
+    // Without --width, the charts' own widths, as before.
+    let own = tmp("report-own-width");
+    let _ = std::fs::remove_dir_all(&own);
+    let out = warpscope(&[
+        "report",
+        trace.to_str().unwrap(),
+        "-o",
+        own.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    for kind in ChartKind::ALL {
+        let svg = std::fs::read_to_string(own.join(format!("{}.svg", kind.name()))).unwrap();
+        assert!(svg == reduce_chart(kind).svg, "{}.svg", kind.name());
+    }
+}
+
+#[test]
+fn report_and_profile_refuse_a_bad_width_as_render_does() {
+    let trace = sample("vecadd_tiny.tiny.wstrace");
+    let trace = trace.to_str().unwrap();
+    let dir = tmp("report-bad-width");
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir = dir.to_str().unwrap();
+    let svg = tmp("bad-width.svg");
+    // clap's first line (`error: invalid value ... for '--width <PX>': ...`) is render's, word
+    // for word.
+    let first_line = |o: &std::process::Output| -> String {
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        stderr.lines().next().unwrap_or_default().to_string()
+    };
+    for width in ["399", "10001", "0", "wide"] {
+        let render = first_line(&warpscope(&[
+            "render",
+            trace,
+            "--chart",
+            "dispatch",
+            "--width",
+            width,
+            "-o",
+            svg.to_str().unwrap(),
+        ]));
+        assert!(render.contains("--width <PX>"), "{render}");
+        let report = first_line(&warpscope(&["report", trace, "-o", dir, "--width", width]));
+        assert_eq!(report, render, "report --width {width}");
+        let profile = first_line(&warpscope(&["profile", "-o", dir, "--width", width]));
+        assert_eq!(profile, render, "profile --width {width}");
+    }
+    assert!(!Path::new(dir).exists(), "a refused command wrote {dir}");
+    // The library refuses it too, before reading the traces, in render's words.
+    let e =
+        warpscope::report::build(&[sample("vecadd_tiny.tiny.wstrace")], Some(10_001)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "a chart's width must be 400 to 10000 pixels, not 10001"
+    );
+    // Both commands' help says what the width applies to there.
+    for command in ["report", "profile"] {
+        let help = warpscope(&[command, "--help"]);
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(text.contains("--width <PX>"), "{command}: {text}");
+        assert!(text.contains("400 to 10000"), "{command}: {text}");
+        assert!(
+            text.contains("The page shows these same charts"),
+            "{command}: {text}"
+        );
+    }
+}

@@ -841,7 +841,7 @@ fn chart_text_is_readable_and_clear_of_other_text_in_every_chart() {
     );
     check_text(&c, "dispatch of the tiny trace");
     // 96 SMs: rows thinner than their labels, labelled every few rows.
-    let wide = record_vecadd_warps(384, 96);
+    let wide = record_vecadd_warps("text", 384, 96);
     for kind in ChartKind::ALL {
         let c = render(kind, &wide, &RenderOptions::default());
         check_text(&c, &format!("{kind:?} of 96 SMs"));
@@ -1429,9 +1429,10 @@ fn what_the_charts_keep_does_not_grow_with_the_trace() {
     }
 }
 
-/// Records `kernels/vecadd.sasm` over `blocks` one-warp blocks on `small` with `sms` SMs.
-fn record_vecadd_warps(blocks: u32, sms: u32) -> PathBuf {
-    let path = tmp(&format!("vecadd.{blocks}x32.{sms}sms.wstrace"));
+/// Records `kernels/vecadd.sasm` over `blocks` one-warp blocks on `small` with `sms` SMs, into
+/// a file of `test`'s own: tests run at once, and two writing one file collide.
+fn record_vecadd_warps(test: &str, blocks: u32, sms: u32) -> PathBuf {
+    let path = tmp(&format!("{test}.vecadd.{blocks}x32.{sms}sms.wstrace"));
     let status = Command::new(env!("CARGO_BIN_EXE_warpscope"))
         .args(["record", "kernels/vecadd.sasm", "--gpu", "small"])
         .args(["--sms", &sms.to_string()])
@@ -1472,8 +1473,8 @@ fn tooltip_number(text: &str, word: &str) -> f64 {
 fn a_dispatch_chart_of_many_blocks_draws_bands_within_the_size_bound() {
     // A bar per block made 1.1 MB of SVG for the 6,000 blocks and 3.5 MB for the 24,000, and
     // kept a span and a tooltip per block; bands per SM and column keep the same for both.
-    let few = record_vecadd_warps(6000, 2);
-    let many = record_vecadd_warps(24_000, 2);
+    let few = record_vecadd_warps("bins", 6000, 2);
+    let many = record_vecadd_warps("bins", 24_000, 2);
     let options = RenderOptions::default();
     let mut kept = Vec::new();
     for (path, blocks) in [(&few, 6000u64), (&many, 24_000)] {
@@ -1610,10 +1611,11 @@ fn a_zoomed_cycle_axis_labels_whole_cycles_only() {
 }
 
 /// `kernels/reduce.json` on `small` under `coarse` (it switches: refills in the slots grid)
-/// recorded at `verbosity` into `render/reduce-v{verbosity}/reduce.wstrace`: one file name, so
-/// the charts of the two verbosities name the trace alike.
-fn record_reduce_at(verbosity: u8) -> PathBuf {
-    let dir = tmp(&format!("reduce-v{verbosity}"));
+/// recorded at `verbosity` into `render/TEST.reduce-v{verbosity}/reduce.wstrace`: one file
+/// name, so the charts of the two verbosities name the trace alike, in a directory of `test`'s
+/// own, as tests run at once and two writing one file collide.
+fn record_reduce_at(test: &str, verbosity: u8) -> PathBuf {
+    let dir = tmp(&format!("{test}.reduce-v{verbosity}"));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("reduce.wstrace");
     let o = Command::new(env!("CARGO_BIN_EXE_warpscope"))
@@ -1630,7 +1632,7 @@ fn record_reduce_at(verbosity: u8) -> PathBuf {
 
 #[test]
 fn charts_drawn_from_warp_states_say_a_verbosity_0_trace_has_none_and_the_others_are_unchanged() {
-    let (quiet, full) = (record_reduce_at(0), record_reduce_at(1));
+    let (quiet, full) = (record_reduce_at("states", 0), record_reduce_at("states", 1));
     let note = "warp states were not recorded (the trace was recorded with --verbosity 0); \
                 record with --verbosity 1 (the default) or 2 to see them";
     let said = |c: &Chart| {
@@ -1754,8 +1756,8 @@ fn root_width(svg: &str) -> u32 {
 fn every_chart_lays_out_at_the_width_asked_for_with_its_text_inside() {
     let gto = sample("reduce.small.gto.wstrace");
     let lrr = sample("reduce.small.lrr.wstrace");
-    let quiet = record_reduce_at(0);
-    let wide = record_vecadd_warps(384, 96);
+    let quiet = record_reduce_at("width", 0);
+    let wide = record_vecadd_warps("width", 384, 96);
     let zoom = RenderOptions {
         from: Some(100),
         to: Some(160),
@@ -1914,4 +1916,115 @@ fn a_width_under_the_smallest_or_over_the_largest_is_refused() {
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(text.contains("--width <PX>"), "{text}");
     assert!(text.contains("--width 600"), "an example: {text}");
+}
+
+/// The instruction column's text of each row of a source chart, in row order.
+fn source_instructions(c: &Chart) -> Vec<String> {
+    let all = texts(&c.svg);
+    c.rows
+        .iter()
+        .map(|r| {
+            let y = (r.top + r.bottom) as f64 / 2.0;
+            // Left of the row: its PC (at the margin), then the instruction; the stall total
+            // is further right.
+            all.iter()
+                .filter(|t| t.anchor == "start" && t.x > 16.0 && (t.y - y).abs() < 1.0)
+                .min_by(|a, b| a.x.total_cmp(&b.x))
+                .unwrap_or_else(|| panic!("no instruction on row {}", r.label))
+                .text
+                .clone()
+        })
+        .collect()
+}
+
+#[test]
+fn a_narrow_source_chart_keeps_each_instructions_opcode_and_drops_offsets_and_control_codes() {
+    use warpscope::isa::{listing_instruction, listing_opcode};
+    let narrow = RenderOptions {
+        width: Some(400),
+        ..RenderOptions::default()
+    };
+    let replayed = replayed("v5-ampere-reduce", "v5-ampere-reduce-narrow.wstrace");
+    // (trace, a listing line, how it reads at 400 pixels)
+    let known = [
+        (
+            sample("vecadd.small.barriers.wstrace"),
+            "[B01----:R-:W-:-:S01] FADD R6, R4, R5",
+            "FADD R6, …",
+        ),
+        (
+            sample("vecadd.small.barriers.wstrace"),
+            "[B------:R-:W-:-:S01] @P0 EXIT",
+            "@P0 EXIT",
+        ),
+        (
+            sample("matmul.volta.gto.wstrace"),
+            "ISETP.GE P0, R0, %param.n",
+            "ISETP.GE …",
+        ),
+        (
+            replayed.clone(),
+            "/*0060*/ LDG.E R4, [R2]",
+            "LDG.E R4, [R2]",
+        ),
+        (
+            replayed.clone(),
+            "/*0040*/ ISETP.GE.AND P0, R3, UR4",
+            "ISETP.GE.AND …",
+        ),
+    ];
+    for (trace, line, reads) in &known {
+        let c = render(ChartKind::Source, trace, &narrow);
+        let a = analyze_file(trace, Taxonomy::Nsight).unwrap();
+        let listing: Vec<&str> = a
+            .launches
+            .iter()
+            .flat_map(|l| &l.source)
+            .map(|s| s.text.as_str())
+            .collect();
+        let shown = source_instructions(&c);
+        let at = listing
+            .iter()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("no `{line}` in {listing:?}"));
+        assert_eq!(shown[at], *reads, "`{line}` of {trace:?}: {shown:?}");
+    }
+    for trace in [
+        sample("matmul.volta.gto.wstrace"),
+        sample("vecadd.small.barriers.wstrace"),
+        sample("reduce.small.gto.wstrace"),
+        replayed,
+    ] {
+        let c = render(ChartKind::Source, &trace, &narrow);
+        check_text(&c, &format!("source of {trace:?} at 400"));
+        let a = analyze_file(&trace, Taxonomy::Nsight).unwrap();
+        let lines: Vec<&warpscope::analyze::SourceLine> =
+            a.launches.iter().flat_map(|l| &l.source).collect();
+        let shown = source_instructions(&c);
+        assert_eq!(shown.len(), lines.len());
+        for (text, line) in shown.iter().zip(&lines) {
+            let instruction = listing_instruction(&line.text);
+            let opcode = listing_opcode(&line.text);
+            let guard_and_opcode = &instruction[..instruction.find(opcode).unwrap() + opcode.len()];
+            // Whole, or the guard and opcode whole, then whole operands and an ellipsis; an
+            // opcode too long for the column is the one thing cut inside (BAR.SYNC.DEFER_…).
+            let cut = text.strip_suffix('…');
+            let ok = text == instruction
+                || cut.is_some_and(|kept| {
+                    kept.starts_with(&format!("{guard_and_opcode} "))
+                        && instruction.starts_with(kept.trim_end_matches([' ', ',']))
+                        || kept.len() >= 12 && guard_and_opcode.starts_with(kept)
+                });
+            assert!(ok, "`{}` shown as `{text}` in {trace:?}", line.text);
+            assert!(!text.starts_with("/*") && !text.starts_with('['), "{text}");
+            // The row's hover region keeps the line whole.
+            assert!(
+                c.regions.iter().any(|r| r
+                    .text
+                    .starts_with(&format!("PC {}: {}", line.pc, line.text))),
+                "no region has `{}` whole",
+                line.text
+            );
+        }
+    }
 }

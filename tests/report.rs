@@ -347,7 +347,7 @@ fn a_faulting_kernel_still_gets_a_partial_report() {
     )
     .unwrap();
     assert!(outcome.fault.is_some());
-    let report = warpscope::report::build(&[trace]).unwrap();
+    let report = warpscope::report::build(std::slice::from_ref(&trace), None).unwrap();
     let timeline = &report.traces[0]
         .charts
         .iter()
@@ -362,6 +362,19 @@ fn a_faulting_kernel_still_gets_a_partial_report() {
     );
     let page = warpscope::report::html::page(&report);
     assert!(page.contains("watchdog: stopped after 0 cycles"));
+    // At a report's --width the box is that wide, its text cut inside it.
+    let narrow = warpscope::report::build(&[trace], Some(400)).unwrap();
+    for c in &narrow.traces[0].charts {
+        assert!(c.svg.contains("width=\"400\""), "{}: {}", c.name, c.svg);
+        if c.name == "timeline" {
+            assert!(
+                c.svg
+                    .contains("timeline: no warp was resident in cycles 0…</text>"),
+                "{}",
+                c.svg
+            );
+        }
+    }
 
     let o = ws_in(&d, &["profile", "missing.json"]);
     assert_eq!(o.status.code(), Some(1));
@@ -678,7 +691,7 @@ fn a_trace_of_several_launches_is_titled_by_all_its_kernels() {
                 trace.to_str().unwrap(),
             ],
         ));
-        let report = warpscope::report::build(&[trace]).unwrap();
+        let report = warpscope::report::build(&[trace], None).unwrap();
         let page = warpscope::report::html::page(&report);
         let title = warpscope::report::html::page_title(&report);
         assert!(

@@ -578,7 +578,7 @@ mod outputs {
              (one scheme per launch)"
         );
         assert_eq!(captions.distinctions, ["one scheme per launch"]);
-        let report = warpscope::report::build(&[path]).unwrap();
+        let report = warpscope::report::build(&[path], None).unwrap();
         let page = warpscope::report::html::page(&report);
         assert!(page.contains(
             "<title>warpscope report — st.wstrace: multithreading study \

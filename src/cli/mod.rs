@@ -80,7 +80,8 @@ fn with_help(arg: clap::Arg, text: &'static str) -> clap::Arg {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record, analyze and report in one step; without arguments, the bundled example.
-    #[command(after_help = profile::EXAMPLES)]
+    #[command(after_help = profile::EXAMPLES,
+              mut_arg("width", |a| with_help(a, report::WIDTH_HELP)))]
     Profile(Box<profile::ProfileArgs>),
     /// Run a launch file, or a kernel with --grid/--block/--param, on the timing simulator.
     #[command(after_help = run::EXAMPLES, mut_arg("gpu", |a| with_help(a, config::GPU_HELP_LAUNCH)))]
@@ -99,7 +100,8 @@ pub enum Command {
               mut_arg("kernel", |a| with_help(a, render::KERNEL_HELP)))]
     Render(render::RenderArgs),
     /// Write the HTML report (with charts), report.txt and report.json for one or more traces.
-    #[command(after_help = report::EXAMPLES)]
+    #[command(after_help = report::EXAMPLES,
+              mut_arg("width", |a| with_help(a, report::WIDTH_HELP)))]
     Report(report::ReportArgs),
     /// Compare traces: every metric beside the baseline(s), with differences and z-scores.
     #[command(after_help = compare::EXAMPLES)]

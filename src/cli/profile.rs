@@ -122,7 +122,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     spinner.set_message("analyzing and rendering the report");
     let recorded = outcome?;
     let outcome = &recorded.outcome;
-    let built = report::build(std::slice::from_ref(&trace_path));
+    let built = report::build(std::slice::from_ref(&trace_path), args.figures.layout.width);
     spinner.finish_and_clear();
     let built = built?;
     let index = write_report(&dir, &built, &args.figures)?;

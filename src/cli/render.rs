@@ -118,10 +118,8 @@ pub struct RenderArgs {
     /// density).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
     pub scale: Option<u32>,
-    /// The chart's width in pixels (PDF: points), 400 to 10000 [default: the chart's own, 1000
-    /// to 1200]; text keeps its size, so a narrower chart scaled to a column has larger text.
-    #[arg(long, value_name = "PX", value_parser = parse_width)]
-    pub width: Option<u32>,
+    #[command(flatten)]
+    pub layout: WidthArg,
     #[command(flatten)]
     pub window: WindowArgs,
     #[command(flatten)]
@@ -150,6 +148,17 @@ pub struct WindowArgs {
     /// Only this SM.
     #[arg(long, value_name = "N")]
     pub sm: Option<u32>,
+}
+
+/// `--width`: the width charts are laid out at, for `render` and for the charts `report` and
+/// `profile` draw (whose help says what it applies to there: [`super::report::WIDTH_HELP`]).
+/// One definition, so that every command takes and refuses the same widths in the same words.
+#[derive(Debug, Args, Default)]
+pub struct WidthArg {
+    /// The chart's width in pixels (PDF: points), 400 to 10000 [default: the chart's own, 1000
+    /// to 1200]; text keeps its size, so a narrower chart scaled to a column has larger text.
+    #[arg(long, value_name = "PX", value_parser = parse_width)]
+    pub width: Option<u32>,
 }
 
 /// `--width`: a whole number of pixels within the range every chart lays out in.
@@ -208,7 +217,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         from: args.window.from,
         to: args.window.to,
         sm: args.window.sm,
-        width: args.width,
+        width: args.layout.width,
         kernel: args.kernel.kernel.clone(),
     };
     let kind = ChartKind::from(args.chart);

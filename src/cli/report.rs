@@ -1,7 +1,7 @@
 //! `warpscope report TRACE [MORE...] -o DIR`: index.html (self-contained), report.txt and
 //! report.json for one trace, or a comparison of several (the first is the baseline).
 
-use super::render::FormatArg;
+use super::render::{FormatArg, WidthArg};
 use super::{emit, write_file_atomically};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -16,13 +16,16 @@ Examples:
   warpscope report traces/reduce.small.gto.wstrace -o report-reduce
   warpscope report traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace -o gto-vs-lrr
   warpscope report traces/reduce.small.gto.wstrace -o report-reduce --figures svg,pdf   # + PDFs for a paper
+  warpscope report traces/reduce.small.gto.wstrace -o fig-reduce --figures pdf --width 600   # two-column figures
 
 Writes DIR/index.html (one file: tables, inline SVG charts with tooltips, light and dark
 scheme, no network access), the charts as DIR/CHART.svg (for several traces only the stall comparison, DIR/stalls.svg; the page has every chart), DIR/report.txt (as `analyze` prints it) and DIR/report.json:
 {\"traces\": [{\"trace\", \"analysis\"}], \"comparison\"}, each analysis as `analyze --format json`
 prints it and the comparison (null for one trace) as `compare --format json`. With several traces
 the first is the baseline of the comparison. --figures adds each chart as a vector PDF (text as
-outlines) or a PNG (--scale pixels per SVG pixel), as `render` writes them.";
+outlines) or a PNG (--scale pixels per SVG pixel), as `render` writes them. --width lays every
+chart out that wide, as `render --width` does, on the page as in the files: the page previews
+the figures (see `render --help` for the text size a width gives in a paper's column).";
 
 /// Which files the charts are written as, besides the page (shared by `report` and `profile`).
 #[derive(Debug, Args)]
@@ -40,7 +43,18 @@ pub struct FigureArgs {
     /// PNG figures: device pixels per SVG pixel.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
     pub scale: u32,
+    /// The charts' width: render's option, in the words of [`WIDTH_HELP`].
+    #[command(flatten)]
+    pub layout: WidthArg,
 }
+
+/// `--width` in the words of `report` and `profile`: it applies to every chart, the files and
+/// the page alike.
+pub const WIDTH_HELP: &str = "Lay every chart out this many pixels wide (PDF: points), 400 to \
+     10000 [default: each chart's own, 1000 to 1200], as render --width does: text keeps its \
+     size, so a narrower chart scaled to a paper's column has larger text. The page shows \
+     these same charts, a preview of the figures as written (each chart drawn once; a time \
+     chart bins into fewer columns)";
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -86,10 +100,14 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     for t in &args.traces {
         super::expect_warpscope_trace(t)?;
     }
-    let report = report::build(&args.traces)?;
+    let report = report::build(&args.traces, args.figures.layout.width)?;
     let index = write_report(&args.output, &report, &args.figures)?;
+    let wide = match args.figures.layout.width {
+        Some(width) => format!(", {width} px wide"),
+        None => String::new(),
+    };
     emit(&format!(
-        "wrote {} (and report.txt, report.json, the charts as {}) for {} trace{}\n",
+        "wrote {} (and report.txt, report.json, the charts as {}{wide}) for {} trace{}\n",
         index.display(),
         figure_formats(&args.figures),
         args.traces.len(),

@@ -108,9 +108,10 @@ pub fn without_control_code(line: &str) -> &str {
     }
 }
 
-/// The opcode with its modifiers of a listing line (`LDG.E.64`), past a replay's `/*00a0*/`
-/// PC, a control code and a guard predicate; empty for an empty line.
-pub fn listing_opcode(line: &str) -> &str {
+/// The instruction of a listing line, past a replay's `/*00a0*/` PC and a control code:
+/// `/*0040*/ @P0 BRA 0x80` → `@P0 BRA 0x80`, `[B------:R-:W-:-:S01] FADD R6, R4, R5` →
+/// `FADD R6, R4, R5`; what a column too narrow for the whole line shows first.
+pub fn listing_instruction(line: &str) -> &str {
     let line = line.trim_start();
     let line = match line
         .strip_prefix("/*")
@@ -120,6 +121,12 @@ pub fn listing_opcode(line: &str) -> &str {
         None => line,
     };
     without_control_code(line.trim_start())
+}
+
+/// The opcode with its modifiers of a listing line (`LDG.E.64`), past a replay's `/*00a0*/`
+/// PC, a control code and a guard predicate; empty for an empty line.
+pub fn listing_opcode(line: &str) -> &str {
+    listing_instruction(line)
         .split_whitespace()
         .find(|token| !token.starts_with('@'))
         .unwrap_or("")
@@ -173,6 +180,12 @@ mod tests {
 
     #[test]
     fn the_opcode_of_a_listing_line_skips_pc_control_code_and_guard() {
+        assert_eq!(listing_instruction("/*0040*/ @P0 BRA 0x80"), "@P0 BRA 0x80");
+        assert_eq!(
+            listing_instruction("[B------:R-:W-:-:S01] FADD R6, R4, R5"),
+            "FADD R6, R4, R5"
+        );
+        assert_eq!(listing_instruction("EXIT"), "EXIT");
         assert_eq!(listing_opcode("/*0098*/ LDG.E.64 R4, [R2]"), "LDG.E.64");
         assert_eq!(
             listing_opcode("[B------:R-:W-:-:S01] @!P0 LDG R1, [R0]"),

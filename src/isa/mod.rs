@@ -13,7 +13,7 @@ mod display;
 mod opcode;
 
 pub use control::ControlCode;
-pub use display::{listing_opcode, without_control_code};
+pub use display::{listing_instruction, listing_opcode, without_control_code};
 pub use opcode::{BranchCond, CmpOp, MufuFn, Opcode, OperandKind, Pipe};
 
 use serde::{Deserialize, Serialize};

@@ -31,9 +31,10 @@
 //! label columns and legends are sized from them with [`text_width`], so they grow with the
 //! text. A title or subtitle too long for the canvas (a long kernel name or trace path, many
 //! traces compared) wraps onto a second line, the chart growing to make room, and is cut with
-//! an ellipsis past it (`Header`); text in a column of fixed width (the source listing's
-//! instructions and launch headings) is cut with an ellipsis (`ellipsize`), whole in the
-//! row's hover region. The study's grids (`crate::study::svg`) use the same sizes.
+//! an ellipsis past it (`Header`); text in a column of fixed width (the source listing's launch
+//! headings) is cut with an ellipsis (`ellipsize`), and the source listing's instructions
+//! are shortened to their opcode and first operands (`source`), each whole in the row's hover
+//! region. The study's grids (`crate::study::svg`) use the same sizes.
 //!
 //! A chart's width is its own (1000 to 1200 pixels) unless [`RenderOptions::width`] asks for
 //! another, from [`MIN_WIDTH`] to [`MAX_WIDTH`]: text keeps its pixel sizes (a paper scales a

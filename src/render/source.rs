@@ -4,6 +4,13 @@
 //! and its execution count (the analyzer's `source` lines). A trace recorded without warp
 //! states (`--verbosity 0`) has its listing and execution counts, and a note in place of the
 //! legend saying why there are no bars.
+//!
+//! The instruction column shows the listing's lines whole where they fit. Where they do not (a
+//! narrow `--width`, long replayed SASS), what a reader of a figure needs to tell the rows
+//! apart comes first: every line loses its replayed SASS offset and its control code, and a
+//! line still too long keeps its guard and opcode with modifiers whole and as many whole
+//! operands as fit, then `…` (`ISETP.GE P0, R0, …`); the row's hover region has it whole. On a
+//! narrow chart the column takes three fifths of the room it shares with the bars.
 
 use super::palette::{self, state_colour};
 use super::{
@@ -12,27 +19,111 @@ use super::{
     TEXT_HEADING, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
+use crate::isa::listing_instruction;
 
 /// The chart's width unless `--width` says otherwise.
 const WIDTH: u32 = 1200;
 const LINE: i32 = TEXT_LABEL as i32 + 5;
 /// A launch's heading above its listing.
 const HEADER: i32 = TEXT_HEADING as i32 + 10;
-/// The stall total beside the longest bar, as long as `12345678`.
-const RIGHT_MARGIN: i32 = 8 + text_width(8, TEXT_LABEL) + 12;
+/// The margin right of the plot: room for the stall total beside the longest bar, `digits`
+/// long (the last tick label, centred on the plot's end, needs less).
+const fn right_margin(digits: usize) -> i32 {
+    8 + text_width(digits, TEXT_LABEL) + 12
+}
 /// The gap between the listing's columns.
 const COLUMN_GAP: i32 = 12;
 /// The widest the instruction column grows, so that the bars keep half the chart: longer
-/// instructions (replayed SASS with long operand lists) are cut with an ellipsis. On a narrow
-/// chart it leaves the bars [`BARS_MIN_W`] pixels, or half the room if that is less, and is
-/// never narrower than [`TEXT_MIN_W`] where the room allows.
+/// instructions (replayed SASS with long operand lists) are shortened ([`shortened`]). On a
+/// narrow chart it leaves the bars [`BARS_MIN_W`] pixels, or two fifths of the room if that
+/// is less (a reader of a narrow figure needs to know which instruction a bar is before how
+/// long it is to the pixel), and more where the widest opcode with its modifiers and guard
+/// needs it; the bars always keep [`BARS_FLOOR_W`] where the chart has the room. It is never
+/// narrower than [`TEXT_MIN_W`] where the room allows.
 const TEXT_MAX_W: i32 = 600;
 const BARS_MIN_W: i32 = 160;
+const BARS_FLOOR_W: i32 = 80;
 const TEXT_MIN_W: i32 = 120;
+
+/// The ellipsis that ends a shortened instruction.
+const MORE: &str = "…";
+
+/// A listing line's guard and opcode with its modifiers (`@!P0 LDG.E.64`), and its operands
+/// (`R4, [R2]`), past a replay's SASS offset and a control code.
+fn opcode_and_operands(line: &str) -> (&str, &str) {
+    let instruction = listing_instruction(line).trim();
+    // The opcode is the first token that is not a guard predicate.
+    let mut end = 0;
+    for token in instruction.split_inclusive(char::is_whitespace) {
+        end += token.len();
+        if !token.trim().is_empty() && !token.starts_with('@') {
+            break;
+        }
+    }
+    let (head, operands) = instruction.split_at(end);
+    (head.trim_end(), operands.trim())
+}
+
+/// The operands of an instruction, split at its commas outside brackets (`[R2+0x10]`,
+/// `c[0x0][0x28]`, `{R4, R5}` stay whole).
+fn operand_list(operands: &str) -> Vec<&str> {
+    let mut list = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in operands.char_indices() {
+        match c {
+            '[' | '{' | '(' => depth += 1,
+            ']' | '}' | ')' => depth -= 1,
+            ',' if depth <= 0 => {
+                list.push(operands[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    list.push(operands[start..].trim());
+    list.retain(|o| !o.is_empty());
+    list
+}
+
+/// A listing line as the instruction column shows it: whole where every line fits the column
+/// (`whole`), else past its SASS offset and control code — one form down the column, so that
+/// the instructions line up — and then [`shortened`] where it is still too long.
+fn column_form(line: &str, whole: bool) -> &str {
+    match whole {
+        true => line,
+        false => listing_instruction(line).trim(),
+    }
+}
+
+/// An instruction (past its SASS offset and control code) as it fits in `room` pixels of the
+/// listing: whole if it fits, else the guard and opcode with its modifiers whole, with as many
+/// whole operands as fit, ended by `…` (`ISETP.GE P0, R0, …`): which instruction a bar is
+/// matters more to a reader than its last operands; an opcode too long itself is cut with `…`.
+fn shortened(instruction: &str, room: i32) -> std::borrow::Cow<'_, str> {
+    if width_of(instruction, TEXT_LABEL) <= room {
+        return instruction.into();
+    }
+    let (head, operands) = opcode_and_operands(instruction);
+    let mut shown = head.to_string();
+    for (i, operand) in operand_list(operands).into_iter().enumerate() {
+        let longer = format!("{shown}{}{operand}", if i == 0 { " " } else { ", " });
+        if width_of(&format!("{longer}, {MORE}"), TEXT_LABEL) > room {
+            break;
+        }
+        shown = longer;
+    }
+    let shown = match shown.len() > head.len() {
+        true => format!("{shown}, {MORE}"),
+        false => format!("{head} {MORE}"),
+    };
+    match width_of(&shown, TEXT_LABEL) <= room {
+        true => shown.into(),
+        false => ellipsize(instruction, TEXT_LABEL, room).into_owned().into(),
+    }
+}
 
 pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError> {
     let width = options.width_or(WIDTH);
-    let right = width as i32 - RIGHT_MARGIN;
     let a = t.analysis()?;
     let stalls = |w: &std::collections::BTreeMap<String, u64>| -> Vec<(NsightState, u64)> {
         NsightState::ALL
@@ -48,13 +139,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         .map(|s| stalls(&s.warp_cycles).iter().map(|x| x.1).sum::<u64>())
         .max()
         .unwrap_or(0);
-    let longest = a
-        .launches
-        .iter()
-        .flat_map(|l| &l.source)
-        .map(|s| s.text.chars().count())
-        .max()
-        .unwrap_or(10);
+    let right = width as i32 - right_margin(max_stall.to_string().len());
     // The columns: PC, instruction, executions, then the bars.
     let widest = |header: &str, of: &dyn Fn(&crate::analyze::SourceLine) -> u64| {
         let digits = a
@@ -71,8 +156,28 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     let executed_w = widest("executed", &|s| s.executions);
     // What the instruction column and the bars share.
     let room = right - text_x - 2 * COLUMN_GAP - executed_w;
-    let text_max = TEXT_MAX_W.min((room - BARS_MIN_W).max(room / 2));
-    let text_w = text_width(longest, TEXT_LABEL)
+    let opcodes = a
+        .launches
+        .iter()
+        .flat_map(|l| &l.source)
+        .map(|s| width_of(opcode_and_operands(&s.text).0, TEXT_LABEL))
+        .max()
+        .unwrap_or(0);
+    let text_max = TEXT_MAX_W
+        .min((room - BARS_MIN_W).max(room * 3 / 5))
+        .max(opcodes)
+        .min(room - BARS_FLOOR_W)
+        .max(0);
+    let instructions_w = |whole: bool| {
+        a.launches
+            .iter()
+            .flat_map(|l| &l.source)
+            .map(|s| width_of(column_form(&s.text, whole), TEXT_LABEL))
+            .max()
+            .unwrap_or(text_width(10, TEXT_LABEL))
+    };
+    let whole = instructions_w(true) <= text_max;
+    let text_w = instructions_w(whole)
         .max(TEXT_MIN_W.min(text_max))
         .min(text_max);
     let executed_x = text_x + text_w + COLUMN_GAP + executed_w;
@@ -158,12 +263,12 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                         palette::Rgb(0xF6, 0xF6, 0xF6),
                     )?;
                 }
-                // A longer instruction is cut short of the next column; its row's hover region
+                // A longer instruction is shortened to the column; its row's hover region
                 // has it whole.
                 for (text, x, align) in [
                     (&s.pc.to_string(), pc_x, Align::Left),
                     (
-                        &ellipsize(&s.text, TEXT_LABEL, text_w).into_owned(),
+                        &shortened(column_form(&s.text, whole), text_w).into_owned(),
                         text_x,
                         Align::Left,
                     ),

@@ -58,14 +58,19 @@ fn with_tooltips(chart: &render::Chart) -> String {
     }
 }
 
-/// A chart with nothing to draw: its name and why, in a box of a chart's width.
-fn empty_chart(kind: ChartKind, why: &str) -> String {
+/// A chart with nothing to draw: its name and why, in a box of the width the charts are
+/// laid out at (640 pixels unless the report was asked for a width), the text cut with an
+/// ellipsis where it would run past the box.
+fn empty_chart(kind: ChartKind, why: &str, width: Option<u32>) -> String {
+    let width = width.unwrap_or(640);
+    let text = format!("{}: {}", kind.name(), why);
+    let text = render::ellipsize(&text, render::TEXT_LABEL, width as i32 - 24);
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"60\" viewBox=\"0 0 640 60\">\
-         <rect x=\"0.5\" y=\"0.5\" width=\"639\" height=\"59\" fill=\"none\" stroke=\"#999\"/>\
-         <text x=\"12\" y=\"35\" font-family=\"sans-serif\" font-size=\"14\" fill=\"#666\">{}: {}</text></svg>",
-        kind.name(),
-        html::esc(why)
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"60\" viewBox=\"0 0 {width} 60\">\
+         <rect x=\"0.5\" y=\"0.5\" width=\"{}\" height=\"59\" fill=\"none\" stroke=\"#999\"/>\
+         <text x=\"12\" y=\"35\" font-family=\"sans-serif\" font-size=\"14\" fill=\"#666\">{}</text></svg>",
+        width - 1,
+        html::esc(&text)
     )
 }
 
@@ -89,18 +94,24 @@ fn states_note(kind: ChartKind, traces: &[render::Loaded]) -> Option<String> {
     }
 }
 
+/// Chart `kind` of `traces`, laid out `width` pixels wide (`None`: the chart's own width).
 fn render_chart(
     kind: ChartKind,
     traces: &[render::Loaded],
     caption: &str,
+    width: Option<u32>,
 ) -> Result<Chart, ReportError> {
     let note = states_note(kind, traces);
-    let chart = match render::chart_of(kind, traces, &RenderOptions::default()) {
+    let options = RenderOptions {
+        width,
+        ..RenderOptions::default()
+    };
+    let chart = match render::chart_of(kind, traces, &options) {
         Ok(chart) => chart,
         // A run stopped before any warp ran still gets its report (a fault is what it is
         // for): the chart says why it is empty.
         Err(render::RenderError::Empty { message, .. }) => {
-            let svg = empty_chart(kind, &message);
+            let svg = empty_chart(kind, &message, width);
             return Ok(Chart {
                 name: kind.name(),
                 caption: caption.to_string(),
@@ -161,6 +172,9 @@ pub enum ReportError {
     },
     #[error("a report needs at least one trace")]
     NoTraces,
+    /// The charts' width is outside what they can be laid out at, said as `render` says it.
+    #[error("{}", render::RenderError::BadWidth { width: *width })]
+    BadWidth { width: u32 },
 }
 
 /// The colour of a warp state in every chart and table.
@@ -168,10 +182,18 @@ pub fn state_colour(s: NsightState) -> String {
     render::palette::state_colour(s).hex()
 }
 
-/// Reads and analyzes `paths` and renders their charts.
-pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
+/// Reads and analyzes `paths` and renders their charts, `width` pixels wide ([`MIN_WIDTH`] to
+/// [`MAX_WIDTH`]; `None`: each chart's own width). The page inlines the same charts the
+/// report writes as files, so they are drawn once, at that width.
+///
+/// [`MIN_WIDTH`]: render::MIN_WIDTH
+/// [`MAX_WIDTH`]: render::MAX_WIDTH
+pub fn build(paths: &[PathBuf], width: Option<u32>) -> Result<Report, ReportError> {
     if paths.is_empty() {
         return Err(ReportError::NoTraces);
+    }
+    if let Some(width) = width.filter(|w| !(render::MIN_WIDTH..=render::MAX_WIDTH).contains(w)) {
+        return Err(ReportError::BadWidth { width });
     }
     let labels = crate::trace_label::labels(paths);
     let mut traces = Vec::new();
@@ -204,7 +226,9 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
             let loaded = &loaded;
             let drawing: Vec<_> = TRACE_CHARTS
                 .iter()
-                .map(|(kind, caption)| scope.spawn(move || render_chart(*kind, loaded, caption)))
+                .map(|(kind, caption)| {
+                    scope.spawn(move || render_chart(*kind, loaded, caption, width))
+                })
                 .collect();
             drawing
                 .into_iter()
@@ -246,6 +270,7 @@ pub fn build(paths: &[PathBuf]) -> Result<Report, ReportError> {
             ChartKind::Stalls,
             &loaded,
             "Warp-cycles per issued instruction by state, one group per trace.",
+            width,
         )?;
         (Some(compare::compare(&compared, 1)), vec![stalls])
     } else {
