@@ -2028,3 +2028,39 @@ fn a_narrow_source_chart_keeps_each_instructions_opcode_and_drops_offsets_and_co
         }
     }
 }
+
+/// The source chart's axis line runs beside each launch's rows and leaves the launch's
+/// heading, which reaches across the plot, uncrossed.
+#[test]
+fn the_source_charts_axis_line_does_not_cross_a_launch_heading() {
+    let c = render(
+        ChartKind::Source,
+        &replayed("vectoradd-100-32", "vectoradd-axis.wstrace"),
+        &RenderOptions::default(),
+    );
+    let left = c.plot.left;
+    let vertical: Vec<(i32, i32)> = c
+        .svg
+        .split("<polyline")
+        .skip(1)
+        .filter_map(|l| l.split("points=\"").nth(1)?.split('"').next())
+        .filter_map(|points| {
+            let p: Vec<(i32, i32)> = points
+                .split_whitespace()
+                .filter_map(|xy| {
+                    let (x, y) = xy.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect();
+            match p[..] {
+                [(x0, y0), (x1, y1)] if x0 == left && x1 == left && y1 - y0 > 10 => Some((y0, y1)),
+                _ => None,
+            }
+        })
+        .collect();
+    let first_row = c.rows.first().unwrap().top;
+    let last_row = c.rows.last().unwrap().bottom;
+    // The heading sits between the top of the plot and the first row.
+    assert!(first_row > c.plot.top, "{} {}", first_row, c.plot.top);
+    assert_eq!(vertical, [(first_row, last_row)]);
+}

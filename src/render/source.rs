@@ -205,7 +205,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
     let header = Header::new(
         &format!("Stalls by instruction: {}", t.subject()),
         Some(&format!(
-            "{}: warp-cycles waiting to issue each instruction, by state",
+            "{}: warp-cycles waiting to issue each instruction, by state; the cycles that issue it (selected) are not counted",
             t.label
         )),
         width,
@@ -242,6 +242,8 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
         canvas.label("instruction", (text_x, columns_y), Align::Left)?;
         canvas.label("executed", (executed_x, columns_y), Align::Right)?;
         let mut top = top;
+        // The axis line runs beside each launch's rows, not through its heading.
+        let mut axis_spans = Vec::new();
         for l in &a.launches {
             // Demangled, as the report's launch headings name the kernel (a replayed kernel's
             // trace keeps the mangled symbol).
@@ -252,6 +254,7 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                 Align::Left,
             )?;
             top += HEADER;
+            let rows_top = top;
             for s in &l.source {
                 let y = top + LINE / 2;
                 if s.pc % 2 == 1 {
@@ -323,13 +326,12 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                 });
                 top += LINE;
             }
+            axis_spans.push((rows_top, top));
         }
         if recorded {
-            canvas.line(
-                vec![(plot.left, plot.top), (plot.left, plot.bottom)],
-                palette::INK,
-                1,
-            )?;
+            for (from, to) in axis_spans {
+                canvas.line(vec![(plot.left, from), (plot.left, to)], palette::INK, 1)?;
+            }
             canvas.x_axis(&plot, "stall warp-cycles", true)?;
         }
         canvas.finish()?;
