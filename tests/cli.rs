@@ -1108,3 +1108,78 @@ fn gpu_help_names_the_default_of_the_command_s_own_input() {
         "{h}"
     );
 }
+
+#[test]
+fn a_launch_the_gpu_refuses_leaves_no_new_output_directory_and_names_the_gpu() {
+    let d = scratch("refused-launch");
+    let want = "kernels/matmul.json: kernel `matmul`: block of 64 threads exceeds the limit \
+                of 4 threads per block (on gpu tiny; try another --gpu)";
+    let run = ws(&["run", "kernels/matmul.json", "--gpu", "tiny"]);
+    assert_fails_with(&run, want);
+    // `record`, `profile` and `sweep` say what `run` says, word for word.
+    let record = d.join("x.wstrace");
+    let o = ws(&[
+        "record",
+        "kernels/matmul.json",
+        "--gpu",
+        "tiny",
+        "-o",
+        record.to_str().unwrap(),
+    ]);
+    assert_eq!(stderr(&o), stderr(&run));
+    assert_eq!(o.status.code(), Some(1));
+    // A directory the command created (with its new parents) goes again when nothing was
+    // written into it; one that existed stays, and so does anything it held.
+    let new = d.join("new/nested/pt");
+    let kept = d.join("kept");
+    std::fs::create_dir(&kept).unwrap();
+    let holding = d.join("holding");
+    std::fs::create_dir(&holding).unwrap();
+    std::fs::write(holding.join("notes.txt"), "mine").unwrap();
+    for out in [&new, &kept, &holding] {
+        let o = ws(&[
+            "profile",
+            "kernels/matmul.json",
+            "--gpu",
+            "tiny",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(stderr(&o), stderr(&run), "{}", out.display());
+        assert_eq!(o.status.code(), Some(1));
+    }
+    let o = ws(&[
+        "sweep",
+        "kernels/matmul.json",
+        "--gpu",
+        "tiny",
+        "--policy",
+        "lrr,gto",
+        "-o",
+        d.join("new/sweep").to_str().unwrap(),
+    ]);
+    assert_fails_with(&o, "fewer than two combinations recorded");
+    assert!(!d.join("new").exists(), "nothing new is left behind");
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read_to_string(holding.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(&holding).unwrap().count(), 1);
+    assert!(!record.exists());
+
+    // A replayed kernel the GPU cannot hold gets the same hint.
+    let o = ws(&[
+        "replay",
+        "tests/data/accelsim/vectoradd-100-32",
+        "--warps",
+        "8",
+        "-o",
+        record.to_str().unwrap(),
+    ]);
+    assert_fails_with(
+        &o,
+        "tests/data/accelsim/vectoradd-100-32: kernel `_Z6vecAddIfEvPT_S1_S1_i`: a block needs \
+         32 warps but an SM has 8 warp slots (sm.max_warps) (on gpu pascal; try another --gpu)",
+    );
+}
