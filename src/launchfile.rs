@@ -106,12 +106,36 @@ pub enum KernelFileError {
     NotUtf8 { file: String, at: String },
     #[error(
         "{file}: cannot tell the dialect from the file name; use the extension .sasm, .tgpu or \
-         .hex, or name the dialect (native, tinygpu, tinygpu-hex)"
+         .hex, or {named}"
     )]
-    UnknownDialect { file: String },
+    UnknownDialect { file: String, named: DialectNamed },
     /// The rendered diagnostics, `FILE:LINE:COL: error: ...` with carets.
     #[error("{}", .errors.render(.file).trim_end())]
     Assemble { file: String, errors: AsmErrors },
+}
+
+/// Where the dialect of a kernel file can be named when its extension does not say: the
+/// advice of [`KernelFileError::UnknownDialect`], in the words of where the file was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialectNamed {
+    /// On the command line: `--dialect`.
+    Flag,
+    /// In a launch file: the launch's `"dialect"`.
+    LaunchFile,
+}
+
+impl fmt::Display for DialectNamed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = Dialect::ALL.map(Dialect::name);
+        match self {
+            DialectNamed::Flag => write!(f, "give --dialect {}", names.join("|")),
+            DialectNamed::LaunchFile => write!(
+                f,
+                "set \"dialect\" beside \"kernel\" (\"{}\")",
+                names.join("\", \"")
+            ),
+        }
+    }
 }
 
 /// Why a launch file (or a command-line launch) was rejected.
@@ -785,7 +809,9 @@ fn base_dir(path: &Path) -> PathBuf {
     path.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// Reads and assembles a kernel file; `dialect` overrides the one the extension implies.
+/// Reads and assembles a kernel file; `dialect` overrides the one the extension implies. A
+/// file with neither is an error whose advice names `--dialect` (a launch file's caller says
+/// `"dialect"` instead).
 pub fn assemble_file(
     path: &Path,
     dialect: Option<Dialect>,
@@ -793,7 +819,10 @@ pub fn assemble_file(
     let file = display(path);
     let dialect = dialect
         .or_else(|| Dialect::from_path(path))
-        .ok_or_else(|| KernelFileError::UnknownDialect { file: file.clone() })?;
+        .ok_or_else(|| KernelFileError::UnknownDialect {
+            file: file.clone(),
+            named: DialectNamed::Flag,
+        })?;
     let bytes = std::fs::read(path).map_err(|source| KernelFileError::Read {
         file: file.clone(),
         source,
@@ -1269,6 +1298,16 @@ impl LaunchFile {
             })?;
             let kernel_path = dir.join(&kernel);
             let (program, dialect) = assemble_file(&kernel_path, l.dialect).map_err(|source| {
+                let source = match source {
+                    // (Here the dialect is named in this file, not by a flag.)
+                    KernelFileError::UnknownDialect { file, .. } => {
+                        KernelFileError::UnknownDialect {
+                            file,
+                            named: DialectNamed::LaunchFile,
+                        }
+                    }
+                    other => other,
+                };
                 LaunchFileError::Kernel {
                     file: file.clone(),
                     field: field("kernel"),

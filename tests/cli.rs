@@ -1108,3 +1108,137 @@ fn gpu_help_names_the_default_of_the_command_s_own_input() {
         "{h}"
     );
 }
+
+#[test]
+fn a_launch_the_gpu_refuses_leaves_no_new_output_directory_and_names_the_gpu() {
+    let d = scratch("refused-launch");
+    let want = "kernels/matmul.json: kernel `matmul`: block of 64 threads exceeds the limit \
+                of 4 threads per block (on gpu tiny; try another --gpu)";
+    let run = ws(&["run", "kernels/matmul.json", "--gpu", "tiny"]);
+    assert_fails_with(&run, want);
+    // `record`, `profile` and `sweep` say what `run` says, word for word.
+    let record = d.join("x.wstrace");
+    let o = ws(&[
+        "record",
+        "kernels/matmul.json",
+        "--gpu",
+        "tiny",
+        "-o",
+        record.to_str().unwrap(),
+    ]);
+    assert_eq!(stderr(&o), stderr(&run));
+    assert_eq!(o.status.code(), Some(1));
+    // A directory the command created (with its new parents) goes again when nothing was
+    // written into it; one that existed stays, and so does anything it held.
+    let new = d.join("new/nested/pt");
+    let kept = d.join("kept");
+    std::fs::create_dir(&kept).unwrap();
+    let holding = d.join("holding");
+    std::fs::create_dir(&holding).unwrap();
+    std::fs::write(holding.join("notes.txt"), "mine").unwrap();
+    for out in [&new, &kept, &holding] {
+        let o = ws(&[
+            "profile",
+            "kernels/matmul.json",
+            "--gpu",
+            "tiny",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(stderr(&o), stderr(&run), "{}", out.display());
+        assert_eq!(o.status.code(), Some(1));
+    }
+    let o = ws(&[
+        "sweep",
+        "kernels/matmul.json",
+        "--gpu",
+        "tiny",
+        "--policy",
+        "lrr,gto",
+        "-o",
+        d.join("new/sweep").to_str().unwrap(),
+    ]);
+    assert_fails_with(&o, "fewer than two combinations recorded");
+    assert!(!d.join("new").exists(), "nothing new is left behind");
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read_to_string(holding.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(&holding).unwrap().count(), 1);
+    assert!(!record.exists());
+
+    // A replayed kernel the GPU cannot hold gets the same hint.
+    let o = ws(&[
+        "replay",
+        "tests/data/accelsim/vectoradd-100-32",
+        "--warps",
+        "8",
+        "-o",
+        record.to_str().unwrap(),
+    ]);
+    assert_fails_with(
+        &o,
+        "tests/data/accelsim/vectoradd-100-32: kernel `_Z6vecAddIfEvPT_S1_S1_i`: a block needs \
+         32 warps but an SM has 8 warp slots (sm.max_warps) (on gpu pascal; try another --gpu)",
+    );
+}
+
+#[test]
+fn a_kernel_of_no_known_extension_is_told_how_to_name_its_dialect() {
+    let d = scratch("unknown-dialect");
+    let kernel = d.join("vecadd.txt");
+    std::fs::copy("kernels/vecadd.sasm", &kernel).unwrap();
+    let k = kernel.to_str().unwrap();
+    let advice = "vecadd.txt: cannot tell the dialect from the file name; use the extension \
+                  .sasm, .tgpu or .hex, or give --dialect native|tinygpu|tinygpu-hex";
+    assert_fails_with(&ws(&["asm", k]), advice);
+    let flags = [
+        "--grid", "1", "--block", "32", "--param", "a=0", "--param", "b=0",
+    ];
+    let mut run = vec!["run", k];
+    run.extend_from_slice(&flags);
+    run.extend_from_slice(&["--param", "c=0", "--param", "n=1"]);
+    assert_fails_with(&ws(&run), advice);
+    // Every value the advice names is one --dialect takes (and the right one assembles).
+    for value in ["native", "tinygpu", "tinygpu-hex"] {
+        let o = ws(&["asm", k, "--dialect", value]);
+        assert_ne!(o.status.code(), Some(2), "{value}: {}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("cannot tell the dialect"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+    assert!(ws(&["asm", k, "--dialect", "native"]).status.success());
+    let mut run_native = run.clone();
+    run_native.extend_from_slice(&["--dialect", "native"]);
+    let o = ws(&run_native);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // In a launch file the dialect is named by its own key, not by a flag.
+    let launch = d.join("l.json");
+    std::fs::write(
+        &launch,
+        r#"{"kernel":"vecadd.txt","grid":1,"block":32,"params":{"a":0,"b":0,"c":0,"n":1}}"#,
+    )
+    .unwrap();
+    let o = ws(&["run", launch.to_str().unwrap()]);
+    assert_fails_with(
+        &o,
+        &format!(
+            "/l.json: kernel: {k}: cannot tell the dialect from the file name; use the \
+             extension .sasm, .tgpu or .hex, or set \"dialect\" beside \"kernel\" \
+             (\"native\", \"tinygpu\", \"tinygpu-hex\")"
+        ),
+    );
+    assert!(!stderr(&o).contains("--dialect"), "{}", stderr(&o));
+    let named = d.join("named.json");
+    std::fs::write(
+        &named,
+        r#"{"kernel":"vecadd.txt","dialect":"native","grid":1,"block":32,"params":{"a":0,"b":0,"c":0,"n":1}}"#,
+    )
+    .unwrap();
+    let o = ws(&["run", named.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -332,6 +332,66 @@ fn damaged_traces_fail_cleanly_with_an_offset() {
     }
 }
 
+/// A JSON Lines trace is parsed a line at a time: an error names the file's line and the
+/// column in it once (not serde_json's "at line 1"), and an end of input inside a line is a
+/// truncated trace — not, for the first line, a launch file given where a trace belongs.
+#[test]
+fn a_json_lines_trace_cut_short_says_so_at_the_file_s_line_and_column() {
+    let d = dir("jsonl_cut");
+    let good = d.join("good.jsonl");
+    ok(&record(&good, &[]));
+    let text = std::fs::read_to_string(&good).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 20, "{} lines", lines.len());
+    let fourteen: String = lines[..14].iter().map(|l| format!("{l}\n")).collect();
+    let cases = [
+        (
+            text[..50].to_string(),
+            "line 1, column 50: the trace looks truncated: the file ends inside this trace \
+             header line (EOF while parsing",
+        ),
+        (
+            format!("{fourteen}{}", &lines[14][..10]),
+            "line 15, column 10: the trace looks truncated: the file ends inside this event \
+             line (EOF while parsing",
+        ),
+        (
+            format!("{fourteen}{{\"cycle\":3}}\n{}\n", lines[15..].join("\n")),
+            "line 15, column 11: bad event: missing field",
+        ),
+        (
+            format!(
+                "{}\n{}",
+                lines[..lines.len() - 1].join("\n"),
+                "{\"trailer\":{"
+            ),
+            &format!(
+                "line {}, column 12: the trace looks truncated: the file ends inside this \
+                 trailer line",
+                lines.len()
+            ),
+        ),
+    ];
+    for (i, (content, want)) in cases.iter().enumerate() {
+        let bad = d.join(format!("bad{i}.jsonl"));
+        std::fs::write(&bad, content).unwrap();
+        for args in [vec!["analyze", s(&bad)], vec!["trace", "info", s(&bad)]] {
+            let o = ws(&args);
+            assert_clean_failure(&o, &format!("{}: {want}", s(&bad)));
+            let err = stderr(&o);
+            assert!(!err.contains(" at line "), "{err}");
+            assert!(!err.contains("launch file"), "{err}");
+        }
+    }
+    // A pretty-printed launch file also ends its first line inside a JSON object, but more
+    // lines follow: that is the wrong input, and said to be.
+    assert_clean_failure(
+        &ws(&["analyze", "kernels/reduce.json"]),
+        "kernels/reduce.json: line 1, column 1: not a warpscope trace header (EOF while \
+         parsing an object); a launch file or GPU config is the input of `record` or `profile`",
+    );
+}
+
 /// The audit's case: one bit of the header flipped (a register count of 10 read as 90, a
 /// kernel renamed) gave an analysis of wrong data and exit 0. Every command that reads a
 /// trace now refuses it, naming the file and the header's bytes, in every binary format.

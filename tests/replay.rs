@@ -895,6 +895,76 @@ fn cli_replays_the_kernels_selected_and_names_their_ids() {
     assert!(stderr.contains("(ids 3) leaves no kernel"), "{stderr}");
 }
 
+/// The parent of a few traces (as `tests/data/accelsim` and `../shared/data/accelsim` are) is
+/// an easy input to give: the error names the subdirectories that are traces, in name order,
+/// at most three and how many more.
+#[test]
+fn a_directory_of_traces_names_the_ones_within() {
+    let root = fixture("");
+    let err = match replay::open(&root) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{} is not a trace", root.display()),
+    };
+    let within = |name: &str| root.join(name).display().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "{}: a trace directory must hold kernelslist.g; did you mean {}, {} or {}?",
+            root.display(),
+            within("v4-volta-2d"),
+            within("v5-ampere-reduce"),
+            within("vectoradd-100-32")
+        )
+    );
+
+    let dir = tmp("traces-within");
+    let _ = std::fs::remove_dir_all(&dir);
+    // Made out of order, beside a directory that is no trace and a file that is no directory.
+    for name in ["e", "b", "d", "a", "c"] {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(dir.join(name).join("kernelslist.g"), "").unwrap();
+    }
+    std::fs::create_dir_all(dir.join("0-not-a-trace")).unwrap();
+    std::fs::write(dir.join("kernelslist.g.bak"), "").unwrap();
+    let replay = |input: &Path| {
+        let o = Command::new(BIN)
+            .arg("replay")
+            .arg(input)
+            .arg("-o")
+            .arg(tmp("traces-within.wstrace"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        stderr
+    };
+    let d = |name: &str| dir.join(name).display().to_string();
+    assert_eq!(
+        replay(&dir),
+        format!(
+            "error: {}: a trace directory must hold kernelslist.g; did you mean one of {}, {}, {} \
+             (or 2 more)?\n",
+            dir.display(),
+            d("a"),
+            d("b"),
+            d("c")
+        )
+    );
+    for name in ["a", "b", "c", "d"] {
+        std::fs::remove_dir_all(dir.join(name)).unwrap();
+    }
+    assert!(replay(&dir).ends_with(&format!("; did you mean {}?\n", d("e"))));
+    // None within: the message as it was.
+    assert_eq!(
+        replay(&dir.join("0-not-a-trace")),
+        format!(
+            "error: {}: a trace directory must hold kernelslist.g\n",
+            d("0-not-a-trace")
+        )
+    );
+}
+
 #[test]
 fn cli_replays_and_reports_on_stdout_and_stderr() {
     let out = tmp("cli.wstrace");

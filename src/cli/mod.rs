@@ -364,6 +364,81 @@ pub fn create_output_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
+/// An output directory this command made: when dropped, it removes the directories it
+/// created (`dir`, and the parents that did not exist before) that are still empty, so that a
+/// command that fails before writing anything leaves nothing behind. A directory that existed
+/// before is never touched, nor one that holds anything (`remove_dir` refuses it), so holding
+/// the guard through a successful run costs one refused call.
+#[must_use = "the directories are removed when the guard is dropped"]
+pub struct OutputDir {
+    /// The directories created, deepest first.
+    created: Vec<std::path::PathBuf>,
+}
+
+impl OutputDir {
+    /// Creates `dir` as [`create_output_dir`] does, remembering which directories were new.
+    pub fn create(dir: &std::path::Path) -> anyhow::Result<OutputDir> {
+        // (`ancestors` ends in "" for a relative path: the working directory, which exists.)
+        let created = dir
+            .ancestors()
+            .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+            .map(std::path::Path::to_path_buf)
+            .collect();
+        create_output_dir(dir)?;
+        Ok(OutputDir { created })
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        for dir in &self.created {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// A launch the GPU refused, as `run`, `record`, `replay` and `profile` report it: the input
+/// and the error, and, when it is a limit of this GPU (a block larger than it allows, or one
+/// that never fits on an SM), the GPU's name and that another one may take it.
+pub fn launch_failure(
+    input: &std::path::Path,
+    e: &warpscope::sim::LaunchError,
+    config: &warpscope::sim::config::GpuConfig,
+) -> anyhow::Error {
+    use warpscope::sim::LaunchError;
+    let hint = match e {
+        LaunchError::BlockTooLarge { .. } | LaunchError::DoesNotFit { .. } => {
+            format!(" (on gpu {}; try another --gpu)", config.name)
+        }
+        _ => String::new(),
+    };
+    anyhow::anyhow!("{}: {e}{hint}", input.display())
+}
+
+/// The launch error inside a recording's error (a launch file's, or a replay's), when the run
+/// never started because of one. Matched by type: the wrappers are transparent, so their
+/// `source` chain skips the launch error itself.
+pub fn launch_error<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a warpscope::sim::LaunchError> {
+    use warpscope::replay::ReplayError;
+    use warpscope::trace::TraceError;
+    if let Some(l) = e.downcast_ref() {
+        return Some(l);
+    }
+    match e.downcast_ref::<TraceError>() {
+        Some(TraceError::Launch(l)) => return Some(l),
+        Some(_) => return None,
+        None => {}
+    }
+    match e.downcast_ref::<ReplayError>()? {
+        ReplayError::Launch(l) | ReplayError::Trace(TraceError::Launch(l)) => Some(l),
+        _ => None,
+    }
+}
+
 /// The hint after a fault message: for the watchdog, how to give a slow kernel more cycles
 /// (`command` is the subcommand, `max_cycles` the limit asked for, if any); else nothing.
 pub fn fault_hint(command: &str, fault: &warpscope::sim::Fault, max_cycles: Option<u64>) -> String {

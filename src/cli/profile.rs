@@ -101,7 +101,8 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         args.max_cycles,
         "profiling",
     )?;
-    super::create_output_dir(&dir)?;
+    // Removed again, if it is new, when nothing could be written into it.
+    let _made = super::OutputDir::create(&dir)?;
     let trace_path = dir.join(format!("{}.wstrace", stem(&input)));
     let options = SimOptions {
         max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
@@ -117,8 +118,11 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     spinner.enable_steady_tick(Duration::from_millis(120));
     let outcome = source
         .record(&config, options, &trace_path, TraceFormat::Binary, 2)
-        .map_err(|e| anyhow::anyhow!(e))
-        .with_context(|| format!("recording {}", trace_path.display()));
+        .map_err(|e| match super::launch_error(&*e) {
+            // Nothing was recorded: the input does not run on this GPU, as `run` says.
+            Some(l) => super::launch_failure(&input, l, &config),
+            None => anyhow::anyhow!(e).context(format!("recording {}", trace_path.display())),
+        });
     spinner.set_message("analyzing and rendering the report");
     let recorded = outcome?;
     let outcome = &recorded.outcome;

@@ -4,7 +4,7 @@
 use super::config::GpuArgs;
 use super::emit;
 use super::run::{diff, gpu_config, load_launch_file, KernelFlags, RunArgs};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -130,7 +130,11 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             verbosity,
         )
     })
-    .with_context(|| format!("recording {}", output.display()))?;
+    .map_err(|e| match super::launch_error(&e) {
+        // Nothing was recorded: the input does not run on this GPU, as `run` says.
+        Some(l) => super::launch_failure(&launch_file.path, l, &config),
+        None => anyhow::Error::new(e).context(format!("recording {}", output.display())),
+    })?;
 
     let r = &outcome.report;
     let mut out = String::new();

@@ -4,7 +4,7 @@
 use super::config::{load_gpu, GpuArgs};
 use super::emit;
 use super::record::FormatArg;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::fmt::Write as _;
 use std::ops::RangeInclusive;
@@ -169,12 +169,14 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             args.verbosity,
         )
     })
-    .with_context(|| {
-        format!(
+    .map_err(|e| match super::launch_error(&e) {
+        // Nothing was recorded: the trace does not run on this GPU, as `run` says.
+        Some(l) => super::launch_failure(&args.input, l, &config),
+        None => anyhow::Error::new(e).context(format!(
             "replaying {} into {}",
             args.input.display(),
             args.output.display()
-        )
+        )),
     })?;
     let elapsed = started.elapsed();
 

@@ -23,7 +23,7 @@ use warpscope::sim::functional::{FunctionalOptions, FunctionalStats, RunError};
 use warpscope::sim::gpu::{SimError, SimOptions, SimReport};
 use warpscope::sim::memory::GlobalMemory;
 use warpscope::sim::observer::{Observer, WarpInfo, WarpRef};
-use warpscope::sim::{Dim3, FaultKind, LaneMask, LaunchError};
+use warpscope::sim::{Dim3, FaultKind, LaneMask};
 use warpscope::words::count;
 use warpscope::workload::Workload;
 
@@ -525,15 +525,7 @@ fn run_timing(launch_file: &LaunchFile, args: &RunArgs, config: &GpuConfig) -> R
                 config.name
             )
         }
-        // Only a limit of the GPU is worth another one.
-        Err(SimError::Launch(
-            e @ (LaunchError::BlockTooLarge { .. } | LaunchError::DoesNotFit { .. }),
-        )) => bail!(
-            "{}: {e} (on gpu {}; try another --gpu)",
-            launch_file.path.display(),
-            config.name
-        ),
-        Err(SimError::Launch(e)) => bail!("{}: {e}", launch_file.path.display()),
+        Err(SimError::Launch(e)) => Err(super::launch_failure(&launch_file.path, &e, config)),
     }
 }
 

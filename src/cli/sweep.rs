@@ -129,7 +129,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     if points.len() < 2 {
         return Err(super::usage("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps"));
     }
-    super::create_output_dir(&args.output)?;
+    // Removed again, if it is new, when no combination could be recorded into it.
+    let _made = super::OutputDir::create(&args.output)?;
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

@@ -211,6 +211,38 @@ fn is_kernel_file(path: &Path) -> bool {
         .is_some_and(|e| ["traceg", "xz", "gz", "zst"].iter().any(|t| e == *t))
 }
 
+/// For a directory without `kernelslist.g`: " did you mean ...?" naming its immediate
+/// subdirectories that hold one (the parent of a few traces is an easy thing to give), in name
+/// order, at most three and how many more; else nothing.
+fn traces_within(dir: &Path) -> String {
+    const SHOWN: usize = 3;
+    let mut within: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| dir.join(e.file_name()))
+        .filter(|p| p.join("kernelslist.g").is_file())
+        .collect();
+    within.sort();
+    let shown: Vec<String> = within
+        .iter()
+        .take(SHOWN)
+        .map(|p| p.display().to_string())
+        .collect();
+    match shown.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean {one}?"),
+        [first @ .., last] if within.len() <= SHOWN => {
+            format!("; did you mean {} or {last}?", first.join(", "))
+        }
+        _ => format!(
+            "; did you mean one of {} (or {} more)?",
+            shown.join(", "),
+            within.len() - SHOWN
+        ),
+    }
+}
+
 /// Opens `path`: a directory holding `kernelslist.g`, a kernel list, or one `.traceg` file.
 pub fn open(path: &Path) -> Result<ReplayInput, ReplayError> {
     open_filtered(path, &KernelFilter::default())
@@ -224,8 +256,9 @@ pub fn open_filtered(path: &Path, filter: &KernelFilter) -> Result<ReplayInput, 
         let list = path.join("kernelslist.g");
         if !list.is_file() {
             return Err(ReplayError::Unsupported(format!(
-                "{}: a trace directory must hold kernelslist.g",
-                path.display()
+                "{}: a trace directory must hold kernelslist.g{}",
+                path.display(),
+                traces_within(path)
             )));
         }
         list

@@ -130,6 +130,47 @@ fn read_line<R: BufRead>(r: &mut R, line: u64, out: &mut Vec<u8>) -> Result<bool
     }
 }
 
+/// serde_json's reason for `e` without the position it appends: each line is parsed on its
+/// own, so its "at line 1 column N" names the wrong line; [`at`] gives the file's.
+fn reason(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    full.strip_suffix(&position).unwrap_or(&full).to_string()
+}
+
+/// The error at the file's `line`, and at the column where serde_json stopped in it when it
+/// knows one (an error a `Deserialize` impl raises without reading on has none).
+fn at(line: u64, e: &serde_json::Error, message: String) -> TraceError {
+    match e.line() {
+        0 => TraceError::Json { line, message },
+        _ => TraceError::JsonAt {
+            line,
+            column: e.column() as u64,
+            message,
+        },
+    }
+}
+
+/// The error for a line that is not the JSON of a `what` (`event`, ...). When the file ends
+/// inside the line, serde_json's end-of-input error means that the trace was cut short, and
+/// the message says so rather than what JSON was expected.
+fn bad_line<R: BufRead>(input: &mut R, line: u64, what: &str, e: &serde_json::Error) -> TraceError {
+    let message = match e.is_eof() && at_end(input) {
+        true => format!(
+            "the trace looks truncated: the file ends inside this {what} line ({})",
+            reason(e)
+        ),
+        false => format!("bad {what}: {}", reason(e)),
+    };
+    at(line, e, message)
+}
+
+/// Whether `input` is at its end (an error reading it counts as not: the next read reports
+/// it).
+fn at_end<R: BufRead>(input: &mut R) -> bool {
+    input.fill_buf().is_ok_and(|b| b.is_empty())
+}
+
 /// A streaming reader of a JSON Lines trace.
 pub struct JsonlReader<R: Read> {
     input: BufReader<R>,
@@ -159,15 +200,18 @@ impl<R: Read> JsonlReader<R> {
         })?;
         let header: TraceHeader = serde_json::from_str(&header_json).map_err(|e| {
             // A JSON file that is not a trace is most often a launch file or a GPU config
-            // given to the wrong command; pretty-printed, its first line is just `{`.
-            let message = if e.is_eof() || !header_json.contains("\"version\"") {
-                format!(
-                    "not a warpscope trace header ({e}); a launch file or GPU config is the input of `record` or `profile`, not a trace"
-                )
-            } else {
-                format!("bad trace header: {e}")
-            };
-            TraceError::Json { line: 1, message }
+            // given to the wrong command; pretty-printed, its first line is just `{` (an
+            // end-of-input error, but with more lines after it: a header cut short ends the
+            // file instead).
+            let cut_short = e.is_eof() && at_end(&mut input);
+            if !cut_short && (e.is_eof() || !header_json.contains("\"version\"")) {
+                let message = format!(
+                    "not a warpscope trace header ({}); a launch file or GPU config is the input of `record` or `profile`, not a trace",
+                    reason(&e)
+                );
+                return at(1, &e, message);
+            }
+            bad_line(&mut input, 1, "trace header", &e)
         })?;
         header.config.validate().map_err(|e| TraceError::Json {
             line: 1,
@@ -217,10 +261,8 @@ impl<R: Read> JsonlReader<R> {
         let text = &self.buf;
         let trimmed = text.trim_ascii_start();
         if trimmed.starts_with(b"{\"trailer\"") {
-            let t: TrailerLine = serde_json::from_slice(text).map_err(|e| TraceError::Json {
-                line,
-                message: format!("bad trailer: {e}"),
-            })?;
+            let t: TrailerLine = serde_json::from_slice(text)
+                .map_err(|e| bad_line(&mut self.input, line, "trailer", &e))?;
             if t.trailer.events != self.events {
                 return Err(TraceError::Json {
                     line,
@@ -246,10 +288,8 @@ impl<R: Read> JsonlReader<R> {
             });
             return Ok(None);
         }
-        let e: Event = serde_json::from_slice(text).map_err(|e| TraceError::Json {
-            line,
-            message: format!("bad event: {e}"),
-        })?;
+        let e: Event = serde_json::from_slice(text)
+            .map_err(|e| bad_line(&mut self.input, line, "event", &e))?;
         if e.cycle() < self.last_cycle {
             return Err(TraceError::JsonOutOfOrder {
                 line,

@@ -102,6 +102,14 @@ pub enum TraceError {
     TrailingData { offset: u64 },
     #[error("line {line}: {message}")]
     Json { line: u64, message: String },
+    /// A line that is not the JSON it should be, where serde_json stopped in it (the column
+    /// counts from 1 within that line: each line is parsed on its own).
+    #[error("line {line}, column {column}: {message}")]
+    JsonAt {
+        line: u64,
+        column: u64,
+        message: String,
+    },
     #[error("line {line}: event at cycle {cycle} after an event at cycle {previous}: events must be in cycle order")]
     JsonOutOfOrder {
         line: u64,
