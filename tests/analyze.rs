@@ -1000,6 +1000,26 @@ fn a_trace_without_warp_states_says_so_instead_of_a_warp_that_never_waits() {
         .find(|l| l.contains("No Eligible [%]"))
         .unwrap();
     assert!(no_eligible.ends_with("not recorded"), "{no_eligible}");
+    assert_eq!(q.scheduler.idle_with_eligible_pct, 0.0);
+    // The source section still lists what issues tell: the instructions executed most.
+    let top = q
+        .source
+        .iter()
+        .max_by_key(|s| (s.executions, std::cmp::Reverse(s.pc)))
+        .unwrap();
+    let hotspots = text.split("Section: Source Hotspots").nth(1).unwrap();
+    let first = hotspots
+        .lines()
+        .skip_while(|l| !l.contains("instruction (most executed)"))
+        .nth(1)
+        .unwrap();
+    let fields: Vec<&str> = first.split_whitespace().collect();
+    assert_eq!(fields[0], top.pc.to_string(), "{first}");
+    assert!(
+        first.contains(&format!(" {} ", top.executions)),
+        "{first}: {} executions",
+        top.executions
+    );
     let json: serde_json::Value = serde_json::from_str(&to_json(&quiet)).unwrap();
     assert_eq!(json["launches"][0]["warp_states_recorded"], false);
     let csv = warpscope::analyze::to_csv(&quiet);

@@ -190,6 +190,7 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         hotspots(out, l, total);
     } else {
         let _ = writeln!(out, "    {STATES_NOT_RECORDED}");
+        most_executed(out, l);
     }
     attributed(out, l, total);
     cuda_lines(out, l, total);
@@ -229,6 +230,27 @@ fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
             s.total_warp_cycles,
             pct(s.total_warp_cycles, total),
             s.top_state.as_deref().unwrap_or("-")
+        );
+    }
+}
+
+/// Without warp states, the instructions executed most: what the issue events still tell.
+fn most_executed(out: &mut String, l: &LaunchAnalysis) {
+    let mut lines: Vec<_> = l.source.iter().filter(|s| s.executions > 0).collect();
+    lines.sort_by(|a, b| b.executions.cmp(&a.executions).then(a.pc.cmp(&b.pc)));
+    let _ = writeln!(
+        out,
+        "    {:>5} {:<32} {:>10} {:>7}",
+        "pc", "instruction (most executed)", "executed", "share"
+    );
+    for s in lines.into_iter().take(HOTSPOTS) {
+        let _ = writeln!(
+            out,
+            "    {:>5} {:<32} {:>10} {:>6.1}%",
+            s.pc,
+            clip(without_control_code(&s.text)),
+            s.executions,
+            pct(s.executions, l.warp_instructions),
         );
     }
 }
