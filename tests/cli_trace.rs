@@ -648,3 +648,24 @@ fn ctrl_c_removes_the_temporary_trace_and_keeps_the_earlier_file() {
     assert!(!tmp.exists(), "the temporary trace is left behind");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "an earlier file");
 }
+
+#[test]
+fn an_empty_file_is_called_empty_not_a_truncated_trace() {
+    let d = dir("empty");
+    for name in ["empty.wstrace", "empty.jsonl"] {
+        let path = d.join(name);
+        std::fs::write(&path, b"").unwrap();
+        for args in [vec!["analyze", s(&path)], vec!["trace", "info", s(&path)]] {
+            let o = ws(&args);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+            assert_eq!(
+                stderr(&o).trim_end(),
+                format!(
+                    "error: {}: the file is empty (0 bytes), not a trace",
+                    path.display()
+                ),
+                "{args:?}"
+            );
+        }
+    }
+}

@@ -2064,3 +2064,39 @@ fn the_source_charts_axis_line_does_not_cross_a_launch_heading() {
     assert!(first_row > c.plot.top, "{} {}", first_row, c.plot.top);
     assert_eq!(vertical, [(first_row, last_row)]);
 }
+
+/// `--format` wins over the output's extension, and says so when the two disagree.
+#[test]
+fn a_format_that_contradicts_the_extension_is_written_with_a_note() {
+    let trace = sample("vecadd_tiny.tiny.wstrace");
+    let out = tmp("contradicted.svg");
+    let args = |format: &'static str| {
+        vec![
+            "render".to_string(),
+            trace.display().to_string(),
+            "--chart".into(),
+            "stalls".into(),
+            "-o".into(),
+            out.display().to_string(),
+            "--format".into(),
+            format.into(),
+        ]
+    };
+    let run = |format| {
+        let args = args(format);
+        warpscope(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = run("png");
+    assert!(o.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim_end(),
+        format!(
+            "note: {} will hold PNG (--format overrides the extension, which says SVG)",
+            out.display()
+        )
+    );
+    assert!(std::fs::read(&out).unwrap().starts_with(b"\x89PNG"));
+    // Agreeing, nothing to say.
+    let o = run("svg");
+    assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+}

@@ -196,6 +196,18 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
     }
     super::distinct_files(&[("chart", &args.output)], &inputs)?;
     let format = match (args.format, FigureFormat::from_extension(&args.output)) {
+        (Some(f), Some(named)) if FigureFormat::from(f) != named => {
+            // Documented, but a file whose name says another format is easy to write by
+            // mistake and confusing to open later.
+            let f = FigureFormat::from(f);
+            eprintln!(
+                "note: {} will hold {} (--format overrides the extension, which says {})",
+                args.output.display(),
+                f.extension().to_ascii_uppercase(),
+                named.extension().to_ascii_uppercase()
+            );
+            f
+        }
         (Some(f), _) => FigureFormat::from(f),
         (None, Some(f)) => f,
         (None, None) => {

@@ -60,6 +60,9 @@ pub enum TraceError {
     },
     #[error("offset {offset}: file truncated: expected {expected}")]
     Truncated { offset: u64, expected: &'static str },
+    /// Nothing at all: a trace always starts with its magic or its header line.
+    #[error("the file is empty (0 bytes), not a trace")]
+    Empty,
     #[error("offset {offset}: block CRC mismatch (stored {expected:#010x}, computed {actual:#010x}): the file is corrupt")]
     Crc {
         offset: u64,
@@ -401,6 +404,8 @@ impl<R: Read> TraceReader<Peeked<R>> {
             Ok(TraceReader::Binary(BinaryReader::new(peeked)?))
         } else if n > 0 && (magic[0] == b'{' || magic[0].is_ascii_whitespace()) {
             Ok(TraceReader::Jsonl(JsonlReader::new(peeked)?))
+        } else if n == 0 {
+            Err(TraceError::Empty)
         } else if n < 8 {
             Err(TraceError::Truncated {
                 offset: n as u64,
