@@ -3,6 +3,9 @@
 //! size with those fonts embedded, both are the same bytes every time, and a format the output
 //! cannot take is a usage error.
 
+mod common;
+
+use common::svg::root_width;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use warpscope::render::figure::{encode, FigureFormat};
@@ -343,16 +346,6 @@ fn render_width_sets_the_pdf_page_width_in_points() {
             "{stdout}"
         );
     }
-}
-
-/// The `width` attribute of an SVG's root element.
-fn root_width(svg: &str) -> u32 {
-    let root = &svg[svg.find("<svg").unwrap()..];
-    let root = &root[..root.find('>').unwrap()];
-    let from = root.find(" width=\"").unwrap() + " width=\"".len();
-    root[from..from + root[from..].find('"').unwrap()]
-        .parse()
-        .unwrap()
 }
 
 #[test]

@@ -7,6 +7,7 @@
 mod common;
 
 use common::record::record_vecadd_launch;
+use common::svg::root_width;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1740,16 +1741,6 @@ fn charts_drawn_from_warp_states_say_a_verbosity_0_trace_has_none_and_the_others
     assert_eq!(text.matches("No stall bars").count(), 1, "{text}");
     assert!(c.rows.iter().any(|r| r.label.ends_with("/ not recorded")));
     assert!(c.rows.iter().any(|r| r.label.ends_with("/ selected")));
-}
-
-/// The `width` attribute of an SVG's root element.
-fn root_width(svg: &str) -> u32 {
-    let root = &svg[svg.find("<svg").unwrap()..];
-    let root = &root[..root.find('>').unwrap()];
-    let from = root.find(" width=\"").unwrap() + " width=\"".len();
-    root[from..from + root[from..].find('"').unwrap()]
-        .parse()
-        .unwrap()
 }
 
 #[test]

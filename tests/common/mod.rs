@@ -3,3 +3,4 @@
 pub mod chromium;
 pub mod kernels;
 pub mod record;
+pub mod svg;
