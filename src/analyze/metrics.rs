@@ -1090,11 +1090,11 @@ impl Accumulator {
             Some(schemes) => RunPolicy {
                 policy: Policy::from_name(schemes[i].name())
                     .unwrap_or(header.config.scheduler.policy),
-                study_scheme: true,
+                scheme: Some(schemes[i].name()),
             },
             None => RunPolicy {
                 policy: header.config.scheduler.policy,
-                study_scheme: false,
+                scheme: None,
             },
         };
         self.launches

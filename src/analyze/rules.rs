@@ -6,8 +6,7 @@
 //! Thresholds are fixed here, not configurable, so reports from different runs stay comparable.
 
 use super::metrics::LaunchAnalysis;
-use crate::isa::without_control_code;
-use crate::isa::Pipe;
+use crate::isa::{without_control_code, Pipe};
 use crate::sim::config::Policy;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -158,18 +157,18 @@ fn pipe_throttle_advice(pipe_busy: &[(Pipe, u64)]) -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct RunPolicy {
     pub policy: Policy,
-    /// A launch of `warpscope study --trace`: named by the study's scheme (`none`, `fine`),
-    /// not the policy that implements it.
-    pub study_scheme: bool,
+    /// For a launch of `warpscope study --trace`, the study's scheme (`none`, `fine`) that
+    /// the policy implements, which names it there.
+    pub scheme: Option<&'static str>,
 }
 
 impl RunPolicy {
     /// What the policy does with the eligible warps it does not issue.
     fn idling(self) -> String {
         let p = self.policy;
-        let name = match self.study_scheme {
-            true => format!("the {} scheme", study_name(p)),
-            false => format!("the {} policy", p.name()),
+        let name = match self.scheme {
+            Some(scheme) => format!("the {scheme} scheme"),
+            None => format!("the {} policy", p.name()),
         };
         match p {
             Policy::Barrel => format!("{name} gives each cycle to one warp in strict rotation, and a warp that is not ready in its turn leaves the cycle empty"),
@@ -182,20 +181,11 @@ impl RunPolicy {
 
     /// The policies that issue whenever a warp is eligible, in the names the launch uses.
     fn greedy_alternatives(self) -> &'static str {
-        match self.study_scheme {
-            true => "a scheme that issues any ready warp (fine, smt)",
-            false => "a policy that issues any eligible warp (lrr, gto)",
+        match self.scheme {
+            Some(_) => "a scheme that issues any ready warp (fine, smt)",
+            None => "a policy that issues any eligible warp (lrr, gto)",
         }
     }
-}
-
-/// A policy by the name of the study scheme it implements (`fine` for lrr, `none` for
-/// sequential).
-fn study_name(policy: Policy) -> &'static str {
-    Policy::STUDY_ALIASES
-        .iter()
-        .find(|(_, p)| *p == policy)
-        .map_or(policy.name(), |(alias, _)| alias)
 }
 
 /// The rules that fire for `l`, recorded under `policy`; `nsight_states` is its warp-state

@@ -889,11 +889,15 @@ impl Sm {
             // non-pipelined core (seed 000) waits out its last instruction's stages as it
             // waits out every other's.
             let non_pipelined = matches!(config.sm.core, CoreModel::NonPipelined { .. });
-            return match non_pipelined && w.mem_inflight == 0 {
-                true if cycle < w.stall_until => (WarpState::StallCount, w.stall_until),
-                true => (WarpState::StallCount, u64::MAX),
-                false => (WarpState::Drain, u64::MAX),
-            };
+            if non_pipelined && w.mem_inflight == 0 {
+                let until = if cycle < w.stall_until {
+                    w.stall_until
+                } else {
+                    u64::MAX
+                };
+                return (WarpState::StallCount, until);
+            }
+            return (WarpState::Drain, u64::MAX);
         }
         if w.at_barrier {
             return (WarpState::CtaBarrier, u64::MAX);
