@@ -1172,16 +1172,76 @@ fn a_launch_the_gpu_refuses_leaves_no_new_output_directory_and_names_the_gpu() {
     let o = ws(&[
         "replay",
         "tests/data/accelsim/vectoradd-100-32",
-        "--warps",
-        "8",
+        "--gpu",
+        "small",
         "-o",
         record.to_str().unwrap(),
     ]);
     assert_fails_with(
         &o,
-        "tests/data/accelsim/vectoradd-100-32: kernel `_Z6vecAddIfEvPT_S1_S1_i`: a block needs \
-         32 warps but an SM has 8 warp slots (sm.max_warps) (on gpu pascal; try another --gpu)",
+        "tests/data/accelsim/vectoradd-100-32: kernel `_Z6vecAddIfEvPT_S1_S1_i`: block of 1024 \
+         threads exceeds the limit of 256 threads per block (on gpu small; try another --gpu)",
     );
+}
+
+#[test]
+fn a_block_that_outgrows_the_warps_flag_is_told_to_raise_the_flag_not_to_change_the_gpu() {
+    let d = scratch("warps-flag-too-small");
+    let advice = "(--warps 8 on gpu pascal, whose SMs have 64 warp slots; give a larger --warps \
+                  or leave it out)";
+    let o = ws(&[
+        "replay",
+        "tests/data/accelsim/vectoradd-100-32",
+        "--warps",
+        "8",
+        "-o",
+        d.join("x.wstrace").to_str().unwrap(),
+    ]);
+    assert_fails_with(
+        &o,
+        &format!(
+            "tests/data/accelsim/vectoradd-100-32: kernel `_Z6vecAddIfEvPT_S1_S1_i`: a block \
+             needs 32 warps but an SM has 8 warp slots (sm.max_warps) {advice}"
+        ),
+    );
+    let o = ws(&[
+        "run",
+        "kernels/reduce.json",
+        "--gpu",
+        "small",
+        "--warps",
+        "4",
+    ]);
+    assert_fails_with(
+        &o,
+        "a block needs 8 warps but an SM has 4 warp slots (sm.max_warps) (--warps 4 on gpu \
+         small, whose SMs have 8 warp slots; give a larger --warps or leave it out)",
+    );
+    // A sweep names the hint under the combination that failed; the others still compare.
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--gpu",
+        "small",
+        "--warps",
+        "4,8",
+        "--policy",
+        "gto,lrr",
+        "-o",
+        d.join("sweep").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(
+            "gto.bitmap.w4: kernel `reduce`: a block needs 8 warps but an SM has 4 warp slots \
+             (sm.max_warps) (--warps 4 on gpu small, whose SMs have 8 warp slots;"
+        ),
+        "{out}"
+    );
+    // A preset's own limit still points at another preset.
+    let o = ws(&["run", "kernels/reduce.json", "--gpu", "tiny"]);
+    assert_fails_with(&o, "(on gpu tiny; try another --gpu)");
 }
 
 #[test]

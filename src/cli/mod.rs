@@ -407,14 +407,32 @@ pub fn launch_failure(
     e: &warpscope::sim::LaunchError,
     config: &warpscope::sim::config::GpuConfig,
 ) -> anyhow::Error {
+    anyhow::anyhow!("{}: {e}{}", input.display(), launch_hint(e, config))
+}
+
+/// What to try when a launch does not fit the GPU: another preset, or, when the limit it hit
+/// is one `--warps` lowered, a larger `--warps` (another --gpu would not help then).
+pub fn launch_hint(
+    e: &warpscope::sim::LaunchError,
+    config: &warpscope::sim::config::GpuConfig,
+) -> String {
+    use warpscope::sim::config::GpuConfig;
     use warpscope::sim::LaunchError;
-    let hint = match e {
+    match e {
+        LaunchError::DoesNotFit { what, .. } if what.contains("(sm.max_warps)") => {
+            match GpuConfig::preset(&config.name) {
+                Ok(preset) if preset.sm.max_warps > config.sm.max_warps => format!(
+                    " (--warps {} on gpu {}, whose SMs have {} warp slots; give a larger --warps or leave it out)",
+                    config.sm.max_warps, config.name, preset.sm.max_warps
+                ),
+                _ => format!(" (on gpu {}; try another --gpu)", config.name),
+            }
+        }
         LaunchError::BlockTooLarge { .. } | LaunchError::DoesNotFit { .. } => {
             format!(" (on gpu {}; try another --gpu)", config.name)
         }
         _ => String::new(),
-    };
-    anyhow::anyhow!("{}: {e}{hint}", input.display())
+    }
 }
 
 /// The launch error inside a recording's error (a launch file's, or a replay's), when the run

@@ -158,11 +158,15 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         &progress,
     );
     bar.finish_and_clear();
-    summarize(&args, &results)
+    summarize(&args, &points, &results)
 }
 
 /// Loads the traces recorded, writes the comparison and prints the summary.
-fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCode> {
+fn summarize(
+    args: &SweepArgs,
+    points: &[sweep::SweepPoint],
+    results: &[sweep::SweepResult],
+) -> Result<ExitCode> {
     let mut failed = false;
     // The combinations whose results differ from the launch file's `expect`.
     let mut checks_failed = std::collections::BTreeSet::new();
@@ -188,7 +192,12 @@ fn summarize(args: &SweepArgs, results: &[sweep::SweepResult]) -> Result<ExitCod
             }
             Err(e) => {
                 failed = true;
-                let _ = writeln!(notes, "{}: {e}", r.label);
+                let point = points.iter().find(|p| p.label == r.label);
+                let hint = match (super::launch_error(&**e), point) {
+                    (Some(l), Some(p)) => super::launch_hint(l, &p.config),
+                    _ => String::new(),
+                };
+                let _ = writeln!(notes, "{}: {e}{hint}", r.label);
             }
         }
     }
