@@ -454,7 +454,9 @@ fn sweep_replays_an_accelsim_trace_at_every_combination() {
             d.to_str().unwrap(),
         ]));
         assert!(out.contains("lrr.barriers"), "{out}");
-        assert!(out.contains("long_scoreboard"), "{out}");
+        // 32 warps' S2Rs queue at the MUFU pipe (where Accel-Sim's opcode table puts S2R), now
+        // that the loads' DRAM latency is volta's ~400 cycles in all.
+        assert!(out.contains("math_pipe_throttle"), "{out}");
     }
     for n in ["gto.bitmap.wstrace", "lrr.barriers.wstrace", "compare.txt"] {
         assert_eq!(

@@ -439,7 +439,7 @@ fn lineinfo_maps_pcs_to_cuda_lines_and_the_analysis_sums_them_by_line() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(html.contains("<h3>CUDA Source Lines</h3>"));
-    let line_7 = "<tr><td>7</td><td>7</td><td class=\"n\">4</td><td class=\"n\">2376</td>";
+    let line_7 = "<tr><td>7</td><td>7</td><td class=\"n\">4</td><td class=\"n\">1604</td>";
     assert!(html.contains(line_7));
     // The source chart's tooltip names each instruction's line.
     assert!(html.contains("PC 7: /*0070*/ STS [R0], R4 (CUDA line 7); executed 4 times"));

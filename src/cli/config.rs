@@ -39,7 +39,7 @@ pub const PRESET_DESCRIPTIONS: [(&str, &str); 5] = [
     ),
     (
         "pascal",
-        "TITAN X Pascal-like: 4 SMs of 4 schedulers, 64 warps, 96 KiB shared, loads skip the L1, L2 202 / DRAM 100 cycles",
+        "TITAN X Pascal-like: 4 SMs of 4 schedulers, 64 warps, 96 KiB shared, loads skip the L1, L2 202 / DRAM 302 cycles",
     ),
     (
         "volta",
@@ -78,6 +78,11 @@ pub fn run(args: ConfigArgs) -> Result<ExitCode> {
             for (name, description) in PRESET_DESCRIPTIONS {
                 let _ = writeln!(out, "{name:<8} {description}");
             }
+            out.push_str(
+                "\nMemory latencies are a load's, from issue until its result can be used, with \
+                 the caches' ports and the DRAM queue idle.\n`warpscope config show NAME` prints \
+                 every field; `--gpu FILE.json` runs an edited copy.\n",
+            );
             out
         }
     };
@@ -235,5 +240,36 @@ pub fn validated(config: GpuConfig) -> Result<GpuConfig> {
     match config.validate() {
         Ok(()) => Ok(config),
         Err(e) => bail!("{e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The descriptions' latencies are written by hand: each must be what the preset's loads
+    /// take, a miss everywhere adding the DRAM's share to the L2's hit latency.
+    #[test]
+    fn preset_descriptions_state_the_presets_load_latencies() {
+        for (name, description) in PRESET_DESCRIPTIONS {
+            let c = GpuConfig::preset(name).unwrap();
+            let m = &c.memory;
+            if !description.contains("DRAM") {
+                continue;
+            }
+            let l2 = m.l2.hit_latency;
+            let dram = l2 + m.dram_latency;
+            assert!(
+                description.contains(&format!("L2 {l2} / DRAM {dram} cycles")),
+                "{name}: {description}"
+            );
+            if m.l1.size_bytes > 0 {
+                let l1 = m.l1.hit_latency;
+                assert!(
+                    description.contains(&format!("L1 {l1} /")),
+                    "{name}: {description}"
+                );
+            }
+        }
     }
 }

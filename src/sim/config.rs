@@ -9,7 +9,8 @@
 //! - `volta`: V100 SM (Volta whitepaper; Jia et al., "Dissecting the NVIDIA Volta GPU
 //!   Architecture via Microbenchmarking", 2018): 4 sub-partitions, 64 warps, 32 blocks,
 //!   65536 registers, 96 KiB shared memory, ALU/FMA latency 4, shared ~19 cycles, L1 hit ~28,
-//!   L2 hit ~193, DRAM ~400+ cycles; 4 SMs by default so runs stay fast.
+//!   L2 hit ~193, DRAM ~400 cycles in all (from the load's issue, an empty queue); 4 SMs by
+//!   default so runs stay fast.
 //! - `pascal`: GP102 SM (TITAN X Pascal, as Accel-Sim's `SM6_TITANX` config models it — the GPU
 //!   its reference figures for the bundled sm_61 trace come from): 4 sub-partitions, 64 warps,
 //!   32 blocks, 65536 registers, 96 KiB shared memory; FP32 and integer latency 4 with a warp
@@ -23,7 +24,8 @@
 //!   4 SMs by default, as `volta`.
 //! - `hopper`: H100 SM (Hopper tuning guide; Luo et al., "Benchmarking and Dissecting the Nvidia
 //!   Hopper GPU Architecture", 2024): 4 sub-partitions, 64 warps, 32 blocks, 65536 registers,
-//!   228 KiB shared memory, FMA latency 4, shared ~29, L1 ~33, L2 ~260, DRAM ~480 cycles.
+//!   228 KiB shared memory, FMA latency 4, shared ~29, L1 ~33, L2 ~260, DRAM ~480 cycles (each
+//!   a load's whole latency, as for `volta`).
 
 use crate::isa::Pipe;
 use serde::{Deserialize, Serialize};
@@ -200,6 +202,9 @@ pub struct MemoryConfig {
     pub sector_bytes: u32,
     pub l1: CacheConfig,
     pub l2: CacheConfig,
+    /// What a sector that misses in the L2 adds to the L2's hit latency once the DRAM queue
+    /// serves it: a load that misses everywhere takes `l2.hit_latency + dram_latency` plus its
+    /// wait in the queue.
     pub dram_latency: u32,
     /// DRAM bandwidth for the whole GPU, in sectors per cycle (may be fractional).
     pub dram_sectors_per_cycle: f64,
@@ -486,7 +491,9 @@ impl GpuConfig {
                     associativity: 16,
                     hit_latency: 193,
                 },
-                dram_latency: 400,
+                // Jia et al.'s ~400 cycles are a load's whole latency: the DRAM's share is what
+                // it adds past the L2.
+                dram_latency: 400 - 193,
                 dram_sectors_per_cycle: 4.0,
                 shared_banks: 32,
             },
@@ -531,7 +538,8 @@ impl GpuConfig {
             associativity: 16,
             hit_latency: 260,
         };
-        c.memory.dram_latency = 480;
+        // ~480 in all, as for volta.
+        c.memory.dram_latency = 480 - 260;
         c.memory.dram_sectors_per_cycle = 8.0;
         c
     }
