@@ -966,6 +966,43 @@ fn a_directory_of_traces_names_the_ones_within() {
 }
 
 #[test]
+fn profile_and_sweep_warn_of_unknown_opcodes_as_replay_does_and_a_clean_trace_says_nothing() {
+    let warning =
+        "warning: 1 opcode(s) not in the table replayed as generic instructions: FROB.X ×8";
+    let dir = tmp("unknown-opcodes");
+    let _ = std::fs::remove_dir_all(&dir);
+    for (command, out) in [("profile", "profile"), ("sweep", "sweep")] {
+        let mut c = Command::new(BIN);
+        c.arg(command)
+            .arg(fixture("v4-volta-2d"))
+            .arg("-o")
+            .arg(dir.join(out));
+        if command == "sweep" {
+            c.args(["--policy", "gto,lrr"]);
+        }
+        let o = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{command}: {stderr}");
+        assert_eq!(stderr.matches(warning).count(), 1, "{command}: {stderr}");
+    }
+    // Nothing to warn of: no warning, and no line counting none.
+    let o = Command::new(BIN)
+        .arg("replay")
+        .arg(shared_vectoradd())
+        .arg("-o")
+        .arg(dir.join("vectoradd.wstrace"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stdout.contains("unknown opcodes"), "{stdout}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+#[test]
 fn cli_replays_and_reports_on_stdout_and_stderr() {
     let out = tmp("cli.wstrace");
     let o = Command::new(BIN)

@@ -3,7 +3,7 @@
 
 use super::emit;
 use anyhow::{bail, Result};
-use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -98,16 +98,24 @@ pub fn load_gpu(spec: &str) -> Result<GpuConfig> {
 }
 
 pub(super) fn policy_parser() -> impl TypedValueParser<Value = Policy> {
-    let names = Policy::ALL
-        .map(Policy::name)
-        .into_iter()
-        .chain(Policy::STUDY_ALIASES.map(|(alias, _)| alias));
-    PossibleValuesParser::new(names)
+    let values = Policy::ALL.map(|p| {
+        let aliases = Policy::STUDY_ALIASES
+            .iter()
+            .filter(|(_, aliased)| *aliased == p)
+            .map(|(alias, _)| *alias);
+        let help = match aliases.clone().next() {
+            Some(alias) => format!("{} (seed 004's `{alias}`)", p.summary()),
+            None => p.summary().to_string(),
+        };
+        PossibleValue::new(p.name()).help(help).aliases(aliases)
+    });
+    PossibleValuesParser::new(values)
         .try_map(|s| Policy::from_name(&s).ok_or(format!("unknown policy `{s}`")))
 }
 
 pub(super) fn scoreboard_parser() -> impl TypedValueParser<Value = ScoreboardKind> {
-    PossibleValuesParser::new(ScoreboardKind::ALL.map(ScoreboardKind::name))
+    let values = ScoreboardKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.summary()));
+    PossibleValuesParser::new(values)
         .try_map(|s| ScoreboardKind::from_name(&s).ok_or(format!("unknown scoreboard `{s}`")))
 }
 

@@ -127,6 +127,17 @@ pub(super) fn open_trace(
     let trace = super::progress::waiting(&scanning, || {
         warpscope::replay::open_filtered(input, &filter)
     })?;
+    // Said before the run, by every command that replays (`profile` and `sweep` print no
+    // replay summary of their own).
+    let unknown = trace.unknown_opcodes();
+    if !unknown.is_empty() {
+        let list: Vec<String> = unknown.iter().map(|(op, n)| format!("{op} ×{n}")).collect();
+        eprintln!(
+            "warning: {} opcode(s) not in the table replayed as generic instructions: {}",
+            unknown.len(),
+            list.join(", ")
+        );
+    }
     let mut config = match given {
         Some(config) => config,
         None => {
@@ -227,13 +238,15 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         );
     }
     let unknown = input.unknown_opcodes();
-    let unknown_total: u64 = unknown.iter().map(|(_, n)| n).sum();
-    let _ = writeln!(
-        out,
-        "unknown opcodes: {} ({} warp instructions)",
-        unknown.len(),
-        unknown_total
-    );
+    if !unknown.is_empty() {
+        let unknown_total: u64 = unknown.iter().map(|(_, n)| n).sum();
+        let _ = writeln!(
+            out,
+            "unknown opcodes: {} ({} warp instructions)",
+            unknown.len(),
+            unknown_total
+        );
+    }
     let _ = writeln!(
         out,
         "trace {}: {} events, {} bytes",
@@ -242,14 +255,6 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         outcome.record.bytes
     );
     emit(&out)?;
-    if !unknown.is_empty() {
-        let list: Vec<String> = unknown.iter().map(|(op, n)| format!("{op} ×{n}")).collect();
-        eprintln!(
-            "warning: {} opcode(s) not in the table replayed as generic instructions: {}",
-            unknown.len(),
-            list.join(", ")
-        );
-    }
     let seconds = elapsed.as_secs_f64().max(1e-9);
     eprintln!(
         "host: {:.3} s ({:.3} s scanning), {:.2} M warp instructions/s",

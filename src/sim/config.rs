@@ -81,6 +81,30 @@ impl Policy {
         }
     }
 
+    /// What the policy does, in a line: `--help` lists it beside each name.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Policy::Lrr => "loose round robin: the next eligible warp after the last issuer",
+            Policy::Gto => {
+                "greedy then oldest: the last issuer while it is eligible, else the oldest eligible warp"
+            }
+            Policy::TwoLevel => {
+                "round robin within an active set of sm.two_level_active warps; a warp waiting on a long operation leaves the set"
+            }
+            Policy::Oldest => "the oldest eligible warp, every cycle",
+            Policy::Barrel => {
+                "strict rotation: cycle t belongs to warp t mod n, issuing or not (slots are lost)"
+            }
+            Policy::Coarse => {
+                "one warp until it waits on a long operation, then the next, paying scheduler.switch_cost refill cycles"
+            }
+            Policy::Sequential => "one warp to its end, then the next (no multithreading)",
+            Policy::Smt => {
+                "the warp that picks first rotates each cycle, and later warps fill the slots it leaves: simultaneous multithreading with --issue-width 2 or more; at width 1 a rotating priority"
+            }
+        }
+    }
+
     /// Seed 004's scheme names for the policies that implement them (the others — barrel,
     /// coarse, smt — have the same names).
     pub const STUDY_ALIASES: [(&'static str, Policy); 2] =
@@ -120,6 +144,21 @@ impl ScoreboardKind {
             ScoreboardKind::Bitmap => "bitmap",
             ScoreboardKind::Ranges => "ranges",
             ScoreboardKind::Barriers => "barriers",
+        }
+    }
+
+    /// What the design tracks, in a line: `--help` lists it beside each name.
+    pub fn summary(self) -> &'static str {
+        match self {
+            ScoreboardKind::Bitmap => {
+                "a pending bit per warp and register: an instruction waits while a source or destination is pending"
+            }
+            ScoreboardKind::Ranges => {
+                "sm.range_slots register ranges per warp: as bitmap, plus a structural stall when a warp's ranges are all in use (at the presets' 4 to 6 slots that is rare)"
+            }
+            ScoreboardKind::Barriers => {
+                "the compiler's control codes: stall counts and six dependency barriers per warp (kernels without them get the auto-control pass)"
+            }
         }
     }
 
