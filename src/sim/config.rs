@@ -89,7 +89,7 @@ impl Policy {
                 "greedy then oldest: the last issuer while it is eligible, else the oldest eligible warp"
             }
             Policy::TwoLevel => {
-                "round robin within an active set of sm.two_level_active warps; a warp waiting on a long operation leaves the set"
+                "round robin within an active set of scheduler.two_level_active warps; a warp waiting on a long operation leaves the set"
             }
             Policy::Oldest => "the oldest eligible warp, every cycle",
             Policy::Barrel => {
@@ -154,7 +154,7 @@ impl ScoreboardKind {
                 "a pending bit per warp and register: an instruction waits while a source or destination is pending"
             }
             ScoreboardKind::Ranges => {
-                "sm.range_slots register ranges per warp: as bitmap, plus a structural stall when a warp's ranges are all in use (at the presets' 4 to 6 slots that is rare)"
+                "scheduler.range_slots register ranges per warp: as bitmap, plus a structural stall when a warp's ranges are all in use (at the presets' 4 to 6 slots that is rare)"
             }
             ScoreboardKind::Barriers => {
                 "the compiler's control codes: stall counts and six dependency barriers per warp (kernels without them get the auto-control pass)"
