@@ -431,6 +431,13 @@ fn sweep_records_every_combination_deterministically() {
             "{n}"
         );
     }
+    // The written table reads as `compare`'s text does: analyze's titles and labels.
+    let txt = std::fs::read_to_string(d1.join("compare.txt")).unwrap();
+    assert!(
+        txt.contains("\n  Scheduler Statistics\n    Schedulers ")
+            && txt.contains("    Issued Warp Per Scheduler "),
+        "{txt}"
+    );
 }
 
 #[test]
@@ -750,5 +757,330 @@ fn the_text_comparison_names_each_run_as_the_report_does() {
     let txt = std::fs::read_to_string(out.join("report.txt")).unwrap();
     for run in &text_runs {
         assert!(txt.contains(&format!("  {run}")), "{txt}");
+    }
+}
+
+/// The row labels of the text `text`, by section: `analyze`'s `  Section: Title` blocks up to
+/// the source hotspots, or `compare`'s `  Title` headings of the launch tables. A row's label
+/// is its text up to the first two spaces.
+fn text_rows(text: &str, analyze: bool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut section: Option<String> = None;
+    for line in text.lines() {
+        let heading = match analyze {
+            true => line.strip_prefix("  Section: "),
+            false => line
+                .strip_prefix("  ")
+                .filter(|t| !t.starts_with(' ') && !t.starts_with("metric")),
+        };
+        if let Some(title) = heading {
+            section = Some(title.to_string()).filter(|t| t != "Source Hotspots");
+            continue;
+        }
+        if line.starts_with("Launch ") {
+            section = None;
+        }
+        let (Some(s), Some(row)) = (&section, line.strip_prefix("    ")) else {
+            continue;
+        };
+        let label = row.split("  ").next().unwrap().trim_end();
+        out.push((s.clone(), label.to_string()));
+    }
+    out
+}
+
+#[test]
+fn the_text_comparison_labels_rows_and_sections_as_analyze_does() {
+    let (a, b) = (
+        "traces/reduce.small.gto.wstrace",
+        "traces/reduce.small.lrr.wstrace",
+    );
+    let analyzed = text_rows(&ok(&ws(&["analyze", a])), true);
+    let compare_text = ok(&ws(&["compare", a, b]));
+    let compared = text_rows(&compare_text, false);
+    assert!(compared.len() > 100, "{compare_text}");
+    let has = |section: &str, label: &str| {
+        compared
+            .iter()
+            .any(|(s, l)| s.as_str() == section && l.as_str() == label)
+    };
+    // Every row of analyze's sections is a row of the comparison, in the same section under
+    // the same title: as it is, or, for the text's tables, as their columns name it.
+    let mut checked = 0;
+    for (section, label) in &analyzed {
+        let expected: Vec<String> = match (section.as_str(), label.as_str()) {
+            // Table headings and the sum of the state table, not metrics.
+            (_, "state" | "slots" | "sm") | ("Warp State Statistics", "total") => continue,
+            // One row of the text for two metrics, the smallest and largest access.
+            (_, "Access Size [byte]") => vec![
+                "Min Access Size [byte]".into(),
+                "Max Access Size [byte]".into(),
+            ],
+            (_, "Grid Size" | "Block Size") => ["X", "Y", "Z"]
+                .iter()
+                .map(|axis| format!("{label} {axis}"))
+                .collect(),
+            ("Warp State Statistics", state) if !state.contains(' ') => vec![
+                format!("{state} [warp-cycles]"),
+                format!("{state} [per issue]"),
+            ],
+            ("Dispatch", sm) if sm.parse::<u32>().is_ok() => {
+                vec![format!("sm {sm} blocks"), format!("sm {sm} busy cycles")]
+            }
+            _ => vec![label.clone()],
+        };
+        for e in expected {
+            assert!(
+                has(section, &e),
+                "`{e}` not under {section}:\n{compare_text}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "{analyzed:?}");
+    for (section, label) in [
+        ("Scheduler Statistics", "Issued Warp Per Scheduler"),
+        ("Scheduler Statistics", "Idle With Eligible Warps [%]"),
+        ("Warp State Statistics", "long_scoreboard [warp-cycles]"),
+        ("Memory Workload Analysis", "L2 Hit Rate [%]"),
+    ] {
+        assert!(has(section, label), "{label}:\n{compare_text}");
+    }
+    // No raw key or section name is left in the text.
+    for raw in [
+        "launch_statistics",
+        "issued_warp_per_scheduler",
+        "warp_states.",
+    ] {
+        assert!(!compare_text.contains(raw), "{raw}:\n{compare_text}");
+    }
+    // The machine-readable formats keep their keys; JSON has the label beside them.
+    let csv = ok(&ws(&["compare", a, b, "--format", "csv"]));
+    assert_eq!(
+        csv.lines().next(),
+        Some("launch,kernel,section,metric,unit,trace,baseline,value,diff_pct,z_score")
+    );
+    assert!(csv.contains("\n0,reduce,scheduler,issued_warp_per_scheduler,warp,"));
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&ws(&["compare", a, b, "--format", "json"]))).unwrap();
+    let issued = json["launches"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "issued_warp_per_scheduler")
+        .unwrap();
+    assert_eq!(issued["section"], "scheduler");
+    assert_eq!(issued["label"], "Issued Warp Per Scheduler");
+    assert!(json.get("filter").is_none() && json["launches"][0].get("hidden").is_none());
+}
+
+#[test]
+fn every_metric_has_a_label_of_its_own() {
+    for name in [
+        "reduce.small.gto",
+        "vecadd.small.barriers",
+        "matmul.volta.gto",
+    ] {
+        for taxonomy in [Taxonomy::Nsight, Taxonomy::Detailed] {
+            let a = analyze_file(&sample(name), taxonomy).unwrap();
+            let metrics = flat::metrics(&a.launches[0]);
+            for m in &metrics {
+                // (One-word keys may be their own label: `issued`, a row of the slot table.)
+                assert!(
+                    m.label != m.name || !m.name.contains(['_', '.']),
+                    "{name}: no label for {}",
+                    m.name
+                );
+                assert_ne!(flat::section_title(m.section), m.section);
+            }
+            let mut labels: Vec<(&str, &str)> = metrics
+                .iter()
+                .map(|m| (m.section, m.label.as_str()))
+                .collect();
+            labels.sort();
+            labels.dedup();
+            assert_eq!(
+                labels.len(),
+                metrics.len(),
+                "{name}: two metrics, one label"
+            );
+        }
+    }
+}
+
+fn compare_json(args: &[&str]) -> serde_json::Value {
+    let base = [
+        "compare",
+        "traces/reduce.small.gto.wstrace",
+        "traces/reduce.small.lrr.wstrace",
+        "--format",
+        "json",
+    ];
+    serde_json::from_str(&ok(&ws(&[&base[..], args].concat()))).unwrap()
+}
+
+fn metric_keys(json: &serde_json::Value) -> Vec<String> {
+    json["launches"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["metric"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn changed_hides_exactly_the_rows_that_are_equal_in_every_trace() {
+    use warpscope::analyze::compare::RowFilter;
+    let c = compare(&[load("reduce.small.gto"), load("reduce.small.lrr")], 1);
+    let all = c.launches[0].metrics.clone();
+    let changed = RowFilter {
+        changed: true,
+        metrics: vec![],
+    };
+    let f = c.clone().filtered(&changed).unwrap();
+    let kept = &f.launches[0].metrics;
+    let expected: Vec<_> = all
+        .iter()
+        .filter(|r| r.values[0] != r.values[1])
+        .cloned()
+        .collect();
+    assert_eq!(kept, &expected);
+    let hidden = all.len() - kept.len();
+    assert_eq!(f.launches[0].hidden, Some(hidden));
+    // Both kinds are there: the policy changes cycles, not the launch's shape.
+    let keys: Vec<&str> = kept.iter().map(|r| r.metric.as_str()).collect();
+    assert!(keys.contains(&"cycles") && keys.contains(&"warp_states.barrier"));
+    assert!(!keys.contains(&"threads") && !keys.contains(&"warp_states.long_scoreboard"));
+    // Memory was recorded in one trace only: absent in the other is a change.
+    assert!(keys.contains(&"global_requests"), "{keys:?}");
+
+    // The command line: text, JSON and CSV keep the same rows.
+    let (a, b) = (
+        "traces/reduce.small.gto.wstrace",
+        "traces/reduce.small.lrr.wstrace",
+    );
+    let text = ok(&ws(&["compare", a, b, "--changed"]));
+    let rows = text_rows(&text, false);
+    assert_eq!(rows.len(), kept.len(), "{text}");
+    let labels: Vec<&str> = rows.iter().map(|(_, l)| l.as_str()).collect();
+    let expected_labels: Vec<&str> = kept.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, expected_labels);
+    assert!(
+        text.contains(&format!(
+            "  {hidden} rows hidden: the same in every trace (--changed)\n"
+        )),
+        "{text}"
+    );
+    let json = compare_json(&["--changed"]);
+    assert_eq!(metric_keys(&json), keys);
+    assert_eq!(json["launches"][0]["hidden"], hidden);
+    assert_eq!(json["filter"]["changed"], true);
+    let csv = ok(&ws(&["compare", a, b, "--changed", "--format", "csv"]));
+    assert_eq!(csv.lines().count(), 1 + 2 * kept.len());
+
+    // A trace beside itself: nothing changed, every row hidden, and said so.
+    let text = ok(&ws(&["compare", a, a, "--changed"]));
+    assert!(text_rows(&text, false).is_empty(), "{text}");
+    assert!(
+        text.contains(&format!("  {} rows hidden: the same", all.len())),
+        "{text}"
+    );
+}
+
+#[test]
+fn metric_patterns_keep_the_rows_whose_section_key_or_label_contains_them() {
+    // A section key.
+    let json = compare_json(&["--metric", "warp_state"]);
+    let rows = json["launches"][0]["metrics"].as_array().unwrap();
+    assert!(rows.len() > 10);
+    assert!(rows.iter().all(|r| r["section"] == "warp_state"), "{json}");
+    // A label, in any case, a section title and keys, comma-separated or repeated.
+    let json = compare_json(&[
+        "--metric",
+        "idle WITH eligible,l2_hit",
+        "--metric",
+        "Dispatch",
+    ]);
+    let keys = metric_keys(&json);
+    assert!(keys.contains(&"idle_with_eligible_pct".to_string()));
+    assert!(keys.contains(&"l2_hits".to_string()) && keys.contains(&"l2_hit_rate_pct".into()));
+    assert!(keys.contains(&"tail_cycles".to_string()));
+    // Exactly the rows that contain one of them (the `dispatch` section's title is its key).
+    let all = compare_json(&[]);
+    let all = all["launches"][0]["metrics"].as_array().unwrap();
+    let expected: Vec<&str> = all
+        .iter()
+        .filter(|r| {
+            ["section", "metric", "label"].iter().any(|f| {
+                let field = r[f].as_str().unwrap().to_lowercase();
+                ["idle with eligible", "l2_hit", "dispatch"]
+                    .iter()
+                    .any(|p| field.contains(p))
+            })
+        })
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, expected);
+    assert!(keys.contains(&"warp_states.dispatch_stall".to_string()));
+    assert_eq!(json["launches"][0]["hidden"], all.len() - keys.len());
+    // With --changed: the matching rows that changed.
+    let json = compare_json(&["--metric", "scheduler", "--changed"]);
+    let keys = metric_keys(&json);
+    assert!(keys.contains(&"issued_warp_per_scheduler".to_string()));
+    assert!(!keys.contains(&"schedulers".to_string()), "{keys:?}");
+    // The text says why the rest is gone.
+    let text = ok(&ws(&[
+        "compare",
+        "traces/reduce.small.gto.wstrace",
+        "traces/reduce.small.lrr.wstrace",
+        "--metric",
+        "Eligible",
+    ]));
+    let labels: Vec<String> = text_rows(&text, false).into_iter().map(|r| r.1).collect();
+    assert_eq!(
+        labels,
+        [
+            "Eligible Warps Per Scheduler",
+            "No Eligible [%]",
+            "One or More Eligible [%]",
+            "Idle With Eligible Warps [%]"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("rows hidden: not matching --metric eligible\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_metric_pattern_that_matches_nothing_is_an_error_naming_the_sections() {
+    for args in [
+        &["--metric", "nope"][..],
+        &["--metric", "cycles,nope", "--changed"],
+    ] {
+        let o = ws(&[
+            &[
+                "compare",
+                "traces/reduce.small.gto.wstrace",
+                "traces/reduce.small.lrr.wstrace",
+            ][..],
+            args,
+        ]
+        .concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("no metric matches `nope`"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        for s in [
+            "launch_statistics (Launch Statistics)",
+            "scheduler (Scheduler Statistics)",
+            "warp_state (Warp State Statistics)",
+            "memory (Memory Workload Analysis)",
+            "dispatch (Dispatch)",
+        ] {
+            assert!(err.contains(s), "{s}: {err}");
+        }
     }
 }

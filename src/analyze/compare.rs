@@ -5,6 +5,10 @@
 //! difference in the numbers is never mistaken for one in the experiment.
 //!
 //! Launches are paired by their index in each trace.
+//!
+//! The text names sections and metrics as the `analyze` text does ([`flat::section_title`],
+//! [`flat::label`]); JSON and CSV keep the snake_case keys. [`Comparison::filtered`] keeps
+//! only the rows a reader asked for (`compare --changed`, `--metric`).
 
 use super::flat::{self, csv_field, Metric, Value};
 use super::{analyze, Analysis, Taxonomy};
@@ -53,6 +57,8 @@ pub struct HeaderDifference {
 pub struct MetricRow {
     pub section: &'static str,
     pub metric: String,
+    /// How the `analyze` text names the metric ([`flat::label`]).
+    pub label: String,
     pub unit: &'static str,
     /// The value in each trace (numbers as numbers, the limiter as text); `null` if absent.
     pub values: Vec<Option<serde_json::Value>>,
@@ -73,6 +79,65 @@ pub struct LaunchComparison {
     /// The kernel name in each trace.
     pub names: Vec<Option<String>>,
     pub metrics: Vec<MetricRow>,
+    /// How many of the launch's metrics [`Comparison::filtered`] left out (absent in JSON when
+    /// no filter was applied).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<usize>,
+}
+
+/// Which metrics a comparison keeps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RowFilter {
+    /// Only metrics whose value is not the same in every trace.
+    pub changed: bool,
+    /// Only metrics whose section, key or label contains one of these, ignoring case (none:
+    /// every metric).
+    pub metrics: Vec<String>,
+}
+
+impl RowFilter {
+    /// True if the filter keeps every row.
+    pub fn is_empty(&self) -> bool {
+        !self.changed && self.metrics.is_empty()
+    }
+
+    /// Whether `row` contains `pattern` (lower case) in its section (key or title), key or
+    /// label.
+    fn matches(row: &MetricRow, pattern: &str) -> bool {
+        [
+            row.section,
+            flat::section_title(row.section),
+            &row.metric,
+            &row.label,
+        ]
+        .iter()
+        .any(|s| s.to_lowercase().contains(pattern))
+    }
+
+    /// Why the rows were hidden, for the text: `not matching --metric warp, or the same in
+    /// every trace`.
+    fn reason(&self) -> String {
+        let mut why = Vec::new();
+        if !self.metrics.is_empty() {
+            why.push(format!("not matching --metric {}", self.metrics.join(",")));
+        }
+        if self.changed {
+            why.push("the same in every trace (--changed)".to_string());
+        }
+        why.join(", or ")
+    }
+}
+
+/// A `--metric` pattern that matches no metric of any launch.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "no metric matches `{pattern}` (patterns match part of a section, a metric's key or its label, ignoring case); the sections are: {}",
+    sections.join(", ")
+)]
+pub struct NoMatch {
+    pub pattern: String,
+    /// The comparison's sections, `key (Title)`, in report order.
+    pub sections: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,6 +152,62 @@ pub struct Comparison {
     pub baselines: usize,
     pub header_differences: Vec<HeaderDifference>,
     pub launches: Vec<LaunchComparison>,
+    /// The rows kept ([`Comparison::filtered`]); absent in JSON when every row was.
+    #[serde(skip_serializing_if = "RowFilter::is_empty")]
+    pub filter: RowFilter,
+}
+
+impl Comparison {
+    /// The comparison with only the metrics `filter` keeps: those matching one of its patterns
+    /// (case-insensitive part of the section key or title, the metric's key or its label),
+    /// then, with `changed`, those whose value is not the same in every trace. Each launch
+    /// counts the rows it lost. A pattern that matches no metric of any launch is an error
+    /// naming the sections, since it is most likely a typo; empty patterns are ignored.
+    pub fn filtered(mut self, filter: &RowFilter) -> Result<Comparison, NoMatch> {
+        let patterns: Vec<String> = filter
+            .metrics
+            .iter()
+            .map(|p| p.trim().to_lowercase())
+            .filter(|p| !p.is_empty())
+            .collect();
+        // Nothing to keep out: no count of hidden rows either.
+        if patterns.is_empty() && !filter.changed {
+            return Ok(self);
+        }
+        let rows = || self.launches.iter().flat_map(|l| &l.metrics);
+        if let Some(p) = patterns
+            .iter()
+            .find(|p| !rows().any(|r| RowFilter::matches(r, p)))
+        {
+            let mut sections: Vec<&str> = Vec::new();
+            for r in rows() {
+                if !sections.contains(&r.section) {
+                    sections.push(r.section);
+                }
+            }
+            return Err(NoMatch {
+                pattern: p.clone(),
+                sections: sections
+                    .into_iter()
+                    .map(|s| format!("{s} ({})", flat::section_title(s)))
+                    .collect(),
+            });
+        }
+        let keep = |r: &MetricRow| {
+            (patterns.is_empty() || patterns.iter().any(|p| RowFilter::matches(r, p)))
+                && (!filter.changed || r.values.iter().any(|v| v != &r.values[0]))
+        };
+        for l in &mut self.launches {
+            let before = l.metrics.len();
+            l.metrics.retain(keep);
+            l.hidden = Some(before - l.metrics.len() + l.hidden.unwrap_or(0));
+        }
+        self.filter = RowFilter {
+            changed: self.filter.changed || filter.changed,
+            metrics: self.filter.metrics.into_iter().chain(patterns).collect(),
+        };
+        Ok(self)
+    }
 }
 
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
@@ -172,25 +293,26 @@ fn compare_launch(index: usize, traces: &[Compared], baselines: usize) -> Launch
         .map(|l| l.map(flat::metrics).unwrap_or_default())
         .collect();
     // Metric order: the first trace's, then any the others add.
-    let mut order: Vec<(&'static str, String, &'static str)> = Vec::new();
+    let mut order: Vec<&Metric> = Vec::new();
     for metrics in &per_trace {
         for m in metrics {
             if !order
                 .iter()
-                .any(|(s, n, _)| *s == m.section && *n == m.name)
+                .any(|o| o.section == m.section && o.name == m.name)
             {
-                order.push((m.section, m.name.clone(), m.unit));
+                order.push(m);
             }
         }
     }
     let metrics = order
         .into_iter()
-        .map(|(section, name, unit)| {
+        .map(|m| {
+            let (section, name) = (m.section, &m.name);
             let values: Vec<Option<&Value>> = per_trace
                 .iter()
                 .map(|ms| {
                     ms.iter()
-                        .find(|m| m.section == section && m.name == name)
+                        .find(|m| m.section == section && &m.name == name)
                         .map(|m| &m.value)
                 })
                 .collect();
@@ -222,8 +344,9 @@ fn compare_launch(index: usize, traces: &[Compared], baselines: usize) -> Launch
                 .collect();
             MetricRow {
                 section,
-                metric: name,
-                unit,
+                metric: name.clone(),
+                label: m.label.clone(),
+                unit: m.unit,
                 values: values.iter().map(|v| v.map(json_value)).collect(),
                 baseline_mean: mean,
                 diff_pct,
@@ -235,6 +358,7 @@ fn compare_launch(index: usize, traces: &[Compared], baselines: usize) -> Launch
         index: index as u32,
         names: launches.iter().map(|l| l.map(|l| l.name.clone())).collect(),
         metrics,
+        hidden: None,
     }
 }
 
@@ -255,6 +379,7 @@ pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
         launches: (0..launches)
             .map(|i| compare_launch(i, traces, baselines))
             .collect(),
+        filter: RowFilter::default(),
     }
 }
 
@@ -271,8 +396,9 @@ fn cell(v: &Option<serde_json::Value>) -> String {
 }
 
 /// The comparison as text: the traces with what tells their runs apart, header differences,
-/// then per launch one row per metric with each trace's value and, for the non-baselines, the
-/// difference to the baseline (mean).
+/// then per launch one row per metric, under the `analyze` text's section titles and labels,
+/// with each trace's value and, for the non-baselines, the difference to the baseline (mean);
+/// after a filtered launch's rows, how many it hid.
 pub fn render_text(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "warpscope compare — {} traces", c.traces.len());
@@ -327,16 +453,12 @@ pub fn render_text(c: &Comparison) -> String {
         }
     }
     let w = 14;
-    let label = |row: &MetricRow| match row.unit.is_empty() {
-        true => row.metric.clone(),
-        false => format!("{} [{}]", row.metric, row.unit),
-    };
-    // Metric names as wide as the longest, so that no value is pushed out of its column.
+    // Metric labels as wide as the longest, so that no value is pushed out of its column.
     let label_w = c
         .launches
         .iter()
         .flat_map(|l| &l.metrics)
-        .map(|r| label(r).len())
+        .map(|r| r.label.chars().count())
         .max()
         .unwrap_or(0)
         .max(44);
@@ -351,6 +473,14 @@ pub fn render_text(c: &Comparison) -> String {
             })
             .collect();
         let _ = writeln!(out, "Launch {}: {}", l.index, names.join(" | "));
+        let hidden = l.hidden.map(|n| {
+            let rows = crate::words::count(n as u64, "row", "rows");
+            format!("  {rows} hidden: {}", c.filter.reason())
+        });
+        if l.metrics.is_empty() {
+            let _ = writeln!(out, "{}", hidden.unwrap_or_default());
+            continue;
+        }
         let mut head = format!("  {:<hw$}", "metric", hw = label_w + 2);
         for i in 0..c.traces.len() {
             let _ = write!(head, " {:>w$}", format!("[{i}]"));
@@ -366,9 +496,9 @@ pub fn render_text(c: &Comparison) -> String {
         for row in &l.metrics {
             if row.section != section {
                 section = row.section;
-                let _ = writeln!(out, "  {section}");
+                let _ = writeln!(out, "  {}", flat::section_title(section));
             }
-            let mut line = format!("    {:<label_w$}", label(row));
+            let mut line = format!("    {:<label_w$}", row.label);
             for (i, v) in row.values.iter().enumerate() {
                 let _ = write!(line, " {:>w$}", cell(v));
                 if i >= c.baselines {
@@ -384,6 +514,9 @@ pub fn render_text(c: &Comparison) -> String {
                 let _ = write!(line, "  {}", z.join(" "));
             }
             let _ = writeln!(out, "{}", line.trim_end());
+        }
+        if let Some(hidden) = hidden {
+            let _ = writeln!(out, "{hidden}");
         }
     }
     out

@@ -1,6 +1,12 @@
 //! The analysis as a flat list of metrics — (section, name, unit, value) rows like `ncu --csv
 //! --page details` — which the CSV output and `compare` share, so both list the same metrics
 //! under the same names.
+//!
+//! It is also the one table of how people read those names: [`section_title`] and [`label`]
+//! give the section titles and row labels the `analyze` text prints (`Scheduler Statistics`,
+//! `Idle With Eligible Warps [%]`, a warp state by its name), which `analyze`'s text and
+//! `compare`'s both take from here, so the two cannot drift apart. Machine-readable outputs
+//! keep the snake_case keys.
 
 use super::{Analysis, LaunchAnalysis};
 use std::fmt::Write;
@@ -37,6 +43,8 @@ pub struct Metric {
     pub section: &'static str,
     /// snake_case, the JSON key it comes from (`warp_states.long_scoreboard` for map entries).
     pub name: String,
+    /// How the `analyze` text names it ([`label`]).
+    pub label: String,
     pub unit: &'static str,
     pub value: Value,
 }
@@ -45,9 +53,154 @@ fn push(out: &mut Vec<Metric>, section: &'static str, name: &str, unit: &'static
     out.push(Metric {
         section,
         name: name.to_string(),
+        label: label(name),
         unit,
         value: Value::Number(v),
     });
+}
+
+/// The sections, by key, with the title the `analyze` text heads them with, in report order.
+pub const SECTIONS: [(&str, &str); 7] = [
+    ("launch_statistics", "Launch Statistics"),
+    ("occupancy", "Occupancy"),
+    ("scheduler", "Scheduler Statistics"),
+    ("warp_state", "Warp State Statistics"),
+    ("issue_slots", "Issue Slots"),
+    ("memory", "Memory Workload Analysis"),
+    ("dispatch", "Dispatch"),
+];
+
+/// The title of the section `key` (`scheduler` → `Scheduler Statistics`); an unknown key is
+/// its own title.
+pub fn section_title(key: &str) -> &str {
+    SECTIONS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(key, |(_, title)| title)
+}
+
+/// Row labels by metric name, as the `analyze` text prints them (with the unit in brackets
+/// where it does), and in the same style for the metrics it shows only in a heading or not
+/// at all. `grid`, `block` and `access_bytes` are the text's rows that show several metrics
+/// at once (`(256, 1, 1)`, `4-16`).
+const LABELS: &[(&str, &str)] = &[
+    // Launch Statistics
+    ("grid", "Grid Size"),
+    ("block", "Block Size"),
+    ("blocks", "Blocks"),
+    ("threads", "Threads"),
+    ("warps_per_block", "Warps Per Block"),
+    ("registers_per_thread", "Registers Per Thread"),
+    ("shared_per_block", "Shared Memory Per Block [byte]"),
+    ("stream", "Stream"),
+    ("waves_per_sm", "Waves Per SM"),
+    ("start_cycle", "Start Cycle"),
+    ("end_cycle", "End Cycle"),
+    ("cycles", "Elapsed Cycles [cycle]"),
+    ("warp_instructions", "Warp Instructions"),
+    ("thread_instructions", "Thread Instructions"),
+    ("ipc", "IPC [warp inst/cycle]"),
+    ("hazards", "Dependency Hazards"),
+    // Occupancy
+    ("max_warps_per_sm", "Max Warps Per SM [warp]"),
+    ("block_limit_registers", "Block Limit Registers [block]"),
+    (
+        "block_limit_shared_memory",
+        "Block Limit Shared Mem [block]",
+    ),
+    ("block_limit_warps", "Block Limit Warps [block]"),
+    ("block_limit_blocks", "Block Limit SM [block]"),
+    ("limiter", "Occupancy Limiter"),
+    (
+        "theoretical_blocks_per_sm",
+        "Theoretical Blocks Per SM [block]",
+    ),
+    (
+        "theoretical_active_warps_per_sm",
+        "Theoretical Active Warps per SM [warp]",
+    ),
+    ("theoretical_pct", "Theoretical Occupancy [%]"),
+    (
+        "achieved_active_warps_per_sm",
+        "Achieved Active Warps Per SM [warp]",
+    ),
+    ("achieved_pct", "Achieved Occupancy [%]"),
+    // Scheduler Statistics
+    ("schedulers", "Schedulers"),
+    ("active_warps_per_scheduler", "Active Warps Per Scheduler"),
+    (
+        "eligible_warps_per_scheduler",
+        "Eligible Warps Per Scheduler",
+    ),
+    ("issued_warp_per_scheduler", "Issued Warp Per Scheduler"),
+    ("no_eligible_pct", "No Eligible [%]"),
+    ("one_or_more_eligible_pct", "One or More Eligible [%]"),
+    ("idle_with_eligible_pct", "Idle With Eligible Warps [%]"),
+    // Warp State Statistics (the states themselves: `warp_states.*`, see `label`)
+    ("resident_warp_cycles", "Resident Warp Cycles"),
+    (
+        "warp_cycles_per_issued_instruction",
+        "Warp Cycles Per Issued Instruction",
+    ),
+    // Issue Slots: the width, then the rows of the text's slot table
+    ("width", "Issue Width"),
+    ("issued", "issued"),
+    ("refill", "refill"),
+    ("vertical_waste", "vertical waste"),
+    ("horizontal_waste", "horizontal waste"),
+    ("total", "total"),
+    // Memory Workload Analysis
+    ("global_requests", "Global Requests"),
+    ("global_sectors", "Global Sectors"),
+    ("sectors_per_request", "Sectors Per Request"),
+    ("ideal_sectors_per_request", "Ideal Sectors Per Request"),
+    ("access_bytes", "Access Size [byte]"),
+    ("min_access_bytes", "Min Access Size [byte]"),
+    ("max_access_bytes", "Max Access Size [byte]"),
+    ("lanes_per_request", "Active Lanes Per Request"),
+    ("sector_bytes", "Sector Size [byte]"),
+    ("l1_hits", "L1 Hits [request]"),
+    ("l1_hit_rate_pct", "L1 Hit Rate [%]"),
+    ("l2_hits", "L2 Hits [request]"),
+    ("l2_hit_rate_pct", "L2 Hit Rate [%]"),
+    ("dram_requests", "DRAM Requests"),
+    ("shared_requests", "Shared Requests"),
+    ("shared_bank_conflicts", "Shared Bank Conflicts [pass]"),
+    // Dispatch (the per-SM rows: `blocks_per_sm.*`, see `label`)
+    ("first_grant_cycle", "First Grant [cycle]"),
+    ("last_grant_cycle", "Last Grant [cycle]"),
+    ("tail_cycles", "Tail [cycle]"),
+    ("idle_sm_pct", "Idle SM Time [%]"),
+];
+
+/// Column headings of the text's tables, which name the metrics of their rows.
+pub const STATE_CYCLES: &str = "warp-cycles";
+pub const STATE_PER_ISSUE: &str = "per issue";
+pub const SM_COLUMN: &str = "sm";
+pub const SM_BLOCKS: &str = "blocks";
+pub const SM_BUSY: &str = "busy cycles";
+
+/// How the `analyze` text names the metric `name` (a [`Metric::name`], or one of the text's
+/// combined rows: `grid`, `block`, `access_bytes`): `issued_warp_per_scheduler` → `Issued Warp
+/// Per Scheduler`, `idle_with_eligible_pct` → `Idle With Eligible Warps [%]`. A map entry is
+/// named as the text's table has it — `warp_states.long_scoreboard` → `long_scoreboard
+/// [warp-cycles]`, `blocks_per_sm.0` → `sm 0 blocks` — and a grid or block axis after its row,
+/// `Grid Size X`. A name the table lacks is its own label.
+pub fn label(name: &str) -> String {
+    if let Some((_, l)) = LABELS.iter().find(|(k, _)| *k == name) {
+        return (*l).to_string();
+    }
+    let Some((map, key)) = name.split_once('.') else {
+        return name.to_string();
+    };
+    match map {
+        "grid" | "block" => format!("{} {}", label(map), key.to_uppercase()),
+        "warp_states" => format!("{key} [{STATE_CYCLES}]"),
+        "warp_states_per_issue" => format!("{key} [{STATE_PER_ISSUE}]"),
+        "blocks_per_sm" => format!("{SM_COLUMN} {key} {SM_BLOCKS}"),
+        "busy_cycles_per_sm" => format!("{SM_COLUMN} {key} {SM_BUSY}"),
+        _ => name.to_string(),
+    }
 }
 
 /// Every number of one launch's JSON, in report order (source lines are not included: they
@@ -148,6 +301,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
     m.push(Metric {
         section: oc,
         name: "limiter".into(),
+        label: label("limiter"),
         unit: "",
         value: Value::Text(o.limiter.clone()),
     });

@@ -2,7 +2,11 @@
 //! Statistics, Occupancy, Scheduler Statistics, Warp State Statistics (sorted, with each
 //! state's share), Issue Slots, Memory, Dispatch, the source hotspots (waiting instruction,
 //! producer and, for replays recorded with lineinfo, CUDA source line) and the rule hints.
+//! Section titles and row labels come from [`super::flat`]'s table, which `compare` reads too.
 
+use super::flat::{
+    label, section_title, SM_BLOCKS, SM_BUSY, SM_COLUMN, STATE_CYCLES, STATE_PER_ISSUE,
+};
 use super::{Analysis, LaunchAnalysis};
 use crate::isa::without_control_code;
 use std::fmt::Write;
@@ -54,71 +58,75 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     }
     let _ = writeln!(out);
 
-    section(out, "Launch Statistics");
-    row(out, "Grid Size", dim(l.launch.grid));
-    row(out, "Block Size", dim(l.launch.block));
-    row(out, "Threads", l.launch.threads);
-    row(out, "Warps Per Block", l.launch.warps_per_block);
-    row(out, "Registers Per Thread", l.launch.registers_per_thread);
+    section(out, section_title("launch_statistics"));
+    row(out, &label("grid"), dim(l.launch.grid));
+    row(out, &label("block"), dim(l.launch.block));
+    row(out, &label("threads"), l.launch.threads);
+    row(out, &label("warps_per_block"), l.launch.warps_per_block);
     row(
         out,
-        "Shared Memory Per Block [byte]",
-        l.launch.shared_per_block,
+        &label("registers_per_thread"),
+        l.launch.registers_per_thread,
     );
-    row(out, "Warp Instructions", l.warp_instructions);
-    row(out, "Thread Instructions", l.thread_instructions);
-    row(out, "IPC [warp inst/cycle]", format!("{:.3}", l.ipc));
-    row(out, "Waves Per SM", format!("{:.2}", l.launch.waves_per_sm));
+    row(out, &label("shared_per_block"), l.launch.shared_per_block);
+    row(out, &label("warp_instructions"), l.warp_instructions);
+    row(out, &label("thread_instructions"), l.thread_instructions);
+    row(out, &label("ipc"), format!("{:.3}", l.ipc));
+    row(
+        out,
+        &label("waves_per_sm"),
+        format!("{:.2}", l.launch.waves_per_sm),
+    );
     // Only when there are any: a clean run's report stays as it was.
     if l.hazards > 0 {
-        row(out, "Dependency Hazards", l.hazards);
+        row(out, &label("hazards"), l.hazards);
     }
     let _ = writeln!(out);
 
     let o = &l.occupancy;
-    section(out, "Occupancy");
+    section(out, section_title("occupancy"));
     row(
         out,
-        "Block Limit Registers [block]",
+        &label("block_limit_registers"),
         o.block_limit_registers,
     );
     row(
         out,
-        "Block Limit Shared Mem [block]",
+        &label("block_limit_shared_memory"),
         o.block_limit_shared_memory
             .map_or("-".to_string(), |n| n.to_string()),
     );
-    row(out, "Block Limit Warps [block]", o.block_limit_warps);
-    row(out, "Block Limit SM [block]", o.block_limit_blocks);
-    row(out, "Occupancy Limiter", &o.limiter);
+    row(out, &label("block_limit_warps"), o.block_limit_warps);
+    row(out, &label("block_limit_blocks"), o.block_limit_blocks);
+    row(out, &label("limiter"), &o.limiter);
     row(
         out,
-        "Theoretical Active Warps per SM [warp]",
+        &label("theoretical_active_warps_per_sm"),
         format!("{:.2}", o.theoretical_active_warps_per_sm),
     );
     row(
         out,
-        "Theoretical Occupancy [%]",
+        &label("theoretical_pct"),
         format!("{:.2}", o.theoretical_pct),
     );
     row(
         out,
-        "Achieved Active Warps Per SM [warp]",
+        &label("achieved_active_warps_per_sm"),
         format!("{:.2}", o.achieved_active_warps_per_sm),
     );
     row(
         out,
-        "Achieved Occupancy [%]",
+        &label("achieved_pct"),
         format!("{:.2}", o.achieved_pct),
     );
     let _ = writeln!(out);
 
     let s = &l.scheduler;
-    section(out, "Scheduler Statistics");
-    row(out, "Schedulers", s.schedulers);
+    section(out, section_title("scheduler"));
+    row(out, &label("schedulers"), s.schedulers);
     row(
         out,
-        "Active Warps Per Scheduler",
+        &label("active_warps_per_scheduler"),
         format!("{:.2}", s.active_warps_per_scheduler),
     );
     // Eligibility is a warp state: without state events it is unknown, not 0.
@@ -128,35 +136,35 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     };
     row(
         out,
-        "Eligible Warps Per Scheduler",
+        &label("eligible_warps_per_scheduler"),
         states(format!("{:.2}", s.eligible_warps_per_scheduler)),
     );
     row(
         out,
-        "Issued Warp Per Scheduler",
+        &label("issued_warp_per_scheduler"),
         format!("{:.3}", s.issued_warp_per_scheduler),
     );
     row(
         out,
-        "No Eligible [%]",
+        &label("no_eligible_pct"),
         states(format!("{:.2}", s.no_eligible_pct)),
     );
     row(
         out,
-        "One or More Eligible [%]",
+        &label("one_or_more_eligible_pct"),
         states(format!("{:.2}", s.one_or_more_eligible_pct)),
     );
     row(
         out,
-        "Idle With Eligible Warps [%]",
+        &label("idle_with_eligible_pct"),
         states(format!("{:.2}", s.idle_with_eligible_pct)),
     );
     let _ = writeln!(out);
 
-    section(out, "Warp State Statistics");
+    section(out, section_title("warp_state"));
     row(
         out,
-        "Warp Cycles Per Issued Instruction",
+        &label("warp_cycles_per_issued_instruction"),
         format!("{:.2}", l.warp_cycles_per_issued_instruction),
     );
     let total: u64 = l.warp_states.values().sum();
@@ -168,16 +176,17 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     let _ = writeln!(out);
 
     let i = &l.issue_slots;
-    section(out, "Issue Slots");
-    row(out, "Issue Width", i.width);
+    section(out, section_title("issue_slots"));
+    row(out, &label("width"), i.width);
     let _ = writeln!(out, "    {:<28} {:>14} {:>10}", "slots", "count", "share");
-    for (name, n) in [
+    for (key, n) in [
         ("issued", i.issued),
         ("refill", i.refill),
-        ("vertical waste", i.vertical_waste),
-        ("horizontal waste", i.horizontal_waste),
+        ("vertical_waste", i.vertical_waste),
+        ("horizontal_waste", i.horizontal_waste),
         ("total", i.total),
     ] {
+        let name = label(key);
         let _ = writeln!(out, "    {name:<28} {n:>14} {:>9.1}%", pct(n, i.total));
     }
     let _ = writeln!(out);
@@ -262,7 +271,7 @@ fn warp_states(out: &mut String, l: &LaunchAnalysis, total: u64) {
     let _ = writeln!(
         out,
         "    {:<28} {:>14} {:>10} {:>10}",
-        "state", "warp-cycles", "per issue", "share"
+        "state", STATE_CYCLES, STATE_PER_ISSUE, "share"
     );
     for (name, &n) in states {
         let per_issue = l.warp_states_per_issue.get(name).copied().unwrap_or(0.0);
@@ -277,7 +286,7 @@ fn warp_states(out: &mut String, l: &LaunchAnalysis, total: u64) {
 
 fn memory(out: &mut String, l: &LaunchAnalysis) {
     let m = &l.memory;
-    section(out, "Memory Workload Analysis");
+    section(out, section_title("memory"));
     if !m.recorded {
         let _ = writeln!(
             out,
@@ -286,46 +295,58 @@ fn memory(out: &mut String, l: &LaunchAnalysis) {
         let _ = writeln!(out);
         return;
     }
-    row(out, "Global Requests", m.global_requests);
-    row(out, "Global Sectors", m.global_sectors);
+    row(out, &label("global_requests"), m.global_requests);
+    row(out, &label("global_sectors"), m.global_sectors);
     row(
         out,
-        "Sectors Per Request",
+        &label("sectors_per_request"),
         format!("{:.2}", m.sectors_per_request),
     );
     row(
         out,
-        "Ideal Sectors Per Request",
+        &label("ideal_sectors_per_request"),
         format!("{:.2}", m.ideal_sectors_per_request),
     );
-    row(out, "Access Size [byte]", m.access_bytes());
+    row(out, &label("access_bytes"), m.access_bytes());
     row(
         out,
-        "Active Lanes Per Request",
+        &label("lanes_per_request"),
         format!("{:.2}", m.lanes_per_request),
     );
-    row(out, "L1 Hits [request]", m.l1_hits);
-    row(out, "L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct));
-    row(out, "L2 Hits [request]", m.l2_hits);
-    row(out, "L2 Hit Rate [%]", format!("{:.2}", m.l2_hit_rate_pct));
-    row(out, "DRAM Requests", m.dram_requests);
-    row(out, "Shared Requests", m.shared_requests);
-    row(out, "Shared Bank Conflicts [pass]", m.shared_bank_conflicts);
+    row(out, &label("l1_hits"), m.l1_hits);
+    row(
+        out,
+        &label("l1_hit_rate_pct"),
+        format!("{:.2}", m.l1_hit_rate_pct),
+    );
+    row(out, &label("l2_hits"), m.l2_hits);
+    row(
+        out,
+        &label("l2_hit_rate_pct"),
+        format!("{:.2}", m.l2_hit_rate_pct),
+    );
+    row(out, &label("dram_requests"), m.dram_requests);
+    row(out, &label("shared_requests"), m.shared_requests);
+    row(
+        out,
+        &label("shared_bank_conflicts"),
+        m.shared_bank_conflicts,
+    );
     let _ = writeln!(out);
 }
 
 fn dispatch(out: &mut String, l: &LaunchAnalysis) {
     let d = &l.dispatch;
-    section(out, "Dispatch");
+    section(out, section_title("dispatch"));
     let opt = |c: Option<u64>| c.map_or("-".to_string(), |c| c.to_string());
-    row(out, "First Grant [cycle]", opt(d.first_grant_cycle));
-    row(out, "Last Grant [cycle]", opt(d.last_grant_cycle));
-    row(out, "Tail [cycle]", d.tail_cycles);
-    row(out, "Idle SM Time [%]", format!("{:.2}", d.idle_sm_pct));
+    row(out, &label("first_grant_cycle"), opt(d.first_grant_cycle));
+    row(out, &label("last_grant_cycle"), opt(d.last_grant_cycle));
+    row(out, &label("tail_cycles"), d.tail_cycles);
+    row(out, &label("idle_sm_pct"), format!("{:.2}", d.idle_sm_pct));
     let _ = writeln!(
         out,
         "    {:<8} {:>10} {:>14}",
-        "sm", "blocks", "busy cycles"
+        SM_COLUMN, SM_BLOCKS, SM_BUSY
     );
     for (sm, (b, busy)) in d
         .blocks_per_sm

@@ -31,7 +31,9 @@ Examples:
 Writes DIR/POLICY.SCOREBOARD[.wWARPS].wstrace for every combination (in the order given),
 then DIR/compare.txt and DIR/compare.csv comparing them with the first combination as the
 baseline, and prints the summary: a line per combination (for a run of several launches, its
-span, then a line per launch). Each trace can be analyzed, rendered or compared on its own.
+span, then a line per launch). Each trace can be analyzed, rendered or compared on its own;
+compare.txt and compare.csv list every metric, and `warpscope compare DIR/A.wstrace
+DIR/B.wstrace --changed --metric PATTERN` shows only some of them.
 A combination that faults still leaves its (incomplete) trace, and a launch file's expect is
 checked at every combination; either way the exit status is 1.
 

@@ -653,7 +653,8 @@ fn comparison_section(out: &mut String, c: &Comparison) {
                     .any(|v| v.as_ref().is_some_and(|v| v.as_f64() != Some(0.0)))
             })
             .map(|r| {
-                let mut row = vec![esc(&format!("{} · {}", r.section, r.metric))];
+                let section = crate::analyze::flat::section_title(r.section);
+                let mut row = vec![esc(&format!("{section} · {}", r.label))];
                 for (i, v) in r.values.iter().enumerate() {
                     row.push(match v {
                         Some(serde_json::Value::Number(n)) => num(n.as_f64().unwrap_or(0.0)),
