@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release --quiet
-ws=./target/release/warpscope
+ws="${CARGO_TARGET_DIR:-./target}/release/warpscope"
 mkdir -p traces
 rm -f traces/*.wstrace
 

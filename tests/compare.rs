@@ -858,7 +858,7 @@ fn the_text_comparison_labels_rows_and_sections_as_analyze_does() {
     let csv = ok(&ws(&["compare", a, b, "--format", "csv"]));
     assert_eq!(
         csv.lines().next(),
-        Some("launch,kernel,section,metric,unit,trace,baseline,value,diff_pct,z_score")
+        Some("launch,kernel,section,metric,unit,trace,baseline,value,diff_pct,z_score,completed")
     );
     assert!(csv.contains("\n0,reduce,scheduler,issued_warp_per_scheduler,warp,"));
     let json: serde_json::Value =
@@ -1083,4 +1083,56 @@ fn a_metric_pattern_that_matches_nothing_is_an_error_naming_the_sections() {
             assert!(err.contains(s), "{s}: {err}");
         }
     }
+}
+
+#[test]
+fn a_run_the_watchdog_stopped_is_marked_incomplete_in_every_format() {
+    let d = dir("incomplete");
+    let cut = d.join("cut.wstrace");
+    let o = ws(&[
+        "record",
+        "kernels/reduce.json",
+        "--max-cycles",
+        "500",
+        "-o",
+        cut.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "the watchdog stops the run");
+    let (full, cut) = ("traces/reduce.small.gto.wstrace", cut.to_str().unwrap());
+    let text = ok(&ws(&["compare", full, cut]));
+    let trace_row = text.lines().find(|l| l.contains("cut.wstrace")).unwrap();
+    assert!(
+        trace_row.ends_with("INCOMPLETE: its run stopped early"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  incomplete in [1]: those figures stop where the run did"),
+        "{text}"
+    );
+    // The complete baseline is not marked.
+    let base_row = text
+        .lines()
+        .find(|l| l.contains(full.rsplit('/').next().unwrap()));
+    assert!(!base_row.unwrap().contains("INCOMPLETE"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&ws(&["compare", full, cut, "--format", "json"]))).unwrap();
+    assert_eq!(json["complete"], serde_json::json!([true, false]));
+    assert_eq!(
+        json["launches"][0]["completed"],
+        serde_json::json!([true, false])
+    );
+    let csv = ok(&ws(&["compare", full, cut, "--format", "csv"]));
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert!(!rows.is_empty());
+    for row in rows {
+        let want = if row.contains(",cut.wstrace,") {
+            ",false"
+        } else {
+            ",true"
+        };
+        assert!(row.ends_with(want), "{row}");
+    }
+    // Two complete traces: no mark anywhere.
+    let text = ok(&ws(&["compare", full, "traces/reduce.small.lrr.wstrace"]));
+    assert!(!text.to_lowercase().contains("incomplete"), "{text}");
 }

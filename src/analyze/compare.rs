@@ -78,6 +78,9 @@ pub struct LaunchComparison {
     pub index: u32,
     /// The kernel name in each trace.
     pub names: Vec<Option<String>>,
+    /// Whether each trace saw the launch complete (`null` where it has no such launch): an
+    /// incomplete launch's figures stop where its run did, so its differences are no result.
+    pub completed: Vec<Option<bool>>,
     pub metrics: Vec<MetricRow>,
     /// How many of the launch's metrics [`Comparison::filtered`] left out (absent in JSON when
     /// no filter was applied).
@@ -150,6 +153,8 @@ pub struct Comparison {
     /// ([`super::caption`]).
     pub runs: Vec<String>,
     pub baselines: usize,
+    /// Per trace, whether its run completed (a watchdog or a fault stops it early).
+    pub complete: Vec<bool>,
     pub header_differences: Vec<HeaderDifference>,
     pub launches: Vec<LaunchComparison>,
     /// The rows kept ([`Comparison::filtered`]); absent in JSON when every row was.
@@ -357,6 +362,7 @@ fn compare_launch(index: usize, traces: &[Compared], baselines: usize) -> Launch
     LaunchComparison {
         index: index as u32,
         names: launches.iter().map(|l| l.map(|l| l.name.clone())).collect(),
+        completed: launches.iter().map(|l| l.map(|l| l.completed)).collect(),
         metrics,
         hidden: None,
     }
@@ -375,6 +381,7 @@ pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
         traces: traces.iter().map(|t| t.label.clone()).collect(),
         runs: super::caption::captions(&headers).distinctions,
         baselines,
+        complete: traces.iter().map(|t| t.analysis.complete).collect(),
         header_differences: header_differences(&headers),
         launches: (0..launches)
             .map(|i| compare_launch(i, traces, baselines))
@@ -415,7 +422,12 @@ pub fn render_text(c: &Comparison) -> String {
     let rw = widest(&c.runs, "run");
     let _ = writeln!(out, "  {:iw$}  {:tw$}  run", "", "trace");
     for (i, t) in c.traces.iter().enumerate() {
-        let role = if i < c.baselines { "baseline" } else { "" };
+        let mut role = String::from(if i < c.baselines { "baseline" } else { "" });
+        if !c.complete.get(i).copied().unwrap_or(true) {
+            role = format!("{role} INCOMPLETE: its run stopped early")
+                .trim()
+                .to_string();
+        }
         let run = c.runs.get(i).map_or("", String::as_str);
         let line = format!("  {:iw$}  {t:tw$}  {run:rw$}  {role}", index(i));
         let _ = writeln!(out, "{}", line.trim_end());
@@ -473,6 +485,17 @@ pub fn render_text(c: &Comparison) -> String {
             })
             .collect();
         let _ = writeln!(out, "Launch {}: {}", l.index, names.join(" | "));
+        let unfinished: Vec<String> = (l.completed.iter().enumerate())
+            .filter(|(_, done)| **done == Some(false))
+            .map(|(i, _)| index(i))
+            .collect();
+        if !unfinished.is_empty() {
+            let _ = writeln!(
+                out,
+                "  incomplete in {}: those figures stop where the run did, and their differences are no result",
+                unfinished.join(" ")
+            );
+        }
         let hidden = l.hidden.map(|n| {
             let rows = crate::words::count(n as u64, "row", "rows");
             format!("  {rows} hidden: {}", c.filter.reason())
@@ -524,15 +547,16 @@ pub fn render_text(c: &Comparison) -> String {
 
 /// The comparison as CSV: one row per launch, metric and trace.
 pub fn to_csv(c: &Comparison) -> String {
-    let mut out =
-        String::from("launch,kernel,section,metric,unit,trace,baseline,value,diff_pct,z_score\n");
+    let mut out = String::from(
+        "launch,kernel,section,metric,unit,trace,baseline,value,diff_pct,z_score,completed\n",
+    );
     for l in &c.launches {
         for row in &l.metrics {
             for (i, v) in row.values.iter().enumerate() {
                 let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.4}"));
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{}",
                     l.index,
                     csv_field(l.names[i].as_deref().unwrap_or("")),
                     row.section,
@@ -546,6 +570,7 @@ pub fn to_csv(c: &Comparison) -> String {
                     }),
                     opt(row.diff_pct[i]),
                     opt(row.z_score[i]),
+                    l.completed[i].map_or(String::new(), |done| done.to_string()),
                 );
             }
         }
