@@ -61,6 +61,43 @@ fn fontless(c: &Chart) -> resvg::tiny_skia::Pixmap {
     pixmap
 }
 
+/// The PNG chunks of `png`, in order: (type, data), each CRC checked.
+fn png_chunks(png: &[u8]) -> Vec<(String, Vec<u8>)> {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let mut chunks = Vec::new();
+    let mut at = 8;
+    while at < png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &png[at + 4..at + 8];
+        let data = &png[at + 8..at + 8 + len];
+        let crc = u32::from_be_bytes(png[at + 8 + len..at + 12 + len].try_into().unwrap());
+        assert_eq!(crc, crc32fast::hash(&png[at + 4..at + 8 + len]), "CRC");
+        chunks.push((String::from_utf8_lossy(kind).into_owned(), data.to_vec()));
+        at += 12 + len;
+    }
+    chunks
+}
+
+#[test]
+fn a_png_says_its_density_so_that_documents_place_it_at_the_chart_s_size() {
+    let c = reduce_chart(ChartKind::Stalls);
+    for scale in [1, 2, 3] {
+        let png = encode(&c.svg, FigureFormat::Png, scale).unwrap();
+        let chunks = png_chunks(&png);
+        let kinds: Vec<&str> = chunks.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kinds[..2], ["IHDR", "pHYs"], "{kinds:?}");
+        assert!(kinds.contains(&"IDAT") && kinds.last() == Some(&"IEND"));
+        let data = &chunks[1].1;
+        let per_metre = |i: usize| u32::from_be_bytes(data[i..i + 4].try_into().unwrap());
+        // 96 CSS pixels per inch, `scale` device pixels each.
+        let dpi = f64::from(per_metre(0)) * 0.0254;
+        assert!((dpi - 96.0 * f64::from(scale)).abs() < 0.05, "{dpi}");
+        assert_eq!(per_metre(0), per_metre(4));
+        assert_eq!(data[8], 1, "unit: the metre");
+        resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
+    }
+}
+
 #[test]
 fn png_is_the_chart_at_its_scale_with_its_text_drawn() {
     let c = reduce_chart(ChartKind::Timeline);

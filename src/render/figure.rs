@@ -125,9 +125,33 @@ pub fn encode(svg: &str, format: FigureFormat, scale: u32) -> Result<Vec<u8>, Fi
             resvg::render(&tree, transform, &mut pixmap.as_mut());
             pixmap
                 .encode_png()
+                .map(|png| with_density(png, scale))
                 .map_err(|e| FigureError::Png(e.to_string()))
         }
     }
+}
+
+/// `png` with a `pHYs` chunk saying `scale` device pixels per CSS pixel (96 per inch): without
+/// one, a word processor or slide editor places a scale-2 PNG at twice the chart's size; with
+/// it, at the size the SVG would have. The chunk goes right after `IHDR`, as PNG requires
+/// (before `IDAT`); a stream that does not start with an `IHDR` is returned unchanged.
+fn with_density(mut png: Vec<u8>, scale: u32) -> Vec<u8> {
+    // Signature (8 bytes), then IHDR: length, type, 13 bytes of data, CRC.
+    const IHDR_END: usize = 8 + 4 + 4 + 13 + 4;
+    if png.len() < IHDR_END || &png[12..16] != b"IHDR" {
+        return png;
+    }
+    let per_metre = (f64::from(96 * scale) / 0.0254).round() as u32;
+    let mut chunk = Vec::with_capacity(21);
+    chunk.extend_from_slice(&9u32.to_be_bytes());
+    chunk.extend_from_slice(b"pHYs");
+    chunk.extend_from_slice(&per_metre.to_be_bytes());
+    chunk.extend_from_slice(&per_metre.to_be_bytes());
+    chunk.push(1); // the unit is the metre
+    let crc = crc32fast::hash(&chunk[4..]);
+    chunk.extend_from_slice(&crc.to_be_bytes());
+    png.splice(IHDR_END..IHDR_END, chunk);
+    png
 }
 
 /// `pdf` with each run of dictionary entries that name an object (`/po12 18 0 R`, one per
