@@ -433,6 +433,192 @@ fn sweep_records_every_combination_deterministically() {
     }
 }
 
+/// The names of the `.wstrace` files in `d`, sorted.
+fn traces_in(d: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wstrace"))
+        .collect();
+    names.sort();
+    names
+}
+
+fn header(path: &Path) -> warpscope::trace::TraceHeader {
+    warpscope::trace::TraceReader::open(path)
+        .unwrap()
+        .header()
+        .clone()
+}
+
+#[test]
+fn sweep_varies_the_issue_width() {
+    let d = dir("sweep-width");
+    let out = ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "smt,lrr",
+        "--issue-width",
+        "1,2",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    let labels = [
+        ("smt.bitmap.i1", 1),
+        ("smt.bitmap.i2", 2),
+        ("lrr.bitmap.i1", 1),
+        ("lrr.bitmap.i2", 2),
+    ];
+    let mut expected: Vec<String> = labels.iter().map(|(l, _)| format!("{l}.wstrace")).collect();
+    expected.sort();
+    assert_eq!(traces_in(&d), expected);
+    let mut cycles = Vec::new();
+    for (label, width) in labels {
+        let h = header(&d.join(format!("{label}.wstrace")));
+        assert_eq!(h.config.sm.issue_width, width, "{label}");
+        let policy = label.split('.').next().unwrap();
+        assert_eq!(h.config.scheduler.policy.name(), policy, "{label}");
+        // The summary has a row per combination, in the plan's order.
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{label} "))),
+            "{out}"
+        );
+        let a = analyze_file(&d.join(format!("{label}.wstrace")), Taxonomy::Nsight).unwrap();
+        assert_eq!(a.launches[0].issue_slots.width, width, "{label}");
+        cycles.push(a.launches[0].cycles);
+    }
+    // Two issue slots let smt issue from two warps in a cycle: the kernel runs faster than
+    // at one.
+    assert!(cycles[1] < cycles[0], "smt at width 2 vs 1: {cycles:?}");
+
+    // One value applies to every combination and leaves the labels as they were.
+    let d = dir("sweep-width-one");
+    ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--issue-width",
+        "2",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    assert_eq!(traces_in(&d), ["gto.bitmap.wstrace", "lrr.bitmap.wstrace"]);
+    for n in traces_in(&d) {
+        assert_eq!(header(&d.join(&n)).config.sm.issue_width, 2, "{n}");
+    }
+}
+
+#[test]
+fn sweep_varies_the_memory_model_and_the_gpu() {
+    let d = dir("sweep-memory");
+    let out = ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--memory",
+        "ideal,fixed:200,hierarchy",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        traces_in(&d),
+        [
+            "gto.bitmap.mem-fixed200.wstrace",
+            "gto.bitmap.mem-hierarchy.wstrace",
+            "gto.bitmap.mem-ideal.wstrace"
+        ]
+    );
+    use warpscope::sim::config::MemoryModel;
+    let mut cycles = Vec::new();
+    for (label, model) in [
+        ("gto.bitmap.mem-ideal", MemoryModel::Ideal),
+        (
+            "gto.bitmap.mem-fixed200",
+            MemoryModel::Fixed { latency: 200 },
+        ),
+        ("gto.bitmap.mem-hierarchy", MemoryModel::Hierarchy),
+    ] {
+        let path = d.join(format!("{label}.wstrace"));
+        assert_eq!(header(&path).config.memory.model, model, "{label}");
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{label} "))),
+            "{out}"
+        );
+        cycles.push(analyze_file(&path, Taxonomy::Nsight).unwrap().launches[0].cycles);
+    }
+    // A 200-cycle memory is slower than an ideal one.
+    assert!(cycles[0] < cycles[1], "{cycles:?}");
+
+    // Several GPUs prefix the labels with their names; each has its own config.
+    let d = dir("sweep-gpus");
+    ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--gpu",
+        "small,volta",
+        "--policy",
+        "gto,lrr",
+        "--scoreboard",
+        "bitmap",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        traces_in(&d),
+        [
+            "small.gto.bitmap.wstrace",
+            "small.lrr.bitmap.wstrace",
+            "volta.gto.bitmap.wstrace",
+            "volta.lrr.bitmap.wstrace"
+        ]
+    );
+    assert_eq!(
+        header(&d.join("volta.lrr.bitmap.wstrace")).config.name,
+        "volta"
+    );
+    assert_eq!(
+        header(&d.join("small.gto.bitmap.wstrace")).config.name,
+        "small"
+    );
+
+    // Wrong values are a usage error naming them, before anything runs.
+    for (flag, values, named) in [
+        ("--memory", "ideal,bogus", "`bogus` is not a memory model"),
+        (
+            "--memory",
+            "fixed:200,fixed:200",
+            "--memory lists fixed:200 twice",
+        ),
+        (
+            "--memory",
+            "fixed:0",
+            "fixed:LATENCY needs a positive number",
+        ),
+        ("--issue-width", "1,2,1", "--issue-width lists 1 twice"),
+        ("--issue-width", "0", "--issue-width"),
+        ("--gpu", "small,small", "--gpu lists small twice"),
+        ("--gpu", "small,nonesuch", "nonesuch"),
+    ] {
+        let d = dir("sweep-bad");
+        let o = ws(&[
+            "sweep",
+            "kernels/reduce.json",
+            "--policy",
+            "gto,lrr",
+            flag,
+            values,
+            "-o",
+            d.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(matches!(o.status.code(), Some(1 | 2)), "{values}: {stderr}");
+        assert!(stderr.contains(named), "{values}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(std::fs::read_dir(&d).unwrap().next().is_none(), "{values}");
+    }
+}
+
 #[test]
 fn sweep_replays_an_accelsim_trace_at_every_combination() {
     let d1 = dir("sweep-replay1");

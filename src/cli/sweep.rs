@@ -1,7 +1,7 @@
 //! `warpscope sweep INPUT --policy A,B --scoreboard X,Y -o DIR`: one trace per combination,
 //! recorded on several threads with a progress bar, then the comparison table.
 
-use super::config::{policy_parser, scoreboard_parser, GpuArgs};
+use super::config::{load_gpu, parse_memory_model, policy_parser, scoreboard_parser, GpuArgs};
 use super::replay::KernelSelection;
 use super::run::{load_workload, KernelFlags};
 use super::{emit, write_file_atomically};
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
 use warpscope::analyze::Taxonomy;
 use warpscope::report::html::top_stall;
-use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
+use warpscope::sim::config::{GpuConfig, MemoryModel, Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sweep;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
@@ -26,14 +26,19 @@ Examples:
   warpscope sweep kernels/reduce.json --policy lrr,gto,two_level,barrel -o sweep-reduce
   warpscope sweep kernels/reduce.json --gpu small --policy gto,lrr \\
       --scoreboard bitmap,ranges,barriers --warps 8,16 -o sweep-small
+  warpscope sweep kernels/reduce.json --policy smt,lrr --issue-width 1,2 -o sweep-smt
+  warpscope sweep kernels/matmul.json --gpu small,volta --memory ideal,fixed:200,hierarchy -o sweep-mem
   warpscope sweep tests/data/accelsim/vectoradd-100-32 --gpu volta --policy gto,lrr,two_level -o sweep-vecadd
 
-Writes DIR/POLICY.SCOREBOARD[.wWARPS].wstrace for every combination (in the order given),
-then DIR/compare.txt and DIR/compare.csv comparing them with the first combination as the
-baseline, and prints the summary: a line per combination (for a run of several launches, its
-span, then a line per launch). Each trace can be analyzed, rendered or compared on its own.
-A combination that faults still leaves its (incomplete) trace, and a launch file's expect is
-checked at every combination; either way the exit status is 1.
+Writes DIR/[GPU.]POLICY.SCOREBOARD[.wWARPS][.iWIDTH][.mem-MODEL].wstrace for every
+combination (in the order given; GPU, .iWIDTH and .mem-MODEL only when several are given,
+e.g. gto.bitmap.i2.mem-fixed200), then DIR/compare.txt and DIR/compare.csv comparing them
+with the first combination as the baseline, and prints the summary: a
+line per combination (for a run of several launches, its span, then a line per launch). Each
+trace can be analyzed, rendered or compared on its own. A combination that faults still leaves
+its (incomplete) trace, and a launch file's expect is checked at every combination; either way
+the exit status is 1. A single value of --issue-width, --memory or --gpu applies to every
+combination, as --sms does.
 
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg): it
 is scanned once and replayed at every combination as `warpscope replay` does (default GPU:
@@ -57,10 +62,20 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_name = "N,...",
           value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_WARPS as i64))]
     pub warps: Vec<u32>,
-    /// GPU preset or JSON config (default: the launch file's, else small; for an Accel-Sim
-    /// trace pascal before sm_70, hopper from sm_90, else volta).
-    #[arg(long, value_name = "NAME|FILE.json")]
-    pub gpu: Option<String>,
+    /// Issue slots per scheduler per cycle to sweep, comma-separated (default: the GPU's);
+    /// only above 1 does the smt policy issue from several warps in one cycle.
+    #[arg(long, value_delimiter = ',', value_name = "N,...",
+          value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_ISSUE_WIDTH as i64))]
+    pub issue_width: Vec<u32>,
+    /// Global memory models to sweep, comma-separated: ideal, fixed:LATENCY, hierarchy
+    /// (default: the GPU's).
+    #[arg(long, value_delimiter = ',', value_name = "ideal|fixed:LAT|hierarchy,...",
+          value_parser = parse_memory_model)]
+    pub memory: Vec<MemoryModel>,
+    /// GPU presets or JSON configs to sweep, comma-separated (default: the launch file's,
+    /// else small; for an Accel-Sim trace pascal before sm_70, hopper from sm_90, else volta).
+    #[arg(long, value_delimiter = ',', value_name = "NAME|FILE.json,...")]
+    pub gpu: Vec<String>,
     /// Number of SMs.
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_SMS as i64))]
@@ -104,14 +119,36 @@ impl From<SweepFormat> for TraceFormat {
 }
 
 impl SweepArgs {
-    /// The GPU options a sweep takes (the swept ones are set per combination).
-    fn gpu_args(&self) -> GpuArgs {
+    /// The GPU options a sweep takes for the GPU `gpu` (the swept ones are set per
+    /// combination).
+    fn gpu_args(&self, gpu: Option<&String>) -> GpuArgs {
         GpuArgs {
-            gpu: self.gpu.clone(),
+            gpu: gpu.cloned(),
             sms: self.sms,
             ..GpuArgs::default()
         }
     }
+
+    /// The swept dimensions other than the GPU.
+    fn dimensions(&self) -> sweep::Dimensions {
+        sweep::Dimensions {
+            policies: self.policy.clone(),
+            scoreboards: self.scoreboard.clone(),
+            warps: self.warps.clone(),
+            issue_widths: self.issue_width.clone(),
+            memories: self.memory.clone(),
+        }
+    }
+}
+
+/// The name a `--gpu` value gives its combinations: a preset's name, a config file's stem.
+fn gpu_name(spec: &str) -> String {
+    if GpuConfig::preset(spec).is_ok() {
+        return spec.to_string();
+    }
+    std::path::Path::new(spec)
+        .file_stem()
+        .map_or_else(|| spec.to_string(), |s| s.to_string_lossy().into_owned())
 }
 
 pub fn run(args: SweepArgs) -> Result<ExitCode> {
@@ -119,15 +156,30 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         &args.input,
         &args.kernel,
         &args.select,
-        args.gpu_args(),
+        args.gpu_args(args.gpu.first()),
         args.max_cycles,
         "sweeping",
     )?;
-    // (The GPU itself is valid: only the swept values can make a point impossible.)
-    let points =
-        sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps).map_err(super::usage)?;
+    let mut gpus = vec![sweep::SweepGpu {
+        name: args
+            .gpu
+            .first()
+            .map_or_else(|| base.name.clone(), |g| gpu_name(g)),
+        config: base,
+    }];
+    for spec in args.gpu.iter().skip(1) {
+        let gpu_args = args.gpu_args(Some(spec));
+        let mut config = load_gpu(spec)?;
+        gpu_args.apply(&mut config);
+        gpus.push(sweep::SweepGpu {
+            name: gpu_name(spec),
+            config: gpu_args.validated(config)?,
+        });
+    }
+    // (The GPUs themselves are valid: only the swept values can make a point impossible.)
+    let points = sweep::plan(&gpus, &args.dimensions()).map_err(super::usage)?;
     if points.len() < 2 {
-        return Err(super::usage("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps"));
+        return Err(super::usage("a sweep needs at least two combinations: give several values to --policy, --scoreboard, --warps, --issue-width, --memory or --gpu"));
     }
     // Removed again, if it is new, when no combination could be recorded into it.
     let _made = super::OutputDir::create(&args.output)?;
