@@ -221,6 +221,74 @@ fn run_points(
         .collect()
 }
 
+/// One row of `sweep.csv`: a combination's dimensions and its figures (all `None` for a
+/// combination that recorded nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvRow {
+    pub label: String,
+    pub gpu: String,
+    pub config: GpuConfig,
+    pub figures: Option<CsvFigures>,
+}
+
+/// What a recorded combination measured (a run of several launches: their span).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvFigures {
+    pub cycles: u64,
+    pub ipc: f64,
+    pub warp_cycles_per_issue: f64,
+    /// The state with the most warp-cycles other than `selected`; none when no stall has any.
+    pub top_stall: Option<String>,
+    /// Whether the run finished (not stopped by the watchdog or a fault).
+    pub complete: bool,
+    /// The launch file's `expect`: none when there is none to check (no `expect`, a fault,
+    /// a replay).
+    pub checks_ok: Option<bool>,
+    pub hazards: u64,
+}
+
+/// `sweep.csv`'s header line.
+pub const CSV_HEADER: &str = "combination,policy,scoreboard,warps,issue_width,memory,gpu,cycles,ipc,warp_cycles_per_issue,top_stall,complete,checks_ok,hazards";
+
+/// `sweep.csv`: one row per combination in plan order, every dimension in its own column
+/// (whether it was swept or not), then the figures; empty where there is no value.
+pub fn to_csv(rows: &[CsvRow]) -> String {
+    use crate::analyze::flat::csv_field;
+    use std::fmt::Write as _;
+    let mut out = format!("{CSV_HEADER}\n");
+    for r in rows {
+        let c = &r.config;
+        let _ = write!(
+            out,
+            "{},{},{},{},{},{},{}",
+            csv_field(&r.label),
+            c.scheduler.policy.name(),
+            c.scheduler.scoreboard.name(),
+            c.sm.max_warps,
+            c.sm.issue_width,
+            memory_name(c.memory.model),
+            csv_field(&r.gpu),
+        );
+        match &r.figures {
+            Some(f) => {
+                let _ = writeln!(
+                    out,
+                    ",{},{:.6},{:.6},{},{},{},{}",
+                    f.cycles,
+                    f.ipc,
+                    f.warp_cycles_per_issue,
+                    csv_field(f.top_stall.as_deref().unwrap_or("")),
+                    f.complete,
+                    f.checks_ok.map_or(String::new(), |ok| ok.to_string()),
+                    f.hazards,
+                );
+            }
+            None => out.push_str(",,,,,,,\n"),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,6 +382,41 @@ mod tests {
         assert_eq!(
             plan(&gpus, &Dimensions::default()).unwrap_err(),
             "--gpu lists small twice"
+        );
+    }
+
+    #[test]
+    fn csv_rows_keep_every_dimension_and_leave_missing_figures_empty() {
+        let config = GpuConfig::preset("small").unwrap();
+        let rows = [
+            CsvRow {
+                label: "gto.bitmap".into(),
+                gpu: "small".into(),
+                config: config.clone(),
+                figures: Some(CsvFigures {
+                    cycles: 100,
+                    ipc: 0.5,
+                    warp_cycles_per_issue: 12.25,
+                    top_stall: Some("long_scoreboard".into()),
+                    complete: true,
+                    checks_ok: None,
+                    hazards: 0,
+                }),
+            },
+            CsvRow {
+                label: "lrr.bitmap".into(),
+                gpu: "my,gpu".into(),
+                config,
+                figures: None,
+            },
+        ];
+        assert_eq!(
+            to_csv(&rows),
+            format!(
+                "{CSV_HEADER}\n\
+                 gto.bitmap,gto,bitmap,8,1,hierarchy,small,100,0.500000,12.250000,long_scoreboard,true,,0\n\
+                 lrr.bitmap,gto,bitmap,8,1,hierarchy,\"my,gpu\",,,,,,,\n"
+            )
         );
     }
 }

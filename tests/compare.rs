@@ -297,7 +297,8 @@ fn sweep_records_every_combination_deterministically() {
             "gto.bitmap.wstrace",
             "gto.ranges.wstrace",
             "lrr.bitmap.wstrace",
-            "lrr.ranges.wstrace"
+            "lrr.ranges.wstrace",
+            "sweep.csv"
         ]
     );
     // Same bytes whatever the number of threads.
@@ -424,7 +425,7 @@ fn sweep_records_every_combination_deterministically() {
     ]));
     let trace = std::fs::read(d3.join("gto.ranges.wstrace")).unwrap();
     assert_eq!(&trace[8..10], &8u16.to_le_bytes());
-    for n in ["compare.csv", "compare.txt"] {
+    for n in ["compare.csv", "compare.txt", "sweep.csv"] {
         assert_eq!(
             std::fs::read(d1.join(n)).unwrap(),
             std::fs::read(d3.join(n)).unwrap(),
@@ -620,6 +621,99 @@ fn sweep_varies_the_memory_model_and_the_gpu() {
 }
 
 #[test]
+fn sweep_csv_has_a_row_per_combination_with_the_trace_s_figures() {
+    let d = dir("sweep-csv");
+    // gto at 2200 cycles completes, lrr (2606) is stopped by the watchdog.
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--scoreboard",
+        "bitmap,barriers",
+        "--max-cycles",
+        "2200",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("the table (sweep.csv) are in"),
+        "the summary names sweep.csv: {out}"
+    );
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "combination,policy,scoreboard,warps,issue_width,memory,gpu,cycles,ipc,\
+         warp_cycles_per_issue,top_stall,complete,checks_ok,hazards"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let labels: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        labels,
+        ["gto.bitmap", "gto.barriers", "lrr.bitmap", "lrr.barriers"]
+    );
+    let mut completes = Vec::new();
+    for r in &rows {
+        let path = d.join(format!("{}.wstrace", r[0]));
+        let h = header(&path);
+        let a = analyze_file(&path, Taxonomy::Nsight).unwrap();
+        let l = &a.launches[0];
+        assert_eq!(r.len(), 14, "{r:?}");
+        assert_eq!(r[1], h.config.scheduler.policy.name());
+        assert_eq!(r[2], h.config.scheduler.scoreboard.name());
+        assert_eq!(r[3], h.config.sm.max_warps.to_string());
+        assert_eq!(r[4], h.config.sm.issue_width.to_string());
+        assert_eq!(r[5], "hierarchy");
+        assert_eq!(r[6], "small");
+        assert_eq!(r[7], l.cycles.to_string(), "{r:?}");
+        assert_eq!(r[8], format!("{:.6}", l.ipc), "{r:?}");
+        assert_eq!(
+            r[9],
+            format!("{:.6}", l.warp_cycles_per_issued_instruction),
+            "{r:?}"
+        );
+        let top = l
+            .warp_states
+            .iter()
+            .filter(|(k, &v)| *k != "selected" && v > 0)
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(k, _)| k.as_str())
+            .unwrap();
+        assert_eq!(r[10], top, "{r:?}");
+        assert_eq!(r[11], a.complete.to_string(), "{r:?}");
+        completes.push(a.complete);
+        // reduce.json's expect is checked where the run finished; a stopped run's memory is
+        // not the kernel's result, and is not checked.
+        let checks = if a.complete { "true" } else { "" };
+        assert_eq!(r[12], checks, "{r:?}");
+        assert_eq!(r[13], l.hazards.to_string(), "{r:?}");
+    }
+    assert_eq!(completes, [true, true, false, false]);
+
+    // The same bytes on a second run.
+    let d2 = dir("sweep-csv2");
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--scoreboard",
+        "bitmap,barriers",
+        "--max-cycles",
+        "2200",
+        "--jobs",
+        "1",
+        "-o",
+        d2.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(csv, std::fs::read_to_string(d2.join("sweep.csv")).unwrap());
+}
+
+#[test]
 fn sweep_replays_an_accelsim_trace_at_every_combination() {
     let d1 = dir("sweep-replay1");
     let d2 = dir("sweep-replay2");
@@ -795,6 +889,13 @@ fn sweep_and_profile_check_the_launch_file_s_expect() {
     // Both traces and the comparison are still written.
     assert!(d.join("wrong/lrr.bitmap.wstrace").exists());
     assert!(d.join("wrong/compare.txt").exists());
+    // sweep.csv says which combinations' checks passed.
+    for (out, ok) in [("good", "true"), ("wrong", "false")] {
+        let csv = std::fs::read_to_string(d.join(out).join("sweep.csv")).unwrap();
+        for row in csv.lines().skip(1) {
+            assert_eq!(row.split(',').nth(12), Some(ok), "{csv}");
+        }
+    }
 
     let profile = |file: &Path, out: &str| {
         ws(&[

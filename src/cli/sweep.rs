@@ -33,7 +33,9 @@ Examples:
 Writes DIR/[GPU.]POLICY.SCOREBOARD[.wWARPS][.iWIDTH][.mem-MODEL].wstrace for every
 combination (in the order given; GPU, .iWIDTH and .mem-MODEL only when several are given,
 e.g. gto.bitmap.i2.mem-fixed200), then DIR/compare.txt and DIR/compare.csv comparing them
-with the first combination as the baseline, and prints the summary: a
+with the first combination as the baseline, and DIR/sweep.csv, a row per combination for
+plotting (combination, policy, scoreboard, warps, issue_width, memory, gpu, cycles, ipc,
+warp_cycles_per_issue, top_stall, complete, checks_ok, hazards), and prints the summary: a
 line per combination (for a run of several launches, its span, then a line per launch). Each
 trace can be analyzed, rendered or compared on its own. A combination that faults still leaves
 its (incomplete) trace, and a launch file's expect is checked at every combination; either way
@@ -259,7 +261,12 @@ fn summarize(
     let comparison = compare::compare(&traces, 1);
     let text = compare::render_text(&comparison);
     let csv = compare::to_csv(&comparison);
-    for (name, content) in [("compare.txt", &text), ("compare.csv", &csv)] {
+    let sweep_csv = sweep::to_csv(&csv_rows(points, results, &traces));
+    for (name, content) in [
+        ("compare.txt", &text),
+        ("compare.csv", &csv),
+        ("sweep.csv", &sweep_csv),
+    ] {
         write_file_atomically(&args.output.join(name), |w| {
             Ok(w.write_all(content.as_bytes())?)
         })?;
@@ -310,7 +317,7 @@ fn summarize(
     }
     let _ = writeln!(
         out,
-        "\n{} traces and the comparison (compare.txt, compare.csv) are in {}",
+        "\n{} traces, the comparison (compare.txt, compare.csv) and the table (sweep.csv) are in {}",
         traces.len(),
         args.output.display()
     );
@@ -321,6 +328,43 @@ fn summarize(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `sweep.csv`'s rows: every combination in plan order, with its trace's figures when it
+/// recorded one (`traces` are those of the combinations that did, in the same order).
+fn csv_rows(
+    points: &[sweep::SweepPoint],
+    results: &[sweep::SweepResult],
+    traces: &[Compared],
+) -> Vec<sweep::CsvRow> {
+    let mut traces = traces.iter();
+    points
+        .iter()
+        .zip(results)
+        .map(|(p, r)| {
+            let figures = match &r.outcome {
+                Ok(recorded) => traces.next().map(|t| {
+                    let f = RunFigures::of(&t.analysis.launches);
+                    sweep::CsvFigures {
+                        cycles: f.cycles,
+                        ipc: f.ipc,
+                        warp_cycles_per_issue: f.warp_cycles_per_issue,
+                        top_stall: f.top_stall.map(str::to_string),
+                        complete: t.analysis.complete,
+                        checks_ok: recorded.checks.as_ref().map(|c| c.ok()),
+                        hazards: t.analysis.launches.iter().map(|l| l.hazards).sum(),
+                    }
+                }),
+                Err(_) => None,
+            };
+            sweep::CsvRow {
+                label: p.label.clone(),
+                gpu: p.gpu.clone(),
+                config: p.config.clone(),
+                figures,
+            }
+        })
+        .collect()
 }
 
 /// A summary row's figures: of one launch, or of a run of several (their span, all their
