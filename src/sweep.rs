@@ -289,6 +289,35 @@ pub fn to_csv(rows: &[CsvRow]) -> String {
     out
 }
 
+/// The most warps that were ever resident and not yet exited at once on one scheduler of the
+/// trace at `path` (from its warp launch and exit events, which every verbosity records).
+pub fn max_warps_per_scheduler(path: &Path) -> Result<u32, crate::trace::TraceError> {
+    use crate::trace::{Event, TraceReader};
+    use std::collections::HashMap;
+    let mut reader = TraceReader::open(path)?;
+    // Per warp slot (SM, slot): its scheduler; per scheduler (SM, scheduler): its warps now.
+    let mut slots: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut live: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut most = 0;
+    reader.for_each_event(|e| match e {
+        Event::WarpLaunch { warp, info, .. } => {
+            slots.insert((warp.sm, warp.slot), info.scheduler);
+            let n = live.entry((warp.sm, info.scheduler)).or_default();
+            *n += 1;
+            most = most.max(*n);
+        }
+        Event::WarpExit { warp, .. } => {
+            if let Some(s) = slots.remove(&(warp.sm, warp.slot)) {
+                if let Some(n) = live.get_mut(&(warp.sm, s)) {
+                    *n = n.saturating_sub(1);
+                }
+            }
+        }
+        _ => {}
+    })?;
+    Ok(most)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

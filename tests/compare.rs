@@ -714,6 +714,91 @@ fn sweep_csv_has_a_row_per_combination_with_the_trace_s_figures() {
 }
 
 #[test]
+fn sweep_says_why_every_policy_took_the_same_cycles() {
+    let d = dir("sweep-same");
+    let o = ws(&[
+        "sweep",
+        "kernels/matmul.json",
+        "--gpu",
+        "volta",
+        "--policy",
+        "gto,lrr,oldest",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    let cycles: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(7).unwrap())
+        .collect();
+    assert_eq!(cycles.len(), 3);
+    assert!(cycles.iter().all(|c| *c == cycles[0]), "{csv}");
+    let note = format!(
+        "note: every combination took {} cycles, whatever the policy: no scheduler ever held \
+         more than one warp at a time (8 warps on 16 schedulers), so the policy cannot reorder \
+         anything\n",
+        cycles[0]
+    );
+    assert!(stderr.contains(&note), "{stderr}");
+
+    // Where the policies make a difference, nothing is said.
+    let d = dir("sweep-differ");
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    ok(&o);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("every combination took"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn sweep_names_the_traces_in_its_directory_it_did_not_write() {
+    let d = dir("sweep-stale");
+    let sweep = |policies: &str| {
+        ws(&[
+            "sweep",
+            "kernels/reduce.json",
+            "--policy",
+            policies,
+            "-o",
+            d.to_str().unwrap(),
+        ])
+    };
+    let o = sweep("gto,lrr,oldest");
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("not written by this sweep"));
+    let o = sweep("gto,lrr");
+    ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "note: 1 .wstrace file in {} was not written by this sweep (oldest.bitmap.wstrace); \
+             the comparison and sweep.csv leave it out\n",
+            d.display()
+        )),
+        "{stderr}"
+    );
+    // Left where it was; the comparison has the new traces only.
+    assert!(d.join("oldest.bitmap.wstrace").exists());
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(!std::fs::read_to_string(d.join("compare.txt"))
+        .unwrap()
+        .contains("oldest"));
+}
+
+#[test]
 fn sweep_replays_an_accelsim_trace_at_every_combination() {
     let d1 = dir("sweep-replay1");
     let d2 = dir("sweep-replay2");

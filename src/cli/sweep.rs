@@ -40,7 +40,8 @@ line per combination (for a run of several launches, its span, then a line per l
 trace can be analyzed, rendered or compared on its own. A combination that faults still leaves
 its (incomplete) trace, and a launch file's expect is checked at every combination; either way
 the exit status is 1. A single value of --issue-width, --memory or --gpu applies to every
-combination, as --sms does.
+combination, as --sms does. .wstrace files already in DIR that this sweep did not write are
+left alone, and named in a note.
 
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg): it
 is scanned once and replayed at every combination as `warpscope replay` does (default GPU:
@@ -323,6 +324,12 @@ fn summarize(
     );
     out.push_str(&notes);
     emit(&out)?;
+    if let Some(note) = same_cycles_note(points, results, &traces) {
+        eprintln!("note: {note}");
+    }
+    if let Some(note) = stale_traces_note(&args.output, results) {
+        eprintln!("note: {note}");
+    }
     Ok(if failed {
         ExitCode::FAILURE
     } else {
@@ -365,6 +372,90 @@ fn csv_rows(
             }
         })
         .collect()
+}
+
+/// Why every combination took the same time, when they did and their policies differed:
+/// how many warps a scheduler ever had to choose from.
+fn same_cycles_note(
+    points: &[sweep::SweepPoint],
+    results: &[sweep::SweepResult],
+    traces: &[Compared],
+) -> Option<String> {
+    let cycles: Vec<u64> = traces
+        .iter()
+        .map(|t| RunFigures::of(&t.analysis.launches).cycles)
+        .collect();
+    let policies: std::collections::BTreeSet<&str> = points
+        .iter()
+        .zip(results)
+        .filter(|(_, r)| r.outcome.is_ok())
+        .map(|(p, _)| p.config.scheduler.policy.name())
+        .collect();
+    if cycles.len() < 2 || policies.len() < 2 || cycles.iter().any(|&c| c != cycles[0]) {
+        return None;
+    }
+    let recorded = results.iter().filter(|r| r.outcome.is_ok());
+    let mut most = 0;
+    for r in recorded {
+        most = most.max(sweep::max_warps_per_scheduler(&r.path).ok()?);
+    }
+    let mut note = format!(
+        "every combination took {}, whatever the policy: ",
+        count(cycles[0], "cycle", "cycles")
+    );
+    // The launch's own warps against the schedulers, when one launch is all there is.
+    let t = &traces[0].analysis;
+    let grid = match &t.launches[..] {
+        [l] => format!(
+            " ({} on {})",
+            count(l.launch.blocks * l.launch.warps_per_block, "warp", "warps"),
+            count(u64::from(l.scheduler.schedulers), "scheduler", "schedulers"),
+        ),
+        _ => String::new(),
+    };
+    if most <= 1 {
+        note.push_str(&format!(
+            "no scheduler ever held more than one warp at a time{grid}, so the policy cannot reorder anything"
+        ));
+    } else {
+        note.push_str(&format!(
+            "at most {most} warps were resident on a scheduler at a time{grid}, and which of them each policy picked made no difference to the total"
+        ));
+    }
+    Some(note)
+}
+
+/// The `.wstrace` files in the output directory this sweep did not write (an earlier sweep's,
+/// or the user's): named, not removed, as `compare.txt` and `sweep.csv` leave them out.
+fn stale_traces_note(dir: &std::path::Path, results: &[sweep::SweepResult]) -> Option<String> {
+    let written: std::collections::BTreeSet<&std::path::Path> = results
+        .iter()
+        .filter(|r| r.outcome.is_ok())
+        .map(|r| r.path.as_path())
+        .collect();
+    let mut stale: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wstrace") && !written.contains(p.as_path()))
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if stale.is_empty() {
+        return None;
+    }
+    stale.sort();
+    let shown = stale.len().min(3);
+    let mut names = stale[..shown].join(", ");
+    if stale.len() > shown {
+        names.push_str(", ...");
+    }
+    Some(format!(
+        "{} in {} {} not written by this sweep ({names}); the comparison and sweep.csv leave {} out",
+        count(stale.len() as u64, ".wstrace file", ".wstrace files"),
+        dir.display(),
+        if stale.len() == 1 { "was" } else { "were" },
+        if stale.len() == 1 { "it" } else { "them" },
+    ))
 }
 
 /// A summary row's figures: of one launch, or of a run of several (their span, all their
