@@ -297,7 +297,8 @@ fn sweep_records_every_combination_deterministically() {
             "gto.bitmap.wstrace",
             "gto.ranges.wstrace",
             "lrr.bitmap.wstrace",
-            "lrr.ranges.wstrace"
+            "lrr.ranges.wstrace",
+            "sweep.csv"
         ]
     );
     // Same bytes whatever the number of threads.
@@ -424,7 +425,7 @@ fn sweep_records_every_combination_deterministically() {
     ]));
     let trace = std::fs::read(d3.join("gto.ranges.wstrace")).unwrap();
     assert_eq!(&trace[8..10], &8u16.to_le_bytes());
-    for n in ["compare.csv", "compare.txt"] {
+    for n in ["compare.csv", "compare.txt", "sweep.csv"] {
         assert_eq!(
             std::fs::read(d1.join(n)).unwrap(),
             std::fs::read(d3.join(n)).unwrap(),
@@ -438,6 +439,370 @@ fn sweep_records_every_combination_deterministically() {
             && txt.contains("    Issued Warp Per Scheduler "),
         "{txt}"
     );
+}
+
+/// The names of the `.wstrace` files in `d`, sorted.
+fn traces_in(d: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wstrace"))
+        .collect();
+    names.sort();
+    names
+}
+
+fn header(path: &Path) -> warpscope::trace::TraceHeader {
+    warpscope::trace::TraceReader::open(path)
+        .unwrap()
+        .header()
+        .clone()
+}
+
+#[test]
+fn sweep_varies_the_issue_width() {
+    let d = dir("sweep-width");
+    let out = ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "smt,lrr",
+        "--issue-width",
+        "1,2",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    let labels = [
+        ("smt.bitmap.i1", 1),
+        ("smt.bitmap.i2", 2),
+        ("lrr.bitmap.i1", 1),
+        ("lrr.bitmap.i2", 2),
+    ];
+    let mut expected: Vec<String> = labels.iter().map(|(l, _)| format!("{l}.wstrace")).collect();
+    expected.sort();
+    assert_eq!(traces_in(&d), expected);
+    let mut cycles = Vec::new();
+    for (label, width) in labels {
+        let h = header(&d.join(format!("{label}.wstrace")));
+        assert_eq!(h.config.sm.issue_width, width, "{label}");
+        let policy = label.split('.').next().unwrap();
+        assert_eq!(h.config.scheduler.policy.name(), policy, "{label}");
+        // The summary has a row per combination, in the plan's order.
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{label} "))),
+            "{out}"
+        );
+        let a = analyze_file(&d.join(format!("{label}.wstrace")), Taxonomy::Nsight).unwrap();
+        assert_eq!(a.launches[0].issue_slots.width, width, "{label}");
+        cycles.push(a.launches[0].cycles);
+    }
+    // Two issue slots let smt issue from two warps in a cycle: the kernel runs faster than
+    // at one.
+    assert!(cycles[1] < cycles[0], "smt at width 2 vs 1: {cycles:?}");
+
+    // One value applies to every combination and leaves the labels as they were.
+    let d = dir("sweep-width-one");
+    ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--issue-width",
+        "2",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    assert_eq!(traces_in(&d), ["gto.bitmap.wstrace", "lrr.bitmap.wstrace"]);
+    for n in traces_in(&d) {
+        assert_eq!(header(&d.join(&n)).config.sm.issue_width, 2, "{n}");
+    }
+}
+
+#[test]
+fn sweep_varies_the_memory_model_and_the_gpu() {
+    let d = dir("sweep-memory");
+    let out = ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--memory",
+        "ideal,fixed:200,hierarchy",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        traces_in(&d),
+        [
+            "gto.bitmap.mem-fixed200.wstrace",
+            "gto.bitmap.mem-hierarchy.wstrace",
+            "gto.bitmap.mem-ideal.wstrace"
+        ]
+    );
+    use warpscope::sim::config::MemoryModel;
+    let mut cycles = Vec::new();
+    for (label, model) in [
+        ("gto.bitmap.mem-ideal", MemoryModel::Ideal),
+        (
+            "gto.bitmap.mem-fixed200",
+            MemoryModel::Fixed { latency: 200 },
+        ),
+        ("gto.bitmap.mem-hierarchy", MemoryModel::Hierarchy),
+    ] {
+        let path = d.join(format!("{label}.wstrace"));
+        assert_eq!(header(&path).config.memory.model, model, "{label}");
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{label} "))),
+            "{out}"
+        );
+        cycles.push(analyze_file(&path, Taxonomy::Nsight).unwrap().launches[0].cycles);
+    }
+    // A 200-cycle memory is slower than an ideal one.
+    assert!(cycles[0] < cycles[1], "{cycles:?}");
+
+    // Several GPUs prefix the labels with their names; each has its own config.
+    let d = dir("sweep-gpus");
+    ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--gpu",
+        "small,volta",
+        "--policy",
+        "gto,lrr",
+        "--scoreboard",
+        "bitmap",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        traces_in(&d),
+        [
+            "small.gto.bitmap.wstrace",
+            "small.lrr.bitmap.wstrace",
+            "volta.gto.bitmap.wstrace",
+            "volta.lrr.bitmap.wstrace"
+        ]
+    );
+    assert_eq!(
+        header(&d.join("volta.lrr.bitmap.wstrace")).config.name,
+        "volta"
+    );
+    assert_eq!(
+        header(&d.join("small.gto.bitmap.wstrace")).config.name,
+        "small"
+    );
+
+    // Wrong values are a usage error naming them, before anything runs.
+    for (flag, values, named) in [
+        ("--memory", "ideal,bogus", "`bogus` is not a memory model"),
+        (
+            "--memory",
+            "fixed:200,fixed:200",
+            "--memory lists fixed:200 twice",
+        ),
+        (
+            "--memory",
+            "fixed:0",
+            "fixed:LATENCY needs a positive number",
+        ),
+        ("--issue-width", "1,2,1", "--issue-width lists 1 twice"),
+        ("--issue-width", "0", "--issue-width"),
+        ("--gpu", "small,small", "--gpu lists small twice"),
+        ("--gpu", "small,nonesuch", "nonesuch"),
+    ] {
+        let d = dir("sweep-bad");
+        let o = ws(&[
+            "sweep",
+            "kernels/reduce.json",
+            "--policy",
+            "gto,lrr",
+            flag,
+            values,
+            "-o",
+            d.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(matches!(o.status.code(), Some(1 | 2)), "{values}: {stderr}");
+        assert!(stderr.contains(named), "{values}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(std::fs::read_dir(&d).unwrap().next().is_none(), "{values}");
+    }
+}
+
+#[test]
+fn sweep_csv_has_a_row_per_combination_with_the_trace_s_figures() {
+    let d = dir("sweep-csv");
+    // gto at 2200 cycles completes, lrr (2606) is stopped by the watchdog.
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--scoreboard",
+        "bitmap,barriers",
+        "--max-cycles",
+        "2200",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("the table (sweep.csv) are in"),
+        "the summary names sweep.csv: {out}"
+    );
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "combination,policy,scoreboard,warps,issue_width,memory,gpu,cycles,ipc,\
+         warp_cycles_per_issue,top_stall,complete,checks_ok,hazards"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let labels: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        labels,
+        ["gto.bitmap", "gto.barriers", "lrr.bitmap", "lrr.barriers"]
+    );
+    let mut completes = Vec::new();
+    for r in &rows {
+        let path = d.join(format!("{}.wstrace", r[0]));
+        let h = header(&path);
+        let a = analyze_file(&path, Taxonomy::Nsight).unwrap();
+        let l = &a.launches[0];
+        assert_eq!(r.len(), 14, "{r:?}");
+        assert_eq!(r[1], h.config.scheduler.policy.name());
+        assert_eq!(r[2], h.config.scheduler.scoreboard.name());
+        assert_eq!(r[3], h.config.sm.max_warps.to_string());
+        assert_eq!(r[4], h.config.sm.issue_width.to_string());
+        assert_eq!(r[5], "hierarchy");
+        assert_eq!(r[6], "small");
+        assert_eq!(r[7], l.cycles.to_string(), "{r:?}");
+        assert_eq!(r[8], format!("{:.6}", l.ipc), "{r:?}");
+        assert_eq!(
+            r[9],
+            format!("{:.6}", l.warp_cycles_per_issued_instruction),
+            "{r:?}"
+        );
+        let top = l
+            .warp_states
+            .iter()
+            .filter(|(k, &v)| *k != "selected" && v > 0)
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(k, _)| k.as_str())
+            .unwrap();
+        assert_eq!(r[10], top, "{r:?}");
+        assert_eq!(r[11], a.complete.to_string(), "{r:?}");
+        completes.push(a.complete);
+        // reduce.json's expect is checked where the run finished; a stopped run's memory is
+        // not the kernel's result, and is not checked.
+        let checks = if a.complete { "true" } else { "" };
+        assert_eq!(r[12], checks, "{r:?}");
+        assert_eq!(r[13], l.hazards.to_string(), "{r:?}");
+    }
+    assert_eq!(completes, [true, true, false, false]);
+
+    // The same bytes on a second run.
+    let d2 = dir("sweep-csv2");
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--scoreboard",
+        "bitmap,barriers",
+        "--max-cycles",
+        "2200",
+        "--jobs",
+        "1",
+        "-o",
+        d2.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(csv, std::fs::read_to_string(d2.join("sweep.csv")).unwrap());
+}
+
+#[test]
+fn sweep_says_why_every_policy_took_the_same_cycles() {
+    let d = dir("sweep-same");
+    let o = ws(&[
+        "sweep",
+        "kernels/matmul.json",
+        "--gpu",
+        "volta",
+        "--policy",
+        "gto,lrr,oldest",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    let cycles: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(7).unwrap())
+        .collect();
+    assert_eq!(cycles.len(), 3);
+    assert!(cycles.iter().all(|c| *c == cycles[0]), "{csv}");
+    let note = format!(
+        "note: every combination took {} cycles, whatever the policy: no scheduler ever held \
+         more than one warp at a time (8 warps on 16 schedulers), so the policy cannot reorder \
+         anything\n",
+        cycles[0]
+    );
+    assert!(stderr.contains(&note), "{stderr}");
+
+    // Where the policies make a difference, nothing is said.
+    let d = dir("sweep-differ");
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    ok(&o);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("every combination took"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn sweep_names_the_traces_in_its_directory_it_did_not_write() {
+    let d = dir("sweep-stale");
+    let sweep = |policies: &str| {
+        ws(&[
+            "sweep",
+            "kernels/reduce.json",
+            "--policy",
+            policies,
+            "-o",
+            d.to_str().unwrap(),
+        ])
+    };
+    let o = sweep("gto,lrr,oldest");
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("not written by this sweep"));
+    let o = sweep("gto,lrr");
+    ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "note: 1 .wstrace file in {} was not written by this sweep (oldest.bitmap.wstrace); \
+             the comparison and sweep.csv leave it out\n",
+            d.display()
+        )),
+        "{stderr}"
+    );
+    // Left where it was; the comparison has the new traces only.
+    assert!(d.join("oldest.bitmap.wstrace").exists());
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(!std::fs::read_to_string(d.join("compare.txt"))
+        .unwrap()
+        .contains("oldest"));
 }
 
 #[test]
@@ -618,6 +983,13 @@ fn sweep_and_profile_check_the_launch_file_s_expect() {
     // Both traces and the comparison are still written.
     assert!(d.join("wrong/lrr.bitmap.wstrace").exists());
     assert!(d.join("wrong/compare.txt").exists());
+    // sweep.csv says which combinations' checks passed.
+    for (out, ok) in [("good", "true"), ("wrong", "false")] {
+        let csv = std::fs::read_to_string(d.join(out).join("sweep.csv")).unwrap();
+        for row in csv.lines().skip(1) {
+            assert_eq!(row.split(',').nth(12), Some(ok), "{csv}");
+        }
+    }
 
     let profile = |file: &Path, out: &str| {
         ws(&[

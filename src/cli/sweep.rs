@@ -1,7 +1,7 @@
 //! `warpscope sweep INPUT --policy A,B --scoreboard X,Y -o DIR`: one trace per combination,
 //! recorded on several threads with a progress bar, then the comparison table.
 
-use super::config::{policy_parser, scoreboard_parser, GpuArgs};
+use super::config::{load_gpu, parse_memory_model, policy_parser, scoreboard_parser, GpuArgs};
 use super::replay::KernelSelection;
 use super::run::{load_workload, KernelFlags};
 use super::{emit, write_file_atomically};
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use warpscope::analyze::compare::{self, Compared};
 use warpscope::analyze::Taxonomy;
 use warpscope::report::html::top_stall;
-use warpscope::sim::config::{GpuConfig, Policy, ScoreboardKind};
+use warpscope::sim::config::{GpuConfig, MemoryModel, Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sweep;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
@@ -26,16 +26,24 @@ Examples:
   warpscope sweep kernels/reduce.json --policy lrr,gto,two_level,barrel -o sweep-reduce
   warpscope sweep kernels/reduce.json --gpu small --policy gto,lrr \\
       --scoreboard bitmap,ranges,barriers --warps 8,16 -o sweep-small
+  warpscope sweep kernels/reduce.json --policy smt,lrr --issue-width 1,2 -o sweep-smt
+  warpscope sweep kernels/matmul.json --gpu small,volta --memory ideal,fixed:200,hierarchy -o sweep-mem
   warpscope sweep tests/data/accelsim/vectoradd-100-32 --gpu volta --policy gto,lrr,two_level -o sweep-vecadd
 
-Writes DIR/POLICY.SCOREBOARD[.wWARPS].wstrace for every combination (in the order given),
-then DIR/compare.txt and DIR/compare.csv comparing them with the first combination as the
-baseline, and prints the summary: a line per combination (for a run of several launches, its
-span, then a line per launch). Each trace can be analyzed, rendered or compared on its own;
-compare.txt and compare.csv list every metric, and `warpscope compare DIR/A.wstrace
-DIR/B.wstrace --changed --metric PATTERN` shows only some of them.
-A combination that faults still leaves its (incomplete) trace, and a launch file's expect is
-checked at every combination; either way the exit status is 1.
+Writes DIR/[GPU.]POLICY.SCOREBOARD[.wWARPS][.iWIDTH][.mem-MODEL].wstrace for every
+combination (in the order given; GPU, .iWIDTH and .mem-MODEL only when several are given,
+e.g. gto.bitmap.i2.mem-fixed200), then DIR/compare.txt and DIR/compare.csv comparing them
+with the first combination as the baseline, and DIR/sweep.csv, a row per combination for
+plotting (combination, policy, scoreboard, warps, issue_width, memory, gpu, cycles, ipc,
+warp_cycles_per_issue, top_stall, complete, checks_ok, hazards), and prints the summary: a
+line per combination (for a run of several launches, its span, then a line per launch). Each
+trace can be analyzed, rendered or compared on its own; compare.txt and compare.csv list
+every metric, and `warpscope compare DIR/A.wstrace DIR/B.wstrace --changed --metric PATTERN`
+shows only some of them. A combination that faults still leaves its (incomplete) trace, and a
+launch file's expect is checked at every combination; either way the exit status is 1. A
+single value of --issue-width, --memory or --gpu applies to every combination, as --sms does.
+.wstrace files already in DIR that this sweep did not write are left alone, and named in a
+note.
 
 INPUT may also be an Accel-Sim trace (a directory, a kernelslist.g or a kernel-N.traceg): it
 is scanned once and replayed at every combination as `warpscope replay` does (default GPU:
@@ -59,10 +67,20 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_name = "N,...",
           value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_WARPS as i64))]
     pub warps: Vec<u32>,
-    /// GPU preset or JSON config (default: the launch file's, else small; for an Accel-Sim
-    /// trace pascal before sm_70, hopper from sm_90, else volta).
-    #[arg(long, value_name = "NAME|FILE.json")]
-    pub gpu: Option<String>,
+    /// Issue slots per scheduler per cycle to sweep, comma-separated (default: the GPU's);
+    /// only above 1 does the smt policy issue from several warps in one cycle.
+    #[arg(long, value_delimiter = ',', value_name = "N,...",
+          value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_ISSUE_WIDTH as i64))]
+    pub issue_width: Vec<u32>,
+    /// Global memory models to sweep, comma-separated: ideal, fixed:LATENCY, hierarchy
+    /// (default: the GPU's).
+    #[arg(long, value_delimiter = ',', value_name = "ideal|fixed:LAT|hierarchy,...",
+          value_parser = parse_memory_model)]
+    pub memory: Vec<MemoryModel>,
+    /// GPU presets or JSON configs to sweep, comma-separated (default: the launch file's,
+    /// else small; for an Accel-Sim trace pascal before sm_70, hopper from sm_90, else volta).
+    #[arg(long, value_delimiter = ',', value_name = "NAME|FILE.json,...")]
+    pub gpu: Vec<String>,
     /// Number of SMs.
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=GpuConfig::MAX_SMS as i64))]
@@ -106,14 +124,36 @@ impl From<SweepFormat> for TraceFormat {
 }
 
 impl SweepArgs {
-    /// The GPU options a sweep takes (the swept ones are set per combination).
-    fn gpu_args(&self) -> GpuArgs {
+    /// The GPU options a sweep takes for the GPU `gpu` (the swept ones are set per
+    /// combination).
+    fn gpu_args(&self, gpu: Option<&String>) -> GpuArgs {
         GpuArgs {
-            gpu: self.gpu.clone(),
+            gpu: gpu.cloned(),
             sms: self.sms,
             ..GpuArgs::default()
         }
     }
+
+    /// The swept dimensions other than the GPU.
+    fn dimensions(&self) -> sweep::Dimensions {
+        sweep::Dimensions {
+            policies: self.policy.clone(),
+            scoreboards: self.scoreboard.clone(),
+            warps: self.warps.clone(),
+            issue_widths: self.issue_width.clone(),
+            memories: self.memory.clone(),
+        }
+    }
+}
+
+/// The name a `--gpu` value gives its combinations: a preset's name, a config file's stem.
+fn gpu_name(spec: &str) -> String {
+    if GpuConfig::preset(spec).is_ok() {
+        return spec.to_string();
+    }
+    std::path::Path::new(spec)
+        .file_stem()
+        .map_or_else(|| spec.to_string(), |s| s.to_string_lossy().into_owned())
 }
 
 pub fn run(args: SweepArgs) -> Result<ExitCode> {
@@ -121,15 +161,30 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         &args.input,
         &args.kernel,
         &args.select,
-        args.gpu_args(),
+        args.gpu_args(args.gpu.first()),
         args.max_cycles,
         "sweeping",
     )?;
-    // (The GPU itself is valid: only the swept values can make a point impossible.)
-    let points =
-        sweep::plan(&base, &args.policy, &args.scoreboard, &args.warps).map_err(super::usage)?;
+    let mut gpus = vec![sweep::SweepGpu {
+        name: args
+            .gpu
+            .first()
+            .map_or_else(|| base.name.clone(), |g| gpu_name(g)),
+        config: base,
+    }];
+    for spec in args.gpu.iter().skip(1) {
+        let gpu_args = args.gpu_args(Some(spec));
+        let mut config = load_gpu(spec)?;
+        gpu_args.apply(&mut config);
+        gpus.push(sweep::SweepGpu {
+            name: gpu_name(spec),
+            config: gpu_args.validated(config)?,
+        });
+    }
+    // (The GPUs themselves are valid: only the swept values can make a point impossible.)
+    let points = sweep::plan(&gpus, &args.dimensions()).map_err(super::usage)?;
     if points.len() < 2 {
-        return Err(super::usage("a sweep needs at least two combinations: give several values to --policy, --scoreboard or --warps"));
+        return Err(super::usage("a sweep needs at least two combinations: give several values to --policy, --scoreboard, --warps, --issue-width, --memory or --gpu"));
     }
     // Removed again, if it is new, when no combination could be recorded into it.
     let _made = super::OutputDir::create(&args.output)?;
@@ -209,7 +264,12 @@ fn summarize(
     let comparison = compare::compare(&traces, 1);
     let text = compare::render_text(&comparison);
     let csv = compare::to_csv(&comparison);
-    for (name, content) in [("compare.txt", &text), ("compare.csv", &csv)] {
+    let sweep_csv = sweep::to_csv(&csv_rows(points, results, &traces));
+    for (name, content) in [
+        ("compare.txt", &text),
+        ("compare.csv", &csv),
+        ("sweep.csv", &sweep_csv),
+    ] {
         write_file_atomically(&args.output.join(name), |w| {
             Ok(w.write_all(content.as_bytes())?)
         })?;
@@ -260,17 +320,144 @@ fn summarize(
     }
     let _ = writeln!(
         out,
-        "\n{} traces and the comparison (compare.txt, compare.csv) are in {}",
+        "\n{} traces, the comparison (compare.txt, compare.csv) and the table (sweep.csv) are in {}",
         traces.len(),
         args.output.display()
     );
     out.push_str(&notes);
     emit(&out)?;
+    if let Some(note) = same_cycles_note(points, results, &traces) {
+        eprintln!("note: {note}");
+    }
+    if let Some(note) = stale_traces_note(&args.output, results) {
+        eprintln!("note: {note}");
+    }
     Ok(if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `sweep.csv`'s rows: every combination in plan order, with its trace's figures when it
+/// recorded one (`traces` are those of the combinations that did, in the same order).
+fn csv_rows(
+    points: &[sweep::SweepPoint],
+    results: &[sweep::SweepResult],
+    traces: &[Compared],
+) -> Vec<sweep::CsvRow> {
+    let mut traces = traces.iter();
+    points
+        .iter()
+        .zip(results)
+        .map(|(p, r)| {
+            let figures = match &r.outcome {
+                Ok(recorded) => traces.next().map(|t| {
+                    let f = RunFigures::of(&t.analysis.launches);
+                    sweep::CsvFigures {
+                        cycles: f.cycles,
+                        ipc: f.ipc,
+                        warp_cycles_per_issue: f.warp_cycles_per_issue,
+                        top_stall: f.top_stall.map(str::to_string),
+                        complete: t.analysis.complete,
+                        checks_ok: recorded.checks.as_ref().map(|c| c.ok()),
+                        hazards: t.analysis.launches.iter().map(|l| l.hazards).sum(),
+                    }
+                }),
+                Err(_) => None,
+            };
+            sweep::CsvRow {
+                label: p.label.clone(),
+                gpu: p.gpu.clone(),
+                config: p.config.clone(),
+                figures,
+            }
+        })
+        .collect()
+}
+
+/// Why every combination took the same time, when they did and their policies differed:
+/// how many warps a scheduler ever had to choose from.
+fn same_cycles_note(
+    points: &[sweep::SweepPoint],
+    results: &[sweep::SweepResult],
+    traces: &[Compared],
+) -> Option<String> {
+    let cycles: Vec<u64> = traces
+        .iter()
+        .map(|t| RunFigures::of(&t.analysis.launches).cycles)
+        .collect();
+    let policies: std::collections::BTreeSet<&str> = points
+        .iter()
+        .zip(results)
+        .filter(|(_, r)| r.outcome.is_ok())
+        .map(|(p, _)| p.config.scheduler.policy.name())
+        .collect();
+    if cycles.len() < 2 || policies.len() < 2 || cycles.iter().any(|&c| c != cycles[0]) {
+        return None;
+    }
+    let recorded = results.iter().filter(|r| r.outcome.is_ok());
+    let mut most = 0;
+    for r in recorded {
+        most = most.max(sweep::max_warps_per_scheduler(&r.path).ok()?);
+    }
+    let mut note = format!(
+        "every combination took {}, whatever the policy: ",
+        count(cycles[0], "cycle", "cycles")
+    );
+    // The launch's own warps against the schedulers, when one launch is all there is.
+    let t = &traces[0].analysis;
+    let grid = match &t.launches[..] {
+        [l] => format!(
+            " ({} on {})",
+            count(l.launch.blocks * l.launch.warps_per_block, "warp", "warps"),
+            count(u64::from(l.scheduler.schedulers), "scheduler", "schedulers"),
+        ),
+        _ => String::new(),
+    };
+    if most <= 1 {
+        note.push_str(&format!(
+            "no scheduler ever held more than one warp at a time{grid}, so the policy cannot reorder anything"
+        ));
+    } else {
+        note.push_str(&format!(
+            "at most {most} warps were resident on a scheduler at a time{grid}, and which of them each policy picked made no difference to the total"
+        ));
+    }
+    Some(note)
+}
+
+/// The `.wstrace` files in the output directory this sweep did not write (an earlier sweep's,
+/// or the user's): named, not removed, as `compare.txt` and `sweep.csv` leave them out.
+fn stale_traces_note(dir: &std::path::Path, results: &[sweep::SweepResult]) -> Option<String> {
+    let written: std::collections::BTreeSet<&std::path::Path> = results
+        .iter()
+        .filter(|r| r.outcome.is_ok())
+        .map(|r| r.path.as_path())
+        .collect();
+    let mut stale: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wstrace") && !written.contains(p.as_path()))
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if stale.is_empty() {
+        return None;
+    }
+    stale.sort();
+    let shown = stale.len().min(3);
+    let mut names = stale[..shown].join(", ");
+    if stale.len() > shown {
+        names.push_str(", ...");
+    }
+    Some(format!(
+        "{} in {} {} not written by this sweep ({names}); the comparison and sweep.csv leave {} out",
+        count(stale.len() as u64, ".wstrace file", ".wstrace files"),
+        dir.display(),
+        if stale.len() == 1 { "was" } else { "were" },
+        if stale.len() == 1 { "it" } else { "them" },
+    ))
 }
 
 /// A summary row's figures: of one launch, or of a run of several (their span, all their
