@@ -257,6 +257,36 @@ fn render_picks_the_format_from_the_extension_and_refuses_what_it_cannot_write()
 }
 
 #[test]
+fn report_and_profile_refuse_a_scale_without_png_figures_before_writing_anything() {
+    let dir = tmp("scale-without-png");
+    let _ = std::fs::remove_dir_all(&dir);
+    let trace = sample("reduce.small.gto.wstrace");
+    for args in [
+        vec!["report", trace.to_str().unwrap(), "--scale", "3"],
+        vec![
+            "report",
+            trace.to_str().unwrap(),
+            "--figures",
+            "svg,pdf",
+            "--scale",
+            "3",
+        ],
+        vec!["profile", "kernels/reduce.json", "--scale", "3"],
+    ] {
+        let mut args = args.clone();
+        args.extend(["-o", dir.to_str().unwrap()]);
+        let out = warpscope(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--scale applies to PNG figures only: add png to --figures"),
+            "{stderr}"
+        );
+        assert!(!dir.exists(), "{args:?} wrote {}", dir.display());
+    }
+}
+
+#[test]
 fn report_writes_each_chart_in_every_format_asked_for() {
     let dir = tmp("report");
     let _ = std::fs::remove_dir_all(&dir);

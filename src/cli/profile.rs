@@ -71,6 +71,7 @@ fn stem(p: &Path) -> String {
 }
 
 pub fn run(args: ProfileArgs) -> Result<ExitCode> {
+    args.figures.check()?;
     let (input, dir) = match &args.input {
         Some(input) => {
             let dir = args

@@ -40,9 +40,9 @@ pub struct FigureArgs {
         value_name = "FORMATS"
     )]
     pub figures: Vec<FormatArg>,
-    /// PNG figures: device pixels per SVG pixel.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
-    pub scale: u32,
+    /// PNG figures: device pixels per SVG pixel [default: 2] (only with --figures png).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_PNG_SCALE as i64))]
+    pub scale: Option<u32>,
     /// The charts' width: render's option, in the words of [`WIDTH_HELP`].
     #[command(flatten)]
     pub layout: WidthArg,
@@ -88,7 +88,7 @@ pub(super) fn write_report(dir: &Path, report: &Report, figures: &FigureArgs) ->
     for c in charts {
         for format in figures.formats() {
             let path = dir.join(format!("{}.{}", c.name, format.extension()));
-            let bytes = figure::encode(&c.svg, format, figures.scale)
+            let bytes = figure::encode(&c.svg, format, figures.scale.unwrap_or(2))
                 .with_context(|| format!("writing {}", path.display()))?;
             write_file_atomically(&path, |w| Ok(w.write_all(&bytes)?))?;
         }
@@ -100,6 +100,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     for t in &args.traces {
         super::expect_warpscope_trace(t)?;
     }
+    args.figures.check()?;
     let report = report::build(&args.traces, args.figures.layout.width)?;
     let index = write_report(&args.output, &report, &args.figures)?;
     let wide = match args.figures.layout.width {
@@ -117,6 +118,17 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
 }
 
 impl FigureArgs {
+    /// A --scale without PNG figures would be ignored: said before anything is written, as
+    /// `render` says it.
+    pub(super) fn check(&self) -> Result<()> {
+        match self.scale {
+            Some(_) if !self.formats().contains(&FigureFormat::Png) => Err(super::usage(
+                "--scale applies to PNG figures only: add png to --figures (e.g. --figures svg,png)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The formats `--figures` names, each once, in the order given.
     fn formats(&self) -> Vec<FigureFormat> {
         let mut formats: Vec<FigureFormat> = Vec::new();

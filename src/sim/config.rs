@@ -52,7 +52,8 @@ pub enum Policy {
     /// One warp to completion, then the next (seed 004's `none`, its alias).
     #[serde(alias = "none")]
     Sequential,
-    /// Several warps share the issue slots of one cycle (needs `issue_width > 1` to differ).
+    /// Several warps share the issue slots of one cycle (SMT from `issue_width` 2 up); the
+    /// warp that picks first rotates with the cycle, so at width 1 it is a rotating priority.
     Smt,
 }
 
