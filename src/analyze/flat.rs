@@ -99,7 +99,7 @@ const LABELS: &[(&str, &str)] = &[
     ("cycles", "Elapsed Cycles [cycle]"),
     ("warp_instructions", "Warp Instructions"),
     ("thread_instructions", "Thread Instructions"),
-    ("ipc", "IPC [warp inst/cycle]"),
+    ("ipc", "IPC, all SMs [warp inst/cycle]"),
     ("hazards", "Dependency Hazards"),
     // Occupancy
     ("max_warps_per_sm", "Max Warps Per SM [warp]"),
