@@ -277,7 +277,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     out.push_str("<div class=\"cards\">");
     card(out, "cycles", &l.cycles.to_string());
     card(out, "warp instructions", &l.warp_instructions.to_string());
-    card(out, "IPC, all SMs (warp inst/cycle)", &format!("{:.3}", l.ipc));
+    card(
+        out,
+        "IPC, all SMs (warp inst/cycle)",
+        &format!("{:.3}", l.ipc),
+    );
     card(
         out,
         "warp cycles per issued instruction",

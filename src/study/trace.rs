@@ -1,5 +1,6 @@
 //! The study as a standard warpscope trace: one trace, five launches (one per scheme, in
-//! [`Scheme::ALL`](super::Scheme::ALL) order) run one after another on the timeline, each
+//! [`Scheme::ALL`](super::Scheme::ALL) order) run one after another on the timeline (a cycle
+//! apart: the last threads of one leave in the cycle before the next starts), each
 //! launch one block of two warps (the two threads) on one SM with one scheduler `width` slots
 //! wide, so `warpscope analyze`, `render` and `compare` read it unchanged.
 //!
@@ -164,7 +165,9 @@ pub fn write_trace<W: Write>(
     let mut offset = 0u64;
     for (li, r) in results.iter().enumerate() {
         write_launch(&mut w, li as u32, offset, streams, r)?;
-        offset += r.cycles as u64;
+        // The next scheme starts after the cycle in which this one's last threads leave: its
+        // threads take the same two warp slots, and a slot holds one warp at a time.
+        offset += r.cycles as u64 + 1;
     }
     Ok(w.finish(true)?)
 }
