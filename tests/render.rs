@@ -481,14 +481,94 @@ fn occupancy_fills_active_warps_while_a_block_is_resident() {
     }
 }
 
+/// The total and hover text of the compact stalls chart's row `label`, after checking that
+/// its stacked bar has each state's segment in the state's colour, as long as the analyzer
+/// says, and ends at the run's total.
+fn check_stacked_row(c: &Chart, r: &Raster, label: &str, per_issue: &[(NsightState, f64)]) {
+    let row = c
+        .rows
+        .iter()
+        .find(|row| row.label == label)
+        .unwrap_or_else(|| panic!("no row {label}: {:?}", c.rows));
+    let y = (row.top + row.bottom) / 2;
+    let mut sum = 0.0;
+    let mut last = None;
+    for &(s, v) in per_issue.iter().filter(|(_, v)| *v > 0.0) {
+        let (x0, x1) = (c.plot.x(sum), c.plot.x(sum + v));
+        sum += v;
+        if x1 - x0 >= 4 {
+            assert_eq!(r.at((x0 + x1) / 2, y), state_colour(s), "{label} {s:?}");
+        }
+        last = Some((s, x1 - x0));
+    }
+    let end = c.plot.x(sum);
+    if let Some((s, w)) = last.filter(|&(_, w)| w >= 3) {
+        assert_eq!(
+            r.at(end - 2, y),
+            state_colour(s),
+            "{label} ends in {s:?} ({w} px)"
+        );
+    }
+    assert!(
+        NsightState::ALL
+            .iter()
+            .all(|&s| r.at(end + 1, y) != state_colour(s)),
+        "{label} ends at {end}"
+    );
+    // The row's hover region says the total.
+    let total = format!("{label}: {sum:.3} warp-cycles per issued instruction");
+    assert!(
+        c.regions.iter().any(|g| g.text.starts_with(&total)),
+        "{total}: {:?}",
+        c.regions.iter().map(|g| &g.text).collect::<Vec<_>>()
+    );
+}
+
+/// The analyzer's warp-cycles per issued instruction of `launch`, state by state in
+/// `NsightState::ALL` order.
+fn per_issue(launch: &warpscope::analyze::LaunchAnalysis) -> Vec<(NsightState, f64)> {
+    NsightState::ALL
+        .iter()
+        .map(|&s| {
+            let v = launch.warp_states_per_issue.get(s.name()).copied();
+            (s, v.unwrap_or(0.0))
+        })
+        .collect()
+}
+
 #[test]
 fn stall_bars_end_at_the_analyzers_values() {
+    // One trace: a bar per state.
+    let p = sample("reduce.small.gto.wstrace");
+    let c = render(ChartKind::Stalls, &p, &RenderOptions::default());
+    let r = Raster::of(&c);
+    let a = analyze_file(&p, Taxonomy::Nsight).unwrap();
+    for (state, &v) in &a.launches[0].warp_states_per_issue {
+        let s = NsightState::from_name(state).unwrap();
+        let label = format!("reduce.small.gto.wstrace (gto) / {state}");
+        let Some(row) = c.rows.iter().find(|r| r.label == label) else {
+            assert_eq!(v, 0.0, "{label} has no bar");
+            continue;
+        };
+        let y = (row.top + row.bottom) / 2;
+        let end = c.plot.x(v);
+        if end - c.plot.left >= 4 {
+            assert_eq!(r.at(end - 2, y), state_colour(s), "{label} = {v}");
+        }
+        assert_ne!(
+            r.at(end + 1, y),
+            state_colour(s),
+            "{label} = {v} ends there"
+        );
+    }
+    // Two: a row each, its bar stacked by state.
     let paths = [
         sample("reduce.small.gto.wstrace"),
         sample("reduce.small.lrr.wstrace"),
     ];
     let c = chart(ChartKind::Stalls, &paths, &RenderOptions::default()).unwrap();
     let r = Raster::of(&c);
+    assert_eq!(c.rows.len(), 2);
     for p in &paths {
         let a = analyze_file(p, Taxonomy::Nsight).unwrap();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
@@ -498,26 +578,23 @@ fn stall_bars_end_at_the_analyzers_values() {
             .config
             .scheduler
             .policy;
-        let group = format!("{name} ({})", policy.name());
-        for (state, &v) in &a.launches[0].warp_states_per_issue {
-            let s = NsightState::from_name(state).unwrap();
-            let label = format!("{group} / {state}");
-            let Some(row) = c.rows.iter().find(|r| r.label == label) else {
-                assert_eq!(v, 0.0, "{label} has no bar");
-                continue;
-            };
-            let y = (row.top + row.bottom) / 2;
-            let end = c.plot.x(v);
-            if end - c.plot.left >= 4 {
-                assert_eq!(r.at(end - 2, y), state_colour(s), "{label} = {v}");
-            }
-            assert_ne!(
-                r.at(end + 1, y),
-                state_colour(s),
-                "{label} = {v} ends there"
-            );
-        }
+        let label = format!("{name} ({})", policy.name());
+        check_stacked_row(&c, &r, &label, &per_issue(&a.launches[0]));
     }
+}
+
+/// The text drawn in a compact stalls chart's label column for its row `label`, its lines
+/// joined.
+fn row_label_text(c: &Chart, label: &str) -> String {
+    let row = c.rows.iter().find(|r| r.label == label).unwrap();
+    texts(&c.svg)
+        .into_iter()
+        .filter(|t| {
+            t.x == f64::from(c.plot.left - 6) && t.y >= row.top as f64 && t.y <= row.bottom as f64
+        })
+        .map(|t| t.text)
+        .collect::<Vec<_>>()
+        .join("")
 }
 
 #[test]
@@ -528,14 +605,11 @@ fn stall_groups_of_traces_with_one_file_name_are_told_apart_by_their_directories
         std::fs::copy(sample(&format!("{trace}.wstrace")), path).unwrap();
     }
     let c = chart(ChartKind::Stalls, &paths, &RenderOptions::default()).unwrap();
-    let headings: Vec<String> = texts(&c.svg)
-        .into_iter()
-        .filter(|t| t.text.ends_with("warp instructions"))
-        .map(|t| t.text)
-        .collect();
-    assert_eq!(headings.len(), 2, "{headings:?}");
-    assert!(headings[0].starts_with("a/t.wstrace "), "{headings:?}");
-    assert!(headings[1].starts_with("b/t.wstrace "), "{headings:?}");
+    let rows: Vec<&str> = c.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(rows, ["a/t.wstrace (gto)", "b/t.wstrace (lrr)"]);
+    // Drawn without the extension, with the policy the name does not say.
+    assert_eq!(row_label_text(&c, rows[0]), "a/t (gto)");
+    assert_eq!(row_label_text(&c, rows[1]), "b/t (lrr)");
 }
 
 /// The traces `warpscope sweep` writes of the shared Accel-Sim vector add into `dir` under
@@ -562,7 +636,7 @@ fn sweep_vecadd(dir: &str, flags: &[&str]) -> Vec<PathBuf> {
     traces
 }
 
-/// The stalls chart's title (its lines joined) and group headings.
+/// The stalls chart's title (its lines joined) and rows' labels.
 fn stall_captions(c: &Chart) -> (String, Vec<String>) {
     let texts = texts(&c.svg);
     let title: Vec<String> = texts
@@ -570,11 +644,7 @@ fn stall_captions(c: &Chart) -> (String, Vec<String>) {
         .filter(|t| t.size == f64::from(warpscope::render::TEXT_TITLE))
         .map(|t| t.text.clone())
         .collect();
-    let groups = texts
-        .into_iter()
-        .filter(|t| t.text.ends_with("warp instructions"))
-        .map(|t| t.text)
-        .collect();
+    let groups = c.rows.iter().map(|r| r.label.clone()).collect();
     (title.join(" "), groups)
 }
 
@@ -594,9 +664,7 @@ fn stall_groups_and_title_name_what_differs_between_the_traces() {
     );
     for (group, scoreboard) in groups.iter().zip(["barriers", "bitmap", "ranges"]) {
         assert!(
-            group.starts_with(&format!(
-                "gto.{scoreboard}.wstrace ({scoreboard} scoreboard): "
-            )),
+            *group == format!("gto.{scoreboard}.wstrace ({scoreboard} scoreboard)"),
             "{groups:?}"
         );
     }
@@ -622,7 +690,7 @@ fn stall_groups_and_title_name_what_differs_between_the_traces() {
     assert_eq!(groups.len(), expected.len(), "{groups:?}");
     for (group, (label, parts)) in groups.iter().zip(expected) {
         assert!(
-            group.starts_with(&format!("{label}.bitmap.wstrace ({parts}): ")),
+            *group == format!("{label}.bitmap.wstrace ({parts})"),
             "{groups:?}"
         );
     }
@@ -713,14 +781,31 @@ fn a_kernel_selection_narrows_stalls_and_source_and_time_charts_name_its_cycles(
             "{launches:?}"
         );
     }
+    // Both kernels: a row per launch, as the subtitle says.
     let both = render(ChartKind::Stalls, &trace, &RenderOptions::default());
-    let all: u64 = whole.launches.iter().map(|l| l.warp_instructions).sum();
-    assert_eq!(
-        heading(&both),
-        [format!(
-            "v4-volta-2d-kernel.wstrace (gto): {all} warp instructions"
-        )]
+    let rows: Vec<&str> = both.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (row, l) in rows.iter().zip(&whole.launches) {
+        assert_eq!(
+            *row,
+            format!(
+                "launch {}: {}",
+                l.index,
+                warpscope::kernel_name::function(&l.name)
+            )
+        );
+    }
+    assert!(
+        texts(&both.svg)
+            .iter()
+            .any(|t| t.text == "v4-volta-2d-kernel.wstrace: one row per launch"),
+        "{:?}",
+        texts(&both.svg).iter().map(|t| &t.text).collect::<Vec<_>>()
     );
+    let r = Raster::of(&both);
+    for (row, l) in rows.iter().zip(&whole.launches) {
+        check_stacked_row(&both, &r, row, &per_issue(l));
+    }
 
     let again = &whole.launches[1];
     match chart(
@@ -1739,8 +1824,15 @@ fn charts_drawn_from_warp_states_say_a_verbosity_0_trace_has_none_and_the_others
     check_text(&c, "stalls of verbosity 1 and 0");
     let text = said(&c);
     assert_eq!(text.matches("No stall bars").count(), 1, "{text}");
-    assert!(c.rows.iter().any(|r| r.label.ends_with("/ not recorded")));
-    assert!(c.rows.iter().any(|r| r.label.ends_with("/ selected")));
+    assert_eq!(c.rows.len(), 2);
+    let said_of = |row: &str, what: &str| {
+        c.regions
+            .iter()
+            .any(|g| g.text.starts_with(row) && g.text.contains(what))
+    };
+    assert!(said_of(&c.rows[1].label, "warp states were not recorded"));
+    assert!(said_of(&c.rows[0].label, "selected"));
+    assert!(!said_of(&c.rows[1].label, "selected"));
 }
 
 #[test]
@@ -1815,8 +1907,8 @@ fn every_chart_lays_out_at_the_width_asked_for_with_its_text_inside() {
         }
     }
     assert!(checked >= 100, "{checked}");
-    // A stalls group's heading too long for a narrow chart wraps onto a second line instead of
-    // losing its count.
+    // A row's label too long for a narrow chart's label column wraps onto a second line
+    // instead of being cut.
     let c = chart(
         ChartKind::Stalls,
         &[gto.clone(), lrr.clone()],
@@ -1826,17 +1918,8 @@ fn every_chart_lays_out_at_the_width_asked_for_with_its_text_inside() {
         },
     )
     .unwrap();
-    let lines: Vec<String> = texts(&c.svg).into_iter().map(|t| t.text).collect();
-    for name in [
-        "reduce.small.gto.wstrace (gto)",
-        "reduce.small.lrr.wstrace (lrr)",
-    ] {
-        let at = lines.iter().position(|l| l.starts_with(name)).unwrap();
-        assert_eq!(
-            format!("{} {}", lines[at], lines[at + 1]),
-            format!("{name}: 2164 warp instructions"),
-            "{lines:?}"
-        );
+    for (row, name) in c.rows.iter().zip(["reduce.small.gto", "reduce.small.lrr"]) {
+        assert_eq!(row_label_text(&c, &row.label), name);
     }
     // No width is the chart's own: asking for it is the same chart.
     for kind in ChartKind::ALL {
@@ -2090,4 +2173,129 @@ fn a_format_that_contradicts_the_extension_is_written_with_a_note() {
     // Agreeing, nothing to say.
     let o = run("svg");
     assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+}
+
+/// A sweep of eight policies over the reduction, as a paper compares them: at a column's
+/// width (400 pixels) the stalls chart is a row per trace, not a panel each (the panels took
+/// 1990 pixels), every trace named, every bar as long as its analysis says.
+#[test]
+fn eight_traces_fit_a_column_wide_stalls_chart_a_row_each() {
+    let out = tmp("sweep-eight");
+    let _ = std::fs::remove_dir_all(&out);
+    let launch = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/reduce.json");
+    let policies = "gto,lrr,barrel,two_level,coarse,sequential,smt,oldest";
+    let o = warpscope(&[
+        "sweep",
+        launch.to_str().unwrap(),
+        "--policy",
+        policies,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let traces: Vec<PathBuf> = policies
+        .split(',')
+        .map(|p| out.join(format!("{p}.bitmap.wstrace")))
+        .collect();
+    let options = RenderOptions {
+        width: Some(400),
+        ..RenderOptions::default()
+    };
+    let c = chart(ChartKind::Stalls, &traces, &options).unwrap();
+    check_text(&c, "eight policies at 400");
+    assert!(c.height <= 600, "{} pixels tall", c.height);
+    assert_eq!(c.rows.len(), 8);
+    let r = Raster::of(&c);
+    for (p, policy) in traces.iter().zip(policies.split(',')) {
+        let label = format!("{policy}.bitmap.wstrace ({policy})");
+        // The name as drawn: the sweep's file name, which says the policy.
+        assert_eq!(row_label_text(&c, &label), format!("{policy}.bitmap"));
+        let a = analyze_file(p, Taxonomy::Nsight).unwrap();
+        let bars = per_issue(&a.launches[0]);
+        let total: f64 = bars.iter().map(|b| b.1).sum();
+        let said = a.launches[0].warp_cycles_per_issued_instruction;
+        assert!((total - said).abs() < 1e-6, "{policy}: {total} vs {said}");
+        check_stacked_row(&c, &r, &label, &bars);
+    }
+    // One legend for every row: each state drawn once in it.
+    let legend = texts(&c.svg)
+        .into_iter()
+        .filter(|t| t.text == "long_scoreboard")
+        .count();
+    assert_eq!(legend, 1);
+}
+
+/// A study trace's launches are its schemes: a row each, not their sum.
+#[test]
+fn a_study_traces_stalls_chart_has_a_row_per_scheme() {
+    let trace = tmp("study-stalls.wstrace");
+    let o = warpscope(&["study", "--trace", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a = analyze_file(&trace, Taxonomy::Nsight).unwrap();
+    assert_eq!(a.launches.len(), 5);
+    for width in [None, Some(400)] {
+        let options = RenderOptions {
+            width,
+            ..RenderOptions::default()
+        };
+        let c = render(ChartKind::Stalls, &trace, &options);
+        check_text(&c, &format!("study at {width:?}"));
+        let rows: Vec<&str> = c.rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(rows, ["none", "coarse", "barrel", "fine", "smt"]);
+        let r = Raster::of(&c);
+        for (row, l) in rows.iter().zip(&a.launches) {
+            check_stacked_row(&c, &r, row, &per_issue(l));
+        }
+        let said = texts(&c.svg)
+            .iter()
+            .map(|t| t.text.clone())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(said.contains("one row per scheme"), "{said}");
+    }
+    // Beside another trace, the study still has its schemes' rows.
+    let c = chart(
+        ChartKind::Stalls,
+        &[sample("reduce.small.gto.wstrace"), trace.clone()],
+        &RenderOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(c.rows.len(), 6);
+    assert!(c.rows[5].label.ends_with(": smt"), "{:?}", c.rows);
+}
+
+/// In the slots chart, no colour of one meaning (a slot mark, a warp, a state) is within
+/// `palette::APART` of a colour of another that the chart draws.
+#[test]
+fn the_slots_charts_colours_of_different_meanings_are_far_apart() {
+    let meanings = palette::slots_legend_colours();
+    for p in samples() {
+        let c = render(ChartKind::Slots, &p, &RenderOptions::default());
+        let drawn: Vec<&(Rgb, String)> = meanings
+            .iter()
+            .filter(|(c2, _)| c.svg.contains(&format!("fill=\"{}\"", c2.hex())))
+            .collect();
+        assert!(drawn.len() >= 4, "{}", p.display());
+        for (i, (a, ma)) in drawn.iter().enumerate() {
+            for (b, mb) in &drawn[..i] {
+                let state = |m: &str| NsightState::from_name(m).is_some();
+                let warp = |m: &str| m.starts_with("warp ");
+                let least = if state(ma) && state(mb) {
+                    continue;
+                } else if warp(ma) && warp(mb) {
+                    palette::APART_IDENTITY
+                } else {
+                    palette::APART
+                };
+                let d = palette::distance(*a, *b);
+                assert!(
+                    d >= least,
+                    "{}: {ma} {} and {mb} {} are {d:.1} apart",
+                    p.display(),
+                    a.hex(),
+                    b.hex()
+                );
+            }
+        }
+    }
 }

@@ -540,11 +540,14 @@ fn traces_of_one_file_name_are_told_apart_in_the_report() {
     for label in labels {
         assert!(html.contains(&format!("<h2>{label}</h2>")), "{label}");
     }
+    // The comparison's stalls chart: a row each, named without the extension, and whole in
+    // the page's tooltips.
     let stalls = std::fs::read_to_string(out.join("stalls.svg")).unwrap();
     assert!(
-        stalls.contains("a/t.wstrace") && stalls.contains("b/t.wstrace"),
+        stalls.contains("\na/t (") && stalls.contains("\nb/t ("),
         "{stalls}"
     );
+    assert!(html.contains("<title>a/t.wstrace ("), "{html}");
 }
 
 #[test]
@@ -580,13 +583,17 @@ fn a_comparison_names_what_differs_between_the_runs() {
             && runs.contains("<td>gto.ranges.wstrace</td><td>ranges scoreboard</td>"),
         "{runs}"
     );
+    // The stalls chart's rows are named by the file names, which say the scoreboard; the
+    // page's tooltips say the whole run.
     let stalls = std::fs::read_to_string(d.join("out/stalls.svg")).unwrap();
-    for caption in [
-        "with bitmap, ranges",
-        "gto.bitmap.wstrace (bitmap scoreboard)",
-        "gto.ranges.wstrace (ranges scoreboard)",
-    ] {
+    for caption in ["with bitmap, ranges", "\ngto.bitmap\n", "\ngto.ranges\n"] {
         assert!(stalls.contains(caption), "{caption}: {stalls}");
+    }
+    for tip in [
+        "<title>gto.bitmap.wstrace (bitmap scoreboard): ",
+        "<title>gto.ranges.wstrace (ranges scoreboard): ",
+    ] {
+        assert!(html.contains(tip), "{tip}");
     }
 }
 

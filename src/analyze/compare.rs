@@ -149,7 +149,7 @@ pub struct Comparison {
     pub traces: Vec<String>,
     /// Per trace, what tells its run from the others' — GPU, policy, scoreboard, warp slots,
     /// other config fields (`lrr, ranges scoreboard`) — or its policy where nothing does: the
-    /// run column of the text and HTML tables, in the words of the stalls chart's groups
+    /// run column of the text and HTML tables, in the words of the stalls chart's rows
     /// ([`super::caption`]).
     pub runs: Vec<String>,
     pub baselines: usize,

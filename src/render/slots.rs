@@ -1,8 +1,10 @@
 //! The `slots` chart: seed 004's issue-slot grid for a GPU trace. One row per issue slot
 //! (scheduler × issue width), one column per cycle; a cell is coloured by the warp slot whose
-//! instruction it issued, dark grey for a `coarse` refill, mid grey for a cycle in which the
-//! scheduler issued nothing (vertical waste) and light grey for an unused slot of a cycle that
-//! issued something (horizontal waste). Binned, a column shows one of the uses of its cycles,
+//! instruction it issued, dark brown for a `coarse` refill, pale blue-grey for a cycle in which
+//! the scheduler issued nothing (vertical waste) and near white for an unused slot of a cycle
+//! that issued something (horizontal waste). These colours and the warps' are chosen apart from
+//! every state colour the strips below may draw (`palette::APART`), so no two meanings in the
+//! chart look alike. Binned, a column shows one of the uses of its cycles,
 //! each use getting columns in proportion to its cycles along the row (see `render`).
 //! Warp colours repeat every nine warp slots; the tooltip names the warp.
 //!

@@ -604,7 +604,7 @@ fn counter_row(
 }
 
 /// The comparison of the report's traces, each with what tells its run from the others'
-/// (`Comparison::runs`, as the stalls chart's groups and `compare`'s text say it).
+/// (`Comparison::runs`, as the stalls chart's rows and `compare`'s text say it).
 fn comparison_section(out: &mut String, c: &Comparison) {
     out.push_str("<h2 id=\"comparison\">Comparison</h2>");
     let rows: Vec<Vec<String>> = c

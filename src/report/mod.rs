@@ -269,7 +269,7 @@ pub fn build(paths: &[PathBuf], width: Option<u32>) -> Result<Report, ReportErro
         let stalls = render_chart(
             ChartKind::Stalls,
             &loaded,
-            "Warp-cycles per issued instruction by state, one group per trace.",
+            "Warp-cycles per issued instruction by state, one row per trace (a study trace's schemes a row each).",
             width,
         )?;
         (Some(compare::compare(&compared, 1)), vec![stalls])
