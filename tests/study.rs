@@ -673,6 +673,38 @@ mod outputs {
     }
 
     #[test]
+    fn csv_has_a_row_per_scheme_with_the_settings_and_the_engines_numbers() {
+        let cfg = StudyConfig {
+            seed: 7,
+            ..StudyConfig::default()
+        };
+        let results = run(&cfg);
+        let csv = study::render_csv(&cfg, &results);
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), results.len());
+        for (row, r) in rows.iter().zip(&results) {
+            assert_eq!(row.len(), header.len());
+            let field = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+            assert_eq!(field("seed"), "7");
+            assert_eq!(field("width"), cfg.width.to_string());
+            assert_eq!(field("stalls"), "mixed");
+            assert_eq!(field("scheme"), r.scheme.name());
+            assert_eq!(field("cycles"), r.cycles.to_string());
+            assert_eq!(field("instructions"), r.instructions.to_string());
+            assert_eq!(field("ipc").parse::<f64>().unwrap(), r.ipc());
+            assert_eq!(field("issued"), r.slots.instruction.to_string());
+            assert_eq!(field("refill"), r.slots.refill.to_string());
+            assert_eq!(field("vertical_waste"), r.slots.vertical_waste.to_string());
+            assert_eq!(
+                field("horizontal_waste"),
+                r.slots.horizontal_waste.to_string()
+            );
+        }
+    }
+
+    #[test]
     fn json_has_settings_and_every_schemes_slots() {
         let cfg = StudyConfig::default();
         let results = run(&cfg);

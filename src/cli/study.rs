@@ -18,6 +18,8 @@ Examples:
   warpscope study
   warpscope study --width 4 --ilp 3 --stalls mixed --lat 6 --switch-cost 2 --groups 12 --seed 0
   warpscope study --stalls heavy --seed 7 --format json
+  warpscope study --seed 0 --format csv > seeds.csv    # then the other seeds' rows under it:
+  for s in $(seq 1 59); do warpscope study --seed $s --format csv | tail -n +2; done >> seeds.csv
   warpscope study --scheme coarse --scheme smt --figure grids.svg
   warpscope study --figure grids.pdf        # for a lecture's slides or a paper (or grids.png)
   warpscope study --trace study.wstrace --html study.html && warpscope analyze study.wstrace
@@ -86,6 +88,8 @@ impl From<SchemeArg> for Scheme {
 pub enum StudyFormat {
     Text,
     Json,
+    /// A row per scheme with the settings on every row (concatenate several seeds' rows)
+    Csv,
 }
 
 /// A setting's accepted range, checked by clap: a value outside it is a usage error (exit 2)
@@ -213,6 +217,7 @@ pub fn run(args: StudyArgs) -> Result<ExitCode> {
     let table = match args.format {
         StudyFormat::Text => study::render_text(&results),
         StudyFormat::Json => study::render_json(&cfg, &results),
+        StudyFormat::Csv => study::render_csv(&cfg, &results),
     };
     match &args.output {
         Some(path) => write_file_atomically(path, |out| {

@@ -620,6 +620,37 @@ pub fn check_drawable(results: &[SchemeResult]) -> Result<(), StudyError> {
 }
 
 /// The JSON form: `{"settings":{...},"schemes":[{"scheme","cycles","instructions","ipc","slots"}]}`.
+/// The results as CSV, a row per scheme with the settings on every row, so that the rows of
+/// several runs (another `--seed`, another `--width`) can be concatenated under one header
+/// and averaged by a plotting script.
+pub fn render_csv(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
+    let mut out = String::from(
+        "seed,width,ilp,stalls,lat,switch_cost,groups,scheme,cycles,instructions,ipc,issued,refill,vertical_waste,horizontal_waste\n",
+    );
+    for r in results {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            cfg.seed,
+            cfg.width,
+            cfg.ilp,
+            cfg.stalls.name(),
+            cfg.lat,
+            cfg.switch_cost,
+            cfg.groups,
+            r.scheme.name(),
+            r.cycles,
+            r.instructions,
+            r.ipc(),
+            r.slots.instruction,
+            r.slots.refill,
+            r.slots.vertical_waste,
+            r.slots.horizontal_waste,
+        );
+    }
+    out
+}
+
 pub fn render_json(cfg: &StudyConfig, results: &[SchemeResult]) -> String {
     let schemes: Vec<serde_json::Value> = results
         .iter()
