@@ -373,29 +373,31 @@ pub fn create_output_dir(dir: &std::path::Path) -> anyhow::Result<()> {
 pub struct OutputDir {
     /// The directories created, deepest first.
     created: Vec<std::path::PathBuf>,
+    /// Listed for the Ctrl-C handler, which exits without running this guard's `drop`.
+    _interrupt: warpscope::pending::PendingDirs,
 }
 
 impl OutputDir {
     /// Creates `dir` as [`create_output_dir`] does, remembering which directories were new.
     pub fn create(dir: &std::path::Path) -> anyhow::Result<OutputDir> {
         // (`ancestors` ends in "" for a relative path: the working directory, which exists.)
-        let created = dir
+        let created: Vec<_> = dir
             .ancestors()
             .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
             .map(std::path::Path::to_path_buf)
             .collect();
         create_output_dir(dir)?;
-        Ok(OutputDir { created })
+        let _interrupt = warpscope::pending::register_dirs(&created);
+        Ok(OutputDir {
+            created,
+            _interrupt,
+        })
     }
 }
 
 impl Drop for OutputDir {
     fn drop(&mut self) {
-        for dir in &self.created {
-            if std::fs::remove_dir(dir).is_err() {
-                break;
-            }
-        }
+        warpscope::pending::remove_empty(&self.created);
     }
 }
 
