@@ -1302,3 +1302,25 @@ fn a_kernel_of_no_known_extension_is_told_how_to_name_its_dialect() {
     let o = ws(&["run", named.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A closed stderr (`warpscope ... 2>&1 | head -1` once `head` has its line) loses the
+/// messages, not the command: it still writes its output and exits 0, where `eprintln!`
+/// panicked with exit code 101.
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    let dir = scratch("closed-stderr");
+    let out = dir.join("va.wstrace");
+    // The pipe's reading end is closed before the command starts: every write to stderr fails.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = Command::new(BIN)
+        .args(["replay", "tests/data/accelsim/vectoradd-100-32", "-o"])
+        .arg(&out)
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(out.exists());
+}

@@ -75,14 +75,15 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     ))?;
     if let Some(to) = args.window.to {
         if stats.to < to {
-            eprintln!(
+            stderr_line!(
                 "note: --to {to} is past the trace's end: exported cycles {}..{}",
-                stats.from, stats.to
+                stats.from,
+                stats.to
             );
         }
     }
     if let Some(hint) = large_export_hint(bytes, &selection) {
-        eprintln!("{hint}");
+        stderr_line!("{hint}");
     }
     Ok(ExitCode::SUCCESS)
 }

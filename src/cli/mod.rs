@@ -2,6 +2,23 @@
 //! tolerates a closed pipe, and error reporting. No simulator logic lives here; each subcommand
 //! file turns its arguments into library calls and prints the result.
 
+/// `eprintln!` for a closed stderr (`warpscope ... 2>&1 | head -1`): a message nobody reads is
+/// no reason to stop, where `eprintln!` would panic.
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` for a closed stderr, as [`stderr_line!`].
+macro_rules! stderr_text {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod analyze;
 pub mod asm;
 pub mod bench;
@@ -159,7 +176,7 @@ pub fn main(cli: Cli) -> ExitCode {
     // renamed when complete, so removing the temporary ones leaves every earlier file intact.
     let _ = ctrlc::set_handler(|| {
         warpscope::pending::remove_all();
-        eprintln!("interrupted");
+        stderr_line!("interrupted");
         std::process::exit(130);
     });
     let result = match cli.command {
@@ -182,7 +199,7 @@ pub fn main(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
-            eprintln!("error: {e}\n\nFor more information, try '--help'.");
+            stderr_line!("error: {e}\n\nFor more information, try '--help'.");
             ExitCode::from(2)
         }
         Err(e) => {
@@ -215,7 +232,7 @@ fn report(e: &anyhow::Error) {
                 _ => None,
             });
     if let Some(k @ KernelFileError::Assemble { .. }) = kernel_error {
-        eprintln!("{k}");
+        stderr_line!("{k}");
         return;
     }
     let mut message = e.to_string();
@@ -226,7 +243,7 @@ fn report(e: &anyhow::Error) {
             message.push_str(&c);
         }
     }
-    eprintln!("error: {message}");
+    stderr_line!("error: {message}");
 }
 
 /// Writes the file at `path` through `PATH.tmp` and a rename, so that a reader never sees half

@@ -207,7 +207,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     // the exit status says so, as `run` and `record` do.
     let checks_failed = recorded.checks.as_ref().is_some_and(|c| !c.ok());
     if let Some(checks) = recorded.checks.as_ref().filter(|c| !c.ok()) {
-        eprint!("{}", super::run::diff(checks));
+        stderr_text!("{}", super::run::diff(checks));
     }
     Ok(if outcome.fault.is_some() || checks_failed {
         ExitCode::FAILURE

@@ -166,9 +166,10 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
 
     if let Some(fault) = &outcome.fault {
         let hint = super::fault_hint("record", fault, args.max_cycles);
-        eprintln!(
+        stderr_line!(
             "error: fault at cycle {} on {}: {fault}{hint}\nthe trace is written but incomplete",
-            r.cycles, config.name
+            r.cycles,
+            config.name
         );
         return Ok(ExitCode::FAILURE);
     }
@@ -176,7 +177,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     if report.ok() {
         Ok(ExitCode::SUCCESS)
     } else {
-        eprint!("{}", diff(&report));
+        stderr_text!("{}", diff(&report));
         Ok(ExitCode::FAILURE)
     }
 }

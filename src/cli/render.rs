@@ -200,7 +200,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
             // Documented, but a file whose name says another format is easy to write by
             // mistake and confusing to open later.
             let f = FigureFormat::from(f);
-            eprintln!(
+            stderr_line!(
                 "note: {} will hold {} (--format overrides the extension, which says {})",
                 args.output.display(),
                 f.extension().to_ascii_uppercase(),
@@ -256,9 +256,10 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
     if let Some(to) = args.window.to {
         // A time chart's axis stops at the trace's end (`render::chart`).
         if chart.plot.x_to < to as f64 {
-            eprintln!(
+            stderr_line!(
                 "note: --to {to} is past the trace's end: the chart shows cycles {}..{}",
-                chart.plot.x_from, chart.plot.x_to
+                chart.plot.x_from,
+                chart.plot.x_to
             );
         }
     }

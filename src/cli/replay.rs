@@ -132,7 +132,7 @@ pub(super) fn open_trace(
     let unknown = trace.unknown_opcodes();
     if !unknown.is_empty() {
         let list: Vec<String> = unknown.iter().map(|(op, n)| format!("{op} ×{n}")).collect();
-        eprintln!(
+        stderr_line!(
             "warning: {} opcode(s) not in the table replayed as generic instructions: {}",
             unknown.len(),
             list.join(", ")
@@ -143,7 +143,7 @@ pub(super) fn open_trace(
         None => {
             let name = trace.default_gpu();
             let newest = trace.kernels.iter().map(|k| k.header.binary_version).max();
-            eprintln!(
+            stderr_line!(
                 "note: replaying on {name}, the preset for sm_{} traces (--gpu picks another)",
                 newest.unwrap_or_default()
             );
@@ -256,7 +256,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     );
     emit(&out)?;
     let seconds = elapsed.as_secs_f64().max(1e-9);
-    eprintln!(
+    stderr_line!(
         "host: {:.3} s ({:.3} s scanning), {:.2} M warp instructions/s",
         seconds,
         scanned.as_secs_f64(),
@@ -264,9 +264,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     );
     if let Some(fault) = &outcome.record.fault {
         let hint = super::fault_hint("replay", fault, args.max_cycles);
-        eprintln!(
+        stderr_line!(
             "error: fault at cycle {} on {}: {fault}{hint}\nthe trace is written but incomplete",
-            r.cycles, config.name
+            r.cycles,
+            config.name
         );
         return Ok(ExitCode::FAILURE);
     }

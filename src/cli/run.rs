@@ -341,7 +341,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if report.ok() {
         Ok(ExitCode::SUCCESS)
     } else {
-        eprint!("{}", diff(&report));
+        stderr_text!("{}", diff(&report));
         Ok(ExitCode::FAILURE)
     }
 }

@@ -327,10 +327,10 @@ fn summarize(
     out.push_str(&notes);
     emit(&out)?;
     if let Some(note) = same_cycles_note(points, results, &traces) {
-        eprintln!("note: {note}");
+        stderr_line!("note: {note}");
     }
     if let Some(note) = stale_traces_note(&args.output, results) {
-        eprintln!("note: {note}");
+        stderr_line!("note: {note}");
     }
     Ok(if failed {
         ExitCode::FAILURE
