@@ -606,21 +606,69 @@ fn from_json<T: de::DeserializeOwned>(
     let value = result.map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
+        let message = json_message(&inner);
         let message = if path == "." || path.is_empty() || inner.is_syntax() || inner.is_eof() {
-            inner.to_string()
+            message
         } else {
-            format!("{path}: {inner}")
+            format!("{path}: {message}")
         };
         LaunchFileError::Syntax {
-            file: file.to_string(),
+            file: json_location(file, &inner),
             message,
         }
     })?;
     de.end().map_err(|e| LaunchFileError::Syntax {
-        file: file.to_string(),
-        message: e.to_string(),
+        file: json_location(file, &e),
+        message: json_message(&e),
     })?;
     Ok(value)
+}
+
+/// `FILE:LINE:COL` of a JSON error, as the assemblers place theirs (`FILE` alone when serde
+/// knows no position).
+fn json_location(file: &str, e: &serde_json::Error) -> String {
+    match e.line() {
+        0 => file.to_string(),
+        line => format!("{file}:{line}:{}", e.column()),
+    }
+}
+
+/// serde's message without the position [`json_location`] gives, and for a misspelt field or
+/// value the names it may have meant.
+fn json_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let text = text.strip_suffix(&suffix).unwrap_or(&text);
+    // "unknown field `blocks`, expected one of `grid`, `block`, ..." (or "unknown variant").
+    let quoted = |s: &str| -> Vec<String> {
+        s.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let unknown = ["unknown field `", "unknown variant `"]
+        .iter()
+        .find_map(|p| text.split_once(p).map(|(_, rest)| rest));
+    if let Some(rest) = unknown {
+        if let (Some((word, _)), Some((_, expected))) =
+            (rest.split_once('`'), rest.split_once("expected"))
+        {
+            let names = quoted(expected);
+            let near = asm::diag::nearest(word, names.iter().map(String::as_str));
+            if let Some((first, _)) = text.split_once(", expected") {
+                if !near.is_empty() {
+                    let near: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+                    return format!(
+                        "{first} (did you mean {}?); expected{}",
+                        near.join(" or "),
+                        &text[first.len() + ", expected".len()..]
+                    );
+                }
+            }
+        }
+    }
+    text.to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -783,8 +831,13 @@ pub fn load_gpu_config(spec: &str, base: &Path) -> Result<GpuConfig, String> {
     let path = base.join(spec);
     let is_file = spec.to_ascii_lowercase().ends_with(".json") || path.is_file();
     if !is_file {
+        let near = asm::diag::nearest(spec, GpuConfig::PRESETS.iter().copied());
+        let guess = match near.first() {
+            Some(name) => format!(" (did you mean `{name}`?)"),
+            None => String::new(),
+        };
         return Err(format!(
-            "unknown GPU `{spec}`: expected a preset ({}) or a JSON config file",
+            "unknown GPU `{spec}`{guess}: expected a preset ({}) or a JSON config file",
             GpuConfig::PRESETS.join(", ")
         ));
     }
