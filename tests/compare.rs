@@ -1508,3 +1508,45 @@ fn a_run_the_watchdog_stopped_is_marked_incomplete_in_every_format() {
     let text = ok(&ws(&["compare", full, "traces/reduce.small.lrr.wstrace"]));
     assert!(!text.to_lowercase().contains("incomplete"), "{text}");
 }
+
+#[test]
+fn header_differences_name_kernel_parameters() {
+    let d = dir("param-names");
+    let record = |n: &str, out: &Path| {
+        ok(&ws(&[
+            "record",
+            "kernels/vecadd.sasm",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--gpu",
+            "small",
+            "--param",
+            "a=0",
+            "--param",
+            "b=4096",
+            "--param",
+            "c=8192",
+            "--param",
+            n,
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+    };
+    let (a, b) = (d.join("n32.wstrace"), d.join("n16.wstrace"));
+    record("n=32", &a);
+    record("n=16", &b);
+    let text = ok(&ws(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]));
+    let header: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Header differences"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(
+        header.iter().any(|l| l.contains("launches.0.params.n")),
+        "{header:?}"
+    );
+    assert!(!text.contains("params.3"), "{text}");
+    assert!(!text.contains("param_names"), "{text}");
+}

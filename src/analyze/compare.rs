@@ -243,6 +243,37 @@ fn join(prefix: &str, key: &str) -> String {
     }
 }
 
+/// Each launch's `params` as an object by parameter name where the header names them, so a
+/// difference reads `launches.0.params.stride`, not `launches.0.params.2`.
+fn name_params(header: &mut serde_json::Value) {
+    let Some(launches) = header
+        .get_mut("launches")
+        .and_then(serde_json::Value::as_array_mut)
+    else {
+        return;
+    };
+    for launch in launches
+        .iter_mut()
+        .filter_map(serde_json::Value::as_object_mut)
+    {
+        let Some(serde_json::Value::Array(names)) = launch.remove("param_names") else {
+            continue;
+        };
+        let Some(serde_json::Value::Array(values)) = launch.get("params") else {
+            continue;
+        };
+        if names.len() != values.len() {
+            continue;
+        }
+        let named: serde_json::Map<String, serde_json::Value> = names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| (n.as_str().unwrap_or_default().to_string(), v.clone()))
+            .collect();
+        launch.insert("params".into(), serde_json::Value::Object(named));
+    }
+}
+
 /// Fields that describe the recording, not the experiment.
 fn is_bookkeeping(field: &str) -> bool {
     matches!(field, "format" | "version" | "tool_version")
@@ -255,7 +286,8 @@ pub fn header_differences(headers: &[&TraceHeader]) -> Vec<HeaderDifference> {
         .iter()
         .map(|h| {
             let mut out = BTreeMap::new();
-            let value = serde_json::to_value(h).expect("a header serializes");
+            let mut value = serde_json::to_value(h).expect("a header serializes");
+            name_params(&mut value);
             flatten("", &value, &mut out);
             out
         })

@@ -154,6 +154,7 @@ pub fn write_trace<W: Write>(
                 shared_bytes: 0,
                 stream: 0,
                 params: Vec::new(),
+                param_names: Vec::new(),
                 listing: list.clone(),
                 source_lines: Vec::new(),
             })

@@ -152,6 +152,11 @@ pub struct LaunchHeader {
     pub shared_bytes: u32,
     pub stream: u32,
     pub params: Vec<u32>,
+    /// The kernel's parameter names (`.param`), one per entry of `params`, so that a
+    /// comparison can say `stride` where it would say `params.2`; empty for a replay, whose
+    /// traces name none (and then not written).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub param_names: Vec<String>,
     /// Instruction text by PC, of the program actually run (after the auto-control pass).
     pub listing: Vec<String>,
     /// CUDA source line by PC, for a replay of an Accel-Sim trace recorded with lineinfo;
@@ -196,6 +201,7 @@ impl TraceHeader {
                     shared_bytes: p.program.shared_bytes,
                     stream: p.launch.stream,
                     params: p.launch.params.clone(),
+                    param_names: p.program.params.clone(),
                     listing: p.program.listing(),
                     source_lines: Vec::new(),
                 })
