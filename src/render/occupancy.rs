@@ -298,11 +298,13 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
             let eligible = step_outline(bins, &x_of, |kk| y(&warps, avg(&s.eligible, kk)));
             let issued = step_outline(bins, &x_of, |kk| y(&ipc, avg(&s.issued, kk)));
             if recorded {
-                // Where the two lines are one (one warp per scheduler at issue width 1 has an
-                // eligible warp exactly when it issues), the eligible line is drawn wider,
-                // under IPC's, so that it shows as a green edge on each side of the red.
-                let width = if eligible == issued { 5 } else { 2 };
-                canvas.line(eligible, ELIGIBLE, width)?;
+                // The two lines often run on each other (a scheduler with one eligible warp
+                // at issue width 1 issues exactly when it has one, and the axes put one warp
+                // on one instruction per cycle): the eligible line is drawn wider, under
+                // IPC's, so that it shows as a green edge on each side of the red wherever
+                // they meet. Drawn as wide only where they are one, it vanished under the
+                // red wherever they were merely close.
+                canvas.line(eligible, ELIGIBLE, 3)?;
             }
             canvas.line(issued, ISSUED, 2)?;
             for kk in 0..bins {
