@@ -490,6 +490,8 @@ fn text_and_json_reports_have_the_sections() {
     let a = analyze_kernel("reduce.json", &config, "reduce-report");
     let text = render_text(&a);
     println!("{text}");
+    // An assembled kernel's listing is whole: no note about operands a replay leaves out.
+    assert!(!text.contains("replayed SASS"), "{text}");
     for section in [
         "Launch Statistics",
         "Scheduler Statistics",

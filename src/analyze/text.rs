@@ -9,6 +9,7 @@ use super::flat::{
 };
 use super::{Analysis, LaunchAnalysis};
 use crate::isa::without_control_code;
+use crate::isa::{is_replayed, REPLAYED_OPERANDS};
 use std::fmt::Write;
 
 /// How many source lines the hotspot table shows.
@@ -228,6 +229,7 @@ fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
         "    {:>5} {:<32} {:>10} {:>12} {:>7}  top state",
         "pc", "instruction", "executed", "warp-cycles", "share"
     );
+    let replayed = lines.iter().any(|s| is_replayed(&s.text));
     for s in lines.into_iter().take(HOTSPOTS) {
         let text = clip(without_control_code(&s.text));
         let _ = writeln!(
@@ -240,6 +242,9 @@ fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
             pct(s.total_warp_cycles, total),
             s.top_state.as_deref().unwrap_or("-")
         );
+    }
+    if replayed {
+        let _ = writeln!(out, "    ({REPLAYED_OPERANDS})");
     }
 }
 

@@ -123,6 +123,18 @@ pub fn listing_instruction(line: &str) -> &str {
     without_control_code(line.trim_start())
 }
 
+/// Whether a listing line is a replayed SASS instruction: a replay's lines, and only its,
+/// open with the real PC, `/*00a0*/`. Such a line names registers only (see
+/// [`REPLAYED_OPERANDS`]).
+pub fn is_replayed(line: &str) -> bool {
+    line.trim_start().starts_with("/*")
+}
+
+/// What a replayed instruction's text leaves out, for a note under tables that show it: the
+/// Accel-Sim tracer records the registers an instruction reads and writes, nothing else.
+pub const REPLAYED_OPERANDS: &str = "replayed SASS shows register operands only: the Accel-Sim \
+     trace records no predicates, special registers (S2R's SR_TID), constants or immediates";
+
 /// The opcode with its modifiers of a listing line (`LDG.E.64`), past a replay's `/*00a0*/`
 /// PC, a control code and a guard predicate; empty for an empty line.
 pub fn listing_opcode(line: &str) -> &str {

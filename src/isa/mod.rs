@@ -13,7 +13,9 @@ mod display;
 mod opcode;
 
 pub use control::ControlCode;
-pub use display::{listing_instruction, listing_opcode, without_control_code};
+pub use display::{
+    is_replayed, listing_instruction, listing_opcode, without_control_code, REPLAYED_OPERANDS,
+};
 pub use opcode::{BranchCond, CmpOp, MufuFn, Opcode, OperandKind, Pipe};
 
 use serde::{Deserialize, Serialize};
