@@ -722,7 +722,8 @@ pub fn page_title(report: &Report) -> String {
 fn trace_title(t: &TraceReport) -> String {
     if let Some(schemes) = crate::study::trace::schemes_of(&t.header) {
         let names: Vec<&str> = schemes.iter().map(|s| s.name()).collect();
-        return format!("{}: multithreading study ({})", t.label, names.join(", "));
+        let study = crate::study::trace::STUDY_NAME;
+        return format!("{}: {study} ({})", t.label, names.join(", "));
     }
     match t.analysis.launches.as_slice() {
         [] => t.label.clone(),
