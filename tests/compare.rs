@@ -920,8 +920,19 @@ fn sweep_gives_a_run_of_several_launches_its_span_and_a_line_per_launch() {
         .position(|l| l.starts_with("gto.bitmap "))
         .unwrap();
     let (run, launches) = (lines[at], &lines[at + 1..at + 3]);
-    assert!(launches[0].starts_with("  #0 loop "), "{out}");
-    assert!(launches[1].starts_with("  #1 _Z4loopPdi_again "), "{out}");
+    // Numbered as `analyze`, `compare` (the sweep's own compare.txt) and `report` number
+    // launches: by their index in the trace, from 0 (replay's `kernel 1` is the Accel-Sim
+    // trace's kernel id).
+    assert!(launches[0].starts_with("  launch 0: loop "), "{out}");
+    assert!(
+        launches[1].starts_with("  launch 1: _Z4loopPdi_again "),
+        "{out}"
+    );
+    let compared = std::fs::read_to_string(d.join("compare.txt")).unwrap();
+    assert!(
+        compared.contains("\nLaunch 1: _Z4loopPdi_again |"),
+        "{compared}"
+    );
     assert!(lines[at + 3].starts_with("lrr.bitmap "), "{out}");
     // The run's line is the launches' span and all their instructions, as the analysis has it.
     let analysis = analyze_file(&d.join("gto.bitmap.wstrace"), Taxonomy::Nsight).unwrap();
@@ -938,7 +949,7 @@ fn sweep_gives_a_run_of_several_launches_its_span_and_a_line_per_launch() {
         format!("{:.3}", instructions as f64 / span as f64),
         "{out}"
     );
-    assert_eq!(field(launches[0], 2), l[0].cycles.to_string(), "{out}");
+    assert_eq!(field(launches[0], 3), l[0].cycles.to_string(), "{out}");
 }
 
 #[test]

@@ -71,6 +71,32 @@ fn every_bundled_launch_file_passes_its_checks() {
     }
 }
 
+/// A warp size no warp can have is refused as such, not as a block that does not fit an SM.
+#[test]
+fn the_functional_runner_refuses_a_warp_size_past_a_warps_lanes() {
+    use warpscope::sim::functional::RunError;
+    use warpscope::sim::LaunchError;
+    let lf = load("vecadd.json");
+    for warp_size in [0, 33] {
+        let options = FunctionalOptions {
+            warp_size,
+            ..FunctionalOptions::default()
+        };
+        let err = lf.run_functional(options).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RunError::Launch(LaunchError::WarpSize { warp_size: w, .. }) if w == warp_size
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("kernel `vecadd`: warp size {warp_size} is not in 1..=32")
+        );
+    }
+}
+
 #[test]
 fn results_do_not_depend_on_the_warp_size() {
     for path in launch_files() {

@@ -2251,7 +2251,21 @@ fn a_study_traces_stalls_chart_has_a_row_per_scheme() {
             .map(|t| t.text.clone())
             .collect::<Vec<_>>()
             .join(" ");
-        assert!(said.contains("one row per scheme"), "{said}");
+        assert!(said.contains("5 schemes, one row per scheme"), "{said}");
+        // The title names the study, not every launch's kernel (the rows name the
+        // schemes): two lines at 400 px, where the kernels took four.
+        let title: Vec<String> = texts(&c.svg)
+            .into_iter()
+            .filter(|t| t.size == warpscope::render::TEXT_TITLE as f64)
+            .map(|t| t.text)
+            .collect();
+        assert_eq!(
+            title.join(" "),
+            "Warp-cycles per issued instruction: multithreading study",
+            "{width:?}"
+        );
+        let lines = if width.is_some() { 2 } else { 1 };
+        assert_eq!(title.len(), lines, "{width:?}: {title:?}");
     }
     // Beside another trace, the study still has its schemes' rows.
     let c = chart(

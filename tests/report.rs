@@ -737,3 +737,54 @@ fn a_trace_of_several_launches_is_titled_by_all_its_kernels() {
         "warpscope report — long.wstrace (2 launches of 2 kernels)"
     );
 }
+
+/// The per-launch tables take their section titles, row labels and column headings from the
+/// analyzer's one table of names (`analyze::flat`), as `analyze`'s text and `compare` do, so
+/// the page says `Theoretical Active Warps per SM [warp]` where the text does.
+#[test]
+fn the_reports_launch_tables_are_titled_and_labelled_as_the_analyze_text() {
+    use warpscope::analyze::flat;
+    for name in ["reduce.small.gto.wstrace", "matmul.volta.gto.wstrace"] {
+        let trace = root().join("traces").join(name);
+        let report = warpscope::report::build(std::slice::from_ref(&trace), None).unwrap();
+        let page = warpscope::report::html::page(&report);
+        for (_, title) in flat::SECTIONS {
+            assert!(
+                page.contains(&format!("<h3>{title}</h3>")),
+                "{name}: no section {title}"
+            );
+        }
+        // Every row of a metric table is a label of one of the launch's metrics, or of a row
+        // that shows several at once (as the text's rows do).
+        let l = &report.traces[0].analysis.launches[0];
+        let mut labels: Vec<String> = flat::metrics(l).into_iter().map(|m| m.label).collect();
+        labels.extend(
+            ["grid", "block", "access_bytes", "block_limit_shared_memory"].map(flat::label),
+        );
+        let head = "<thead><tr><th>metric</th><th class=\"n\">value</th></tr></thead><tbody>";
+        let mut rows = 0;
+        for table in page.split(head).skip(1) {
+            let body = table.split("</tbody>").next().unwrap();
+            for row in body.split("<tr><td>").skip(1) {
+                let label = row.split("</td>").next().unwrap().replace("&amp;", "&");
+                assert!(
+                    labels.contains(&label),
+                    "{name}: `{label}` is not how `analyze` names a metric"
+                );
+                rows += 1;
+            }
+        }
+        assert!(rows >= 30, "{name}: {rows} rows");
+        let dispatch = format!(
+            "<th>{}</th><th class=\"n\">{}</th><th class=\"n\">{}</th>",
+            flat::SM_COLUMN,
+            flat::SM_BLOCKS,
+            flat::SM_BUSY
+        );
+        assert!(page.contains(&dispatch), "{name}: no {dispatch}");
+        for key in ["vertical_waste", "horizontal_waste"] {
+            let row = format!("<tr><td>{}</td>", flat::label(key));
+            assert!(page.contains(&row), "{name}: no {row}");
+        }
+    }
+}

@@ -11,7 +11,7 @@ use warpscope::sim::config::{GpuConfig, MemoryModel, Policy, ScoreboardKind};
 use warpscope::sim::gpu::{simulate, SimError, SimOptions, SimReport};
 use warpscope::sim::memory::GlobalMemory;
 use warpscope::sim::observer::{NullObserver, Observer, WarpRef, WarpState};
-use warpscope::sim::{Dim3, FaultKind, KernelLaunch, LaunchError};
+use warpscope::sim::{Dim3, FaultKind, KernelLaunch, LaunchError, SmLimit};
 
 fn kernel_file(name: &str) -> String {
     std::fs::read_to_string(format!("{}/kernels/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -362,38 +362,38 @@ fn every_slot_is_accounted_and_selected_equals_issued() {
 fn blocks_that_never_fit_are_launch_errors_naming_the_limit() {
     let config = GpuConfig::preset("small").unwrap();
     let mut mem = GlobalMemory::new(1 << 20);
+    let mut refused = |config: &GpuConfig, program: Arc<Program>, threads: u32| {
+        simulate(
+            config,
+            &[launch(program, 1, threads, vec![])],
+            &mut mem,
+            SimOptions::default(),
+            &mut NullObserver,
+        )
+        .unwrap_err()
+    };
+    // The error names the limit as data (what `launch_hint` matches on) and in words, with
+    // the config field to change.
+    let limit = |err: &SimError| match err {
+        SimError::Launch(LaunchError::DoesNotFit { limit, .. }) => Some(*limit),
+        _ => None,
+    };
     let big_shared = native(".kernel k\n.shared 65536\n EXIT\n");
-    let err = simulate(
-        &config,
-        &[launch(big_shared, 1, 32, vec![])],
-        &mut mem,
-        SimOptions::default(),
-        &mut NullObserver,
-    )
-    .unwrap_err();
-    assert!(matches!(
-        err,
-        SimError::Launch(LaunchError::DoesNotFit { .. })
-    ));
+    let err = refused(&config, big_shared, 32);
+    assert_eq!(limit(&err), Some(SmLimit::SharedMemory), "{err}");
     assert!(err.to_string().contains("sm.shared_memory_bytes"), "{err}");
     let regs = native(".kernel k\n.regs 200\n EXIT\n");
-    let err = simulate(
-        &config,
-        &[launch(regs, 1, 256, vec![])],
-        &mut mem,
-        SimOptions::default(),
-        &mut NullObserver,
-    )
-    .unwrap_err();
+    let err = refused(&config, regs, 256);
+    assert_eq!(limit(&err), Some(SmLimit::Registers), "{err}");
     assert!(err.to_string().contains("sm.registers"), "{err}");
-    let err = simulate(
-        &config,
-        &[launch(native(ALU_CHAIN), 1, 512, vec![])],
-        &mut mem,
-        SimOptions::default(),
-        &mut NullObserver,
-    )
-    .unwrap_err();
+    // Fewer warp slots than a block has warps (`--warps 4`; the block fits in threads).
+    let mut few_slots = config.clone();
+    few_slots.sm.max_warps = 4;
+    let err = refused(&few_slots, native(ALU_CHAIN), 256);
+    assert_eq!(limit(&err), Some(SmLimit::Warps), "{err}");
+    assert!(err.to_string().contains("sm.max_warps"), "{err}");
+    let err = refused(&config, native(ALU_CHAIN), 512);
+    assert_eq!(limit(&err), None, "{err}");
     assert!(err.to_string().contains("threads per block"), "{err}");
 }
 

@@ -436,9 +436,12 @@ pub fn launch_hint(
     config: &warpscope::sim::config::GpuConfig,
 ) -> String {
     use warpscope::sim::config::GpuConfig;
-    use warpscope::sim::LaunchError;
+    use warpscope::sim::{LaunchError, SmLimit};
     match e {
-        LaunchError::DoesNotFit { what, .. } if what.contains("(sm.max_warps)") => {
+        LaunchError::DoesNotFit {
+            limit: SmLimit::Warps,
+            ..
+        } => {
             match GpuConfig::preset(&config.name) {
                 Ok(preset) if preset.sm.max_warps > config.sm.max_warps => format!(
                     " (--warps {} on gpu {}, whose SMs have {} warp slots; give a larger --warps or leave it out)",
@@ -499,5 +502,40 @@ pub fn emit(text: &str) -> io::Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launch_hint;
+    use warpscope::sim::config::GpuConfig;
+    use warpscope::sim::{LaunchError, SmLimit};
+
+    /// The advice follows the limit the error names, not the words of its message: only
+    /// warp slots are what `--warps` lowered.
+    #[test]
+    fn launch_hint_tells_to_raise_warps_only_for_the_warp_slot_limit() {
+        let mut config = GpuConfig::preset("small").unwrap();
+        config.sm.max_warps = 4;
+        let error = |limit, what: &str| LaunchError::DoesNotFit {
+            kernel: "k".into(),
+            limit,
+            what: what.into(),
+        };
+        let raise = " (--warps 4 on gpu small, whose SMs have 8 warp slots; give a larger \
+                     --warps or leave it out)";
+        let other_gpu = " (on gpu small; try another --gpu)";
+        assert_eq!(
+            launch_hint(&error(SmLimit::Warps, "too many warps"), &config),
+            raise
+        );
+        for limit in [SmLimit::Registers, SmLimit::SharedMemory] {
+            let e = error(limit, "a block needs more than an SM has (sm.max_warps)");
+            assert_eq!(launch_hint(&e, &config), other_gpu, "{limit:?}");
+        }
+        // At the preset's own number of slots, a larger --warps is no way out.
+        config.sm.max_warps = 8;
+        let e = error(SmLimit::Warps, "too many warps");
+        assert_eq!(launch_hint(&e, &config), other_gpu);
     }
 }

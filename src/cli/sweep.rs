@@ -278,7 +278,7 @@ fn summarize(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<32} {:>10} {:>8} {:>14}  top stall",
+        "{:<NAME_COLUMN$} {:>10} {:>8} {:>14}  top stall",
         "combination", "cycles", "ipc", "warp-cyc/issue"
     );
     for (t, r) in traces
@@ -311,8 +311,12 @@ fn summarize(
                 // Launches overlap on streams: the run is their span, not their sum.
                 summary_row(&mut out, name, &RunFigures::of(launches), &flags);
                 for l in launches {
-                    let kernel = warpscope::kernel_name::function_within(&l.name, 24);
-                    let row = format!("  #{} {kernel}", l.index);
+                    // Named as `analyze`, `compare` and `report` name a launch (its index in
+                    // the trace), the kernel in what the name column leaves.
+                    let launch = format!("  launch {}: ", l.index);
+                    let room = NAME_COLUMN.saturating_sub(launch.len()).max(8);
+                    let kernel = warpscope::kernel_name::function_within(&l.name, room);
+                    let row = format!("{launch}{kernel}");
                     summary_row(&mut out, &row, &RunFigures::of(std::slice::from_ref(l)), "");
                 }
             }
@@ -511,10 +515,13 @@ impl<'a> RunFigures<'a> {
     }
 }
 
+/// The width of the summary's first column (the combination, or one of its launches).
+const NAME_COLUMN: usize = 32;
+
 fn summary_row(out: &mut String, name: &str, f: &RunFigures, flags: &str) {
     let _ = writeln!(
         out,
-        "{name:<32} {:>10} {:>8.3} {:>14.2}  {}{flags}",
+        "{name:<NAME_COLUMN$} {:>10} {:>8.3} {:>14.2}  {}{flags}",
         f.cycles,
         f.ipc,
         f.warp_cycles_per_issue,

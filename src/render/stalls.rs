@@ -17,7 +17,9 @@
 //! study trace's launches are its schemes, always one row each; a trace drawn alone with 2 to
 //! [`MAX_LAUNCH_ROWS`] launches has one row per launch (labelled `launch N: kernel`). Traces
 //! drawn beside other traces sum their launches, one row each (`--kernel` picks one kernel's).
-//! The subtitle says which rule made the rows.
+//! The subtitle says which rule made the rows. The title names what ran
+//! ([`crate::analyze::caption`]), except that a study trace drawn alone is titled by the
+//! study (its subtitle counting the schemes), not by its launches' kernels.
 //!
 //! States that are zero in every run are left out. A trace recorded without warp states
 //! (`--verbosity 0`) has a note in place of its bars, saying so.
@@ -31,7 +33,8 @@ use super::{
 use crate::analyze::caption::captions;
 use crate::analyze::{LaunchAnalysis, NsightState};
 use crate::kernel_name;
-use crate::study::trace::schemes_of;
+use crate::study::trace::{schemes_of, STUDY_NAME};
+use crate::words::count;
 
 /// The chart's width unless `--width` says otherwise.
 const WIDTH: u32 = 1000;
@@ -92,7 +95,13 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
         split_study |= schemes.is_some();
         split_other |= schemes.is_none();
     }
-    let title = format!("Warp-cycles per issued instruction: {}", captions.subject);
+    // A lone study trace's subject would list every scheme's kernel (four lines at 400 px):
+    // the title names the study, the subtitle counts its schemes and the rows name them.
+    let subject = match traces {
+        [t] if schemes_of(&t.model.header).is_some() => STUDY_NAME,
+        _ => &captions.subject,
+    };
+    let title = format!("Warp-cycles per issued instruction: {subject}");
     if runs.len() == 1 {
         let subtitle = summed.then(|| {
             let n = traces[0].analysis().map_or(0, |a| a.launches.len());
@@ -104,7 +113,11 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
         return by_state(&runs[0], &title, subtitle.as_deref(), options);
     }
     let subtitle = match traces {
-        [t] if split_study => format!("{}: one row per scheme (one launch each)", t.label),
+        [t] if split_study => format!(
+            "{}: {}, one row per scheme (one launch each)",
+            t.label,
+            count(runs.len() as u64, "scheme", "schemes")
+        ),
         [t] => format!("{}: one row per launch", t.label),
         _ => {
             let mut s = String::from("one row per trace");

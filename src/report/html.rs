@@ -8,6 +8,9 @@
 
 use super::{Report, TraceReport};
 use crate::analyze::compare::Comparison;
+use crate::analyze::flat::{
+    label, section_title, SM_BLOCKS, SM_BUSY, SM_COLUMN, STATE_CYCLES, STATE_PER_ISSUE,
+};
 use crate::analyze::{LaunchAnalysis, NsightState, Severity};
 use crate::kernel_name;
 use crate::words::count;
@@ -185,9 +188,19 @@ fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], numeric_from: us
     out.push_str("</tbody></table></div>");
 }
 
+/// A metric table: each row is a metric's name (a [`crate::analyze::flat`] key, shown by
+/// the label the `analyze` text gives it) and its value.
 fn kv(out: &mut String, rows: &[(&str, String)]) {
-    let rows: Vec<Vec<String>> = rows.iter().map(|(k, v)| vec![esc(k), esc(v)]).collect();
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(k, v)| vec![esc(&label(k)), esc(v)])
+        .collect();
     table(out, &["metric", "value"], &rows, 1);
+}
+
+/// A section's heading, titled as the `analyze` text titles it.
+fn section_heading(out: &mut String, key: &str) {
+    let _ = write!(out, "<h3>{}</h3>", esc(section_title(key)));
 }
 
 fn card(out: &mut String, key: &str, value: &str) {
@@ -243,7 +256,7 @@ fn warp_states(out: &mut String, l: &LaunchAnalysis) {
         .collect();
     table(
         out,
-        &["state", "warp-cycles", "per issue", "share", ""],
+        &["state", STATE_CYCLES, STATE_PER_ISSUE, "share", ""],
         &rows,
         1,
     );
@@ -325,61 +338,55 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
         figures(out, &t.charts);
     }
 
-    out.push_str("<div class=\"panels\"><section><h3>Launch Statistics</h3>");
+    out.push_str("<div class=\"panels\"><section>");
+    section_heading(out, "launch_statistics");
     let ls = &l.launch;
     let dim = |d: crate::sim::Dim3| format!("({}, {}, {})", d.x, d.y, d.z);
     let mut rows = vec![
-        ("Grid Size", dim(ls.grid)),
-        ("Block Size", dim(ls.block)),
-        ("Threads", ls.threads.to_string()),
-        ("Warps Per Block", ls.warps_per_block.to_string()),
-        ("Registers Per Thread", ls.registers_per_thread.to_string()),
-        (
-            "Shared Memory Per Block [byte]",
-            ls.shared_per_block.to_string(),
-        ),
-        ("Waves Per SM", format!("{:.2}", ls.waves_per_sm)),
-        ("Thread Instructions", l.thread_instructions.to_string()),
+        ("grid", dim(ls.grid)),
+        ("block", dim(ls.block)),
+        ("threads", ls.threads.to_string()),
+        ("warps_per_block", ls.warps_per_block.to_string()),
+        ("registers_per_thread", ls.registers_per_thread.to_string()),
+        ("shared_per_block", ls.shared_per_block.to_string()),
+        ("waves_per_sm", format!("{:.2}", ls.waves_per_sm)),
+        ("thread_instructions", l.thread_instructions.to_string()),
     ];
     if l.hazards > 0 {
-        rows.push(("Dependency Hazards", l.hazards.to_string()));
+        rows.push(("hazards", l.hazards.to_string()));
     }
     kv(out, &rows);
 
-    out.push_str("</section><section><h3>Occupancy</h3>");
+    out.push_str("</section><section>");
+    section_heading(out, "occupancy");
     let o = &l.occupancy;
     kv(
         out,
         &[
+            ("block_limit_registers", o.block_limit_registers.to_string()),
             (
-                "Block Limit Registers [block]",
-                o.block_limit_registers.to_string(),
-            ),
-            (
-                "Block Limit Shared Mem [block]",
+                "block_limit_shared_memory",
                 o.block_limit_shared_memory
                     .map_or("-".into(), |n| n.to_string()),
             ),
-            ("Block Limit Warps [block]", o.block_limit_warps.to_string()),
-            ("Block Limit SM [block]", o.block_limit_blocks.to_string()),
-            ("Occupancy Limiter", o.limiter.clone()),
+            ("block_limit_warps", o.block_limit_warps.to_string()),
+            ("block_limit_blocks", o.block_limit_blocks.to_string()),
+            ("limiter", o.limiter.clone()),
             (
-                "Theoretical Active Warps per SM",
+                "theoretical_active_warps_per_sm",
                 format!("{:.2}", o.theoretical_active_warps_per_sm),
             ),
+            ("theoretical_pct", format!("{:.2}", o.theoretical_pct)),
             (
-                "Theoretical Occupancy [%]",
-                format!("{:.2}", o.theoretical_pct),
-            ),
-            (
-                "Achieved Active Warps per SM",
+                "achieved_active_warps_per_sm",
                 format!("{:.2}", o.achieved_active_warps_per_sm),
             ),
-            ("Achieved Occupancy [%]", format!("{:.2}", o.achieved_pct)),
+            ("achieved_pct", format!("{:.2}", o.achieved_pct)),
         ],
     );
 
-    out.push_str("</section><section><h3>Scheduler Statistics</h3>");
+    out.push_str("</section><section>");
+    section_heading(out, "scheduler");
     let s = &l.scheduler;
     // Eligibility is a warp state: without state events it is unknown, not 0.
     let states = |figure: String| match l.warp_states_recorded {
@@ -389,53 +396,55 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     kv(
         out,
         &[
-            ("Schedulers", s.schedulers.to_string()),
+            ("schedulers", s.schedulers.to_string()),
             (
-                "Active Warps Per Scheduler",
+                "active_warps_per_scheduler",
                 format!("{:.2}", s.active_warps_per_scheduler),
             ),
             (
-                "Eligible Warps Per Scheduler",
+                "eligible_warps_per_scheduler",
                 states(format!("{:.2}", s.eligible_warps_per_scheduler)),
             ),
             (
-                "Issued Warp Per Scheduler",
+                "issued_warp_per_scheduler",
                 format!("{:.3}", s.issued_warp_per_scheduler),
             ),
             (
-                "No Eligible [%]",
+                "no_eligible_pct",
                 states(format!("{:.2}", s.no_eligible_pct)),
             ),
             (
-                "One or More Eligible [%]",
+                "one_or_more_eligible_pct",
                 states(format!("{:.2}", s.one_or_more_eligible_pct)),
             ),
             (
-                "Idle With Eligible Warps [%]",
+                "idle_with_eligible_pct",
                 states(format!("{:.2}", s.idle_with_eligible_pct)),
             ),
         ],
     );
 
-    out.push_str("</section></div><h3>Warp State Statistics</h3>");
+    out.push_str("</section></div>");
+    section_heading(out, "warp_state");
     if l.warp_states_recorded {
         warp_states(out, l);
     } else {
         out.push_str(STATES_NOT_RECORDED);
     }
 
-    out.push_str("<div class=\"panels\"><section><h3>Issue Slots</h3>");
+    out.push_str("<div class=\"panels\"><section>");
+    section_heading(out, "issue_slots");
     let i = &l.issue_slots;
     let pct = |n: u64| format!("{:.1}%", n as f64 * 100.0 / i.total.max(1) as f64);
     let rows: Vec<Vec<String>> = [
         ("issued", i.issued),
         ("refill", i.refill),
-        ("vertical waste", i.vertical_waste),
-        ("horizontal waste", i.horizontal_waste),
+        ("vertical_waste", i.vertical_waste),
+        ("horizontal_waste", i.horizontal_waste),
         ("total", i.total),
     ]
     .iter()
-    .map(|(k, n)| vec![esc(k), n.to_string(), pct(*n)])
+    .map(|(k, n)| vec![esc(&label(k)), n.to_string(), pct(*n)])
     .collect();
     table(out, &["slots", "count", "share"], &rows, 1);
     let _ = write!(
@@ -446,47 +455,46 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
         count(l.scheduler.schedulers as u64, "scheduler", "schedulers")
     );
 
-    out.push_str("</section><section><h3>Memory</h3>");
+    out.push_str("</section><section>");
+    section_heading(out, "memory");
     let m = &l.memory;
     if m.recorded {
         kv(
             out,
             &[
-                ("Global Requests", m.global_requests.to_string()),
-                ("Global Sectors", m.global_sectors.to_string()),
+                ("global_requests", m.global_requests.to_string()),
+                ("global_sectors", m.global_sectors.to_string()),
                 (
-                    "Sectors Per Request",
+                    "sectors_per_request",
                     format!("{:.2}", m.sectors_per_request),
                 ),
                 (
-                    "Ideal Sectors Per Request",
+                    "ideal_sectors_per_request",
                     format!("{:.2}", m.ideal_sectors_per_request),
                 ),
-                ("Access Size [byte]", m.access_bytes()),
-                ("L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct)),
-                ("L2 Hit Rate [%]", format!("{:.2}", m.l2_hit_rate_pct)),
-                ("DRAM Requests", m.dram_requests.to_string()),
-                ("Shared Requests", m.shared_requests.to_string()),
-                (
-                    "Shared Bank Conflicts [pass]",
-                    m.shared_bank_conflicts.to_string(),
-                ),
+                ("access_bytes", m.access_bytes()),
+                ("l1_hit_rate_pct", format!("{:.2}", m.l1_hit_rate_pct)),
+                ("l2_hit_rate_pct", format!("{:.2}", m.l2_hit_rate_pct)),
+                ("dram_requests", m.dram_requests.to_string()),
+                ("shared_requests", m.shared_requests.to_string()),
+                ("shared_bank_conflicts", m.shared_bank_conflicts.to_string()),
             ],
         );
     } else {
         out.push_str("<p class=\"meta\">Not recorded: record with <code>--verbosity 2</code> to see memory requests.</p>");
     }
 
-    out.push_str("</section><section><h3>Dispatch</h3>");
+    out.push_str("</section><section>");
+    section_heading(out, "dispatch");
     let d = &l.dispatch;
     let opt = |c: Option<u64>| c.map_or("-".to_string(), |c| c.to_string());
     kv(
         out,
         &[
-            ("First Grant [cycle]", opt(d.first_grant_cycle)),
-            ("Last Grant [cycle]", opt(d.last_grant_cycle)),
-            ("Tail [cycle]", d.tail_cycles.to_string()),
-            ("Idle SM Time [%]", format!("{:.2}", d.idle_sm_pct)),
+            ("first_grant_cycle", opt(d.first_grant_cycle)),
+            ("last_grant_cycle", opt(d.last_grant_cycle)),
+            ("tail_cycles", d.tail_cycles.to_string()),
+            ("idle_sm_pct", format!("{:.2}", d.idle_sm_pct)),
         ],
     );
     let rows: Vec<Vec<String>> = d
@@ -496,7 +504,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
         .enumerate()
         .map(|(sm, (b, busy))| vec![sm.to_string(), b.to_string(), busy.to_string()])
         .collect();
-    table(out, &["SM", "blocks", "busy cycles"], &rows, 1);
+    table(out, &[SM_COLUMN, SM_BLOCKS, SM_BUSY], &rows, 1);
 
     out.push_str("</section></div><h3>Source Counters</h3>");
     if !l.warp_states_recorded {
@@ -714,7 +722,8 @@ pub fn page_title(report: &Report) -> String {
 fn trace_title(t: &TraceReport) -> String {
     if let Some(schemes) = crate::study::trace::schemes_of(&t.header) {
         let names: Vec<&str> = schemes.iter().map(|s| s.name()).collect();
-        return format!("{}: multithreading study ({})", t.label, names.join(", "));
+        let study = crate::study::trace::STUDY_NAME;
+        return format!("{}: {study} ({})", t.label, names.join(", "));
     }
     match t.analysis.launches.as_slice() {
         [] => t.label.clone(),

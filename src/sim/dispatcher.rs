@@ -11,7 +11,7 @@
 //! index. With one block per SM (the tiny GPU) this is seed 000's lowest-free-core grant.
 
 use super::config::GpuConfig;
-use super::{Dim3, KernelLaunch, LaunchError};
+use super::{Dim3, KernelLaunch, LaunchError, SmLimit};
 
 /// What one block of a launch occupies on an SM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,29 +35,33 @@ impl BlockFootprint {
         );
         let (warps, regs_per_thread) = (fp.warps, fp.registers_per_thread(config));
         let sm = &config.sm;
-        let fail = |what: String| {
+        let fail = |limit: SmLimit, what: String| {
             Err(LaunchError::DoesNotFit {
                 kernel: kernel(),
+                limit,
                 what,
             })
         };
         if fp.warps > sm.max_warps {
-            return fail(format!(
+            let what = format!(
                 "a block needs {} warps but an SM has {} warp slots (sm.max_warps)",
                 fp.warps, sm.max_warps
-            ));
+            );
+            return fail(SmLimit::Warps, what);
         }
         if fp.registers > sm.registers {
-            return fail(format!(
+            let what = format!(
                 "a block needs {} registers ({} per thread × {} threads, allocated per warp) but an SM has {} (sm.registers)",
                 fp.registers, regs_per_thread, warps * config.warp_size, sm.registers
-            ));
+            );
+            return fail(SmLimit::Registers, what);
         }
         if fp.shared_bytes > sm.shared_memory_bytes {
-            return fail(format!(
+            let what = format!(
                 "a block needs {} bytes of shared memory but an SM has {} (sm.shared_memory_bytes)",
                 fp.shared_bytes, sm.shared_memory_bytes
-            ));
+            );
+            return fail(SmLimit::SharedMemory, what);
         }
         Ok(fp)
     }

@@ -54,9 +54,9 @@ pub fn run(
     launch.validate()?;
     let ws = options.warp_size;
     if ws == 0 || ws as usize > MAX_WARP_SIZE {
-        return Err(LaunchError::DoesNotFit {
+        return Err(LaunchError::WarpSize {
             kernel: launch.program.name.clone(),
-            what: format!("warp size {ws} is not in 1..={MAX_WARP_SIZE}"),
+            warp_size: ws,
         }
         .into());
     }

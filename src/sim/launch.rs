@@ -76,10 +76,36 @@ pub enum LaunchError {
         threads: u64,
         limit: u64,
     },
+    /// A block needs more of an SM resource than one SM has: it can never be granted.
     #[error("kernel `{kernel}`: {what}")]
-    DoesNotFit { kernel: String, what: String },
+    DoesNotFit {
+        kernel: String,
+        /// The resource that ran out (the first checked, when several would).
+        limit: SmLimit,
+        /// The need and the SM's amount, in words, with the config field to change.
+        what: String,
+    },
+    /// The functional runner was given a warp size no warp can have (a `GpuConfig` refuses
+    /// one when it is built, so the timing model never sees it).
+    #[error(
+        "kernel `{kernel}`: warp size {warp_size} is not in 1..={}",
+        super::MAX_WARP_SIZE
+    )]
+    WarpSize { kernel: String, warp_size: u32 },
     #[error("kernel `{kernel}`: the program has no instructions")]
     NoInstructions { kernel: String },
+}
+
+/// The SM resource a block of a launch needs more of than one SM has
+/// ([`LaunchError::DoesNotFit`]), in the order `BlockFootprint::of` checks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmLimit {
+    /// Warp slots (`sm.max_warps`), the limit `--warps` sets.
+    Warps,
+    /// The register file (`sm.registers`).
+    Registers,
+    /// Shared memory (`sm.shared_memory_bytes`).
+    SharedMemory,
 }
 
 impl KernelLaunch {

@@ -20,7 +20,7 @@ pub mod stream;
 pub mod warp;
 
 pub use fault::{Fault, FaultKind};
-pub use launch::{Dim3, KernelLaunch, LaunchError};
+pub use launch::{Dim3, KernelLaunch, LaunchError, SmLimit};
 
 /// One bit per lane of a warp.
 pub type LaneMask = u32;

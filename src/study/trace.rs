@@ -28,6 +28,8 @@ use std::io::Write;
 
 /// The name of the study's GPU in its traces' headers.
 pub const GPU_NAME: &str = "study";
+/// What readers call what a study trace ran (page and chart titles).
+pub const STUDY_NAME: &str = "multithreading study";
 /// What a scheme's launch is called: `study_` and the scheme's name.
 const KERNEL_PREFIX: &str = "study_";
 
