@@ -788,3 +788,38 @@ fn the_reports_launch_tables_are_titled_and_labelled_as_the_analyze_text() {
         }
     }
 }
+
+/// The occupancy card gives achieved and theoretical occupancy to a tenth of a percent, as
+/// `analyze` does: whole percents showed 12.0 of 12.5 as "12% / 12%", a kernel at its limit.
+#[test]
+fn the_occupancy_card_has_analyze_precision() {
+    for trace in samples() {
+        let out = dir(&format!(
+            "card-{}",
+            trace.file_stem().unwrap().to_str().unwrap()
+        ));
+        ok(&ws_in(
+            &root(),
+            &[
+                "report",
+                trace.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ));
+        let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+        let analysis =
+            warpscope::analyze::analyze_file(&trace, warpscope::analyze::Taxonomy::Nsight).unwrap();
+        for l in &analysis.launches {
+            let card = format!(
+                "{:.1}% / {:.1}%",
+                l.occupancy.achieved_pct, l.occupancy.theoretical_pct
+            );
+            assert!(
+                html.contains(&card),
+                "{}: no card `{card}`",
+                trace.display()
+            );
+        }
+    }
+}

@@ -303,8 +303,10 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     card(
         out,
         "achieved / theoretical occupancy",
+        // One decimal, as `analyze` prints them: whole percents showed 12.0 of 12.5 as
+        // "12% / 12%", a kernel at its limit.
         &format!(
-            "{:.0}% / {:.0}%",
+            "{:.1}% / {:.1}%",
             l.occupancy.achieved_pct, l.occupancy.theoretical_pct
         ),
     );
