@@ -786,6 +786,31 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
 }
 
 #[test]
+fn a_dominant_drain_is_information_not_advice() {
+    // Each warp stores and exits: it spends its life draining the store. Nothing to gain, so
+    // the hint is INF, not OPT advice.
+    let config = GpuConfig::preset("volta").unwrap();
+    let stores = one_launch(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 2\nSTG [R1], R0\nEXIT\n",
+        4,
+        64,
+    );
+    let path = record_verbose("drain-only", &config, &[stores]);
+    let a = check_invariants("drain-only", &path, &config);
+    let l = &a.launches[0];
+    let total: u64 = l.warp_states.values().sum();
+    assert!(state(l, "drain") * 2 > total, "{:?}", l.warp_states);
+    let dominant: Vec<_> = l
+        .hints
+        .iter()
+        .filter(|h| h.rule == "dominant_stall")
+        .collect();
+    assert_eq!(dominant.len(), 1, "{dominant:?}");
+    assert_eq!(dominant[0].severity.label(), "INF", "{dominant:?}");
+    assert!(dominant[0].message.contains("in drain"), "{dominant:?}");
+}
+
+#[test]
 fn a_corrupt_pc_is_charged_to_one_overflow_line_not_a_table_of_its_size() {
     // Every issue at pc 0 claims pc 4 000 000 000 instead: the per-PC table must not grow to
     // it (that aborted on a 240 GB allocation), and every warp-cycle is still charged. (Binary,

@@ -82,6 +82,13 @@ fn advice(state: &str) -> &'static str {
     }
 }
 
+/// Whether a stall is one the kernel's author cannot act on: `drain` is the end of every
+/// warp (its last stores in flight), `dispatch_stall` the model's scoreboard table being full,
+/// `misc` nothing the model produces. Such a stall dominating is information, not advice.
+fn nothing_to_gain(state: &str) -> bool {
+    matches!(state, "drain" | "dispatch_stall" | "misc")
+}
+
 /// The listing text at `pc` without its control code, quoted, or nothing past the listing.
 fn quoted_instruction(l: &LaunchAnalysis, pc: u32) -> String {
     match l
@@ -209,36 +216,57 @@ pub fn hints(
     let issued = l.warp_instructions as f64;
     let total: u64 = nsight_states.values().sum();
     let per_issue = total as f64 / issued;
-    let stall = nsight_states
+    // Stalls by cycles, most first (ties: first by name).
+    let mut stalls: Vec<(&String, u64)> = nsight_states
         .iter()
         .filter(|(name, _)| name.as_str() != "selected")
-        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)));
-    if let Some((name, &cycles)) = stall {
-        let share = cycles as f64 / total.max(1) as f64;
-        if share >= DOMINANT_STALL_SHARE && name != "not_selected" {
-            out.push(Hint {
-                severity: Severity::Opt,
-                rule: "dominant_stall",
-                message: format!(
-                    "On average each warp spends {:.1} cycles in {name} per issued instruction, {:.0}% of the {per_issue:.1} cycles between two issues: {}.",
-                    cycles as f64 / issued,
-                    share * 100.0,
-                    match name.as_str() {
-                        "math_pipe_throttle" => pipe_throttle_advice(pipe_busy),
-                        _ => advice(name).to_string(),
-                    }
-                ),
-            });
-        } else if share >= DOMINANT_STALL_SHARE && !policy_idles {
-            out.push(Hint {
-                severity: Severity::Inf,
-                rule: "dominant_stall",
-                message: format!(
-                    "{:.0}% of warp-cycles are not_selected: {}.",
-                    share * 100.0,
-                    advice(name)
-                ),
-            });
+        .map(|(name, &n)| (name, n))
+        .collect();
+    stalls.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let share_of = |cycles: u64| cycles as f64 / total.max(1) as f64;
+    let dominant = |name: &str, cycles: u64, severity: Severity| {
+        Hint {
+        severity,
+        rule: "dominant_stall",
+        message: format!(
+            "On average each warp spends {:.1} cycles in {name} per issued instruction, {:.0}% of the {per_issue:.1} cycles between two issues: {}.",
+            cycles as f64 / issued,
+            share_of(cycles) * 100.0,
+            match name {
+                "math_pipe_throttle" => pipe_throttle_advice(pipe_busy),
+                _ => advice(name).to_string(),
+            }
+        ),
+    }
+    };
+    if let Some(&(name, cycles)) = stalls.first() {
+        let share = share_of(cycles);
+        if share >= DOMINANT_STALL_SHARE && name == "not_selected" {
+            if !policy_idles {
+                out.push(Hint {
+                    severity: Severity::Inf,
+                    rule: "dominant_stall",
+                    message: format!(
+                        "{:.0}% of warp-cycles are not_selected: {}.",
+                        share * 100.0,
+                        advice(name)
+                    ),
+                });
+            }
+        } else if share >= DOMINANT_STALL_SHARE && nothing_to_gain(name) {
+            // Said as information; the advice goes to the largest stall that can be acted
+            // on, if it dominates too.
+            out.push(dominant(name, cycles, Severity::Inf));
+            let actionable = stalls
+                .iter()
+                .find(|(n, _)| n.as_str() != "not_selected" && !nothing_to_gain(n));
+            if let Some(&(name, cycles)) = actionable {
+                if share_of(cycles) >= DOMINANT_STALL_SHARE {
+                    out.push(dominant(name, cycles, Severity::Opt));
+                }
+            }
+        } else if share >= DOMINANT_STALL_SHARE {
+            out.push(dominant(name, cycles, Severity::Opt));
         }
     }
     if policy_idles {
