@@ -669,11 +669,57 @@ fn occupancy_is_limited_by_registers_when_they_run_out() {
             > 1.9 * a.launches[0].resident_warp_cycles as f64 / sched_cycles,
         "{s:?}"
     );
-    let hints: Vec<_> = a.launches[0].hints.iter().map(|h| h.rule).collect();
-    assert!(hints.contains(&"occupancy_limiter"), "{hints:?}");
+    let limiter = hint_text(&a, "occupancy_limiter");
+    // One more block fits at 65536 ÷ (3 × 256) = 85 registers, 80 in volta's granularity of 8.
+    assert!(
+        limiter.contains("at 128 registers per thread takes 32768 of the SM's 65536 registers")
+            && limiter.contains("80 registers per thread or fewer would fit 3 blocks"),
+        "{limiter}"
+    );
     let text = render_text(&a);
     assert!(text.contains("Occupancy Limiter"), "{text}");
     assert!(text.contains("INF occupancy_limiter"), "{text}");
+}
+
+/// The message of `rule`'s hint for the first launch.
+fn hint_text(a: &Analysis, rule: &str) -> String {
+    let l = &a.launches[0];
+    l.hints
+        .iter()
+        .find(|h| h.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule} hint in {:?}", l.hints))
+        .message
+        .clone()
+}
+
+#[test]
+fn small_blocks_hitting_the_block_limit_are_told_to_grow() {
+    // One warp per block: volta's 32-block limit fills 32 of its 64 warp slots.
+    let config = GpuConfig::preset("volta").unwrap();
+    let launch = one_launch("IADD R1, R2, R3\nEXIT\n", 4, 32);
+    let path = record_verbose("occupancy-blocks", &config, &[launch]);
+    let a = check_invariants("occupancy-blocks", &path, &config);
+    assert_eq!(a.launches[0].occupancy.limiter, "blocks");
+    let limiter = hint_text(&a, "occupancy_limiter");
+    assert!(
+        limiter.contains("blocks of 32 threads (1 warp) reach the SM's 32-block limit with 32 of its 64 warp slots filled: use larger blocks, 64 threads or more"),
+        "{limiter}"
+    );
+}
+
+#[test]
+fn shared_memory_limited_occupancy_names_the_bytes_that_fit_one_more_block() {
+    // 40000 bytes a block: two fit in volta's 96 KiB; three need 32768 each at most.
+    let config = GpuConfig::preset("volta").unwrap();
+    let launch = one_launch(".shared 40000\nIADD R1, R2, R3\nEXIT\n", 2, 128);
+    let path = record_verbose("occupancy-shared", &config, &[launch]);
+    let a = check_invariants("occupancy-shared", &path, &config);
+    assert_eq!(a.launches[0].occupancy.limiter, "shared_memory");
+    let limiter = hint_text(&a, "occupancy_limiter");
+    assert!(
+        limiter.contains("a block takes 40000 of the SM's 98304 bytes of shared memory; 32768 bytes per block or fewer would fit 3 blocks"),
+        "{limiter}"
+    );
 }
 
 #[test]

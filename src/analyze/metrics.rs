@@ -1378,7 +1378,7 @@ fn finish_launch(
             (pipe, n.unwrap_or(0))
         })
         .collect();
-    analysis.hints = super::rules::hints(&analysis, &nsight_states, &pipe_busy, policy);
+    analysis.hints = super::rules::hints(&analysis, &nsight_states, &pipe_busy, policy, gpu.config);
     analysis
 }
 

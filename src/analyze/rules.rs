@@ -7,7 +7,7 @@
 
 use super::metrics::LaunchAnalysis;
 use crate::isa::{without_control_code, Pipe};
-use crate::sim::config::Policy;
+use crate::sim::config::{GpuConfig, Policy};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -195,6 +195,91 @@ impl RunPolicy {
     }
 }
 
+/// What limits theoretical occupancy below 100 %, and the change that would let one more
+/// block fit: larger blocks for the block limit, a warp count dividing the warp slots, and
+/// for registers and shared memory the most a block may use — from the SM's limits and the
+/// launch's footprint, as the Occupancy section computes them.
+fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
+    let o = &l.occupancy;
+    if o.theoretical_pct >= 100.0 || o.theoretical_pct <= 0.0 {
+        return None;
+    }
+    let sm = &config.sm;
+    let warp_size = config.warp_size.max(1);
+    let blocks = o.theoretical_blocks_per_sm;
+    let next = blocks + 1;
+    let threads = l.launch.block.count();
+    let warps = l.launch.warps_per_block as u32;
+    let words = |n: u32, one: &str, many: &str| crate::words::count(n as u64, one, many);
+    let what = match o.limiter.as_str() {
+        "blocks" => {
+            let fill = sm.max_warps.div_ceil(sm.max_blocks.max(1)) * warp_size;
+            format!(
+                "blocks of {threads} threads ({}) reach the SM's {}-block limit with {} of its {} warp slots filled: use larger blocks, {fill} threads or more",
+                words(warps, "warp", "warps"),
+                sm.max_blocks,
+                blocks * warps,
+                sm.max_warps,
+            )
+        }
+        "warps" => format!(
+            "blocks of {} fit {blocks} to the SM's {} warp slots and leave {} empty: a block whose warp count divides {} fills them",
+            words(warps, "warp", "warps"),
+            sm.max_warps,
+            sm.max_warps - blocks * warps,
+            sm.max_warps,
+        ),
+        "registers" => {
+            let g = sm.register_granularity.max(1);
+            let regs = l.launch.registers_per_thread;
+            let per_block = regs.max(1).div_ceil(g) * g * warp_size * warps;
+            // The most registers per thread (in the allocation granularity) with which `next`
+            // blocks fit.
+            let target = sm.registers / (next * warp_size * warps).max(1) / g * g;
+            let change = match target {
+                0 => format!("no register count fits {next} blocks of this size"),
+                _ => format!("{target} registers per thread or fewer would fit {next} blocks"),
+            };
+            format!(
+                "a block of {threads} threads at {regs} registers per thread takes {per_block} of the SM's {} registers; {change}",
+                sm.registers,
+            )
+        }
+        "shared_memory" => format!(
+            "a block takes {} of the SM's {} bytes of shared memory; {} bytes per block or fewer would fit {next} blocks",
+            l.launch.shared_per_block,
+            sm.shared_memory_bytes,
+            sm.shared_memory_bytes / next,
+        ),
+        _ => return None,
+    };
+    // Lowering the limiter adds a block only if no other limit stops at the same count.
+    let also = [
+        (o.block_limit_registers, "registers", "registers also allow"),
+        (
+            o.block_limit_shared_memory.unwrap_or(u32::MAX),
+            "shared_memory",
+            "shared memory also allows",
+        ),
+    ]
+    .into_iter()
+    .find(|&(n, name, _)| n <= blocks && name != o.limiter);
+    let also = match also {
+        Some((_, _, allow)) => format!(" ({allow} no more)"),
+        None => String::new(),
+    };
+    Some(Hint {
+        severity: Severity::Inf,
+        rule: "occupancy_limiter",
+        message: format!(
+            "Theoretical occupancy is {:.1}%, limited by {} to {}: {what}{also}.",
+            o.theoretical_pct,
+            o.limiter.replace('_', " "),
+            words(blocks, "block per SM", "blocks per SM"),
+        ),
+    })
+}
+
 /// The rules that fire for `l`, recorded under `policy`; `nsight_states` is its warp-state
 /// breakdown under Nsight names (whatever taxonomy the report uses), so the rules read the
 /// same under both, and `pipe_busy` the warp-cycles of its `pipe_busy` reasons by pipe.
@@ -203,6 +288,7 @@ pub fn hints(
     nsight_states: &BTreeMap<String, u64>,
     pipe_busy: &[(Pipe, u64)],
     policy: RunPolicy,
+    config: &GpuConfig,
 ) -> Vec<Hint> {
     let mut out = Vec::new();
     if l.hazards > 0 {
@@ -314,17 +400,8 @@ pub fn hints(
             ),
         });
     }
-    if o.theoretical_pct < 100.0 && o.limiter != "blocks" && o.limiter != "warps" {
-        out.push(Hint {
-            severity: Severity::Inf,
-            rule: "occupancy_limiter",
-            message: format!(
-                "Theoretical occupancy is {:.1}%, limited by {} to {} blocks per SM.",
-                o.theoretical_pct,
-                o.limiter.replace('_', " "),
-                o.theoretical_blocks_per_sm
-            ),
-        });
+    if let Some(hint) = occupancy_limiter(l, config) {
+        out.push(hint);
     }
     let d = &l.dispatch;
     // A long tail only matters when SMs sit idle in it, and a grid smaller than the GPU is
