@@ -857,6 +857,55 @@ fn a_dominant_drain_is_information_not_advice() {
 }
 
 #[test]
+fn a_run_stopped_early_warns_first_and_gives_no_advice() {
+    // The strided kernel's complete run has OPT hints (uncoalesced, long_scoreboard); stopped
+    // by the watchdog part-way it must say so first and advise nothing.
+    let config = GpuConfig::preset("small").unwrap();
+    let strided = one_launch(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 7\nLDG R2, [R1]\nIADD R3, R2, R2\nEXIT\n",
+        8,
+        64,
+    );
+    let path = trace_path("strided-stopped");
+    let mut memory = GlobalMemory::new(1 << 20);
+    let out = record(
+        &config,
+        &[strided],
+        &mut memory,
+        SimOptions {
+            max_cycles: 60,
+            ..SimOptions::default()
+        },
+        &path,
+        TraceFormat::Binary,
+        2,
+    )
+    .unwrap();
+    assert!(out.fault.is_some());
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    assert!(!l.completed && l.warp_instructions > 0);
+    assert!(l.memory.global_requests > 0, "{:?}", l.memory);
+    let first = &l.hints[0];
+    assert_eq!((first.severity.label(), first.rule), ("WRN", "incomplete"));
+    assert!(
+        first.message.contains("did not complete")
+            && first.message.contains("only its first 60 cycles"),
+        "{}",
+        first.message
+    );
+    assert!(
+        l.hints.iter().all(|h| h.severity.label() != "OPT"
+            && h.rule != "tail"
+            && h.rule != "achieved_occupancy"),
+        "{:?}",
+        l.hints
+    );
+    let text = render_text(&a);
+    assert!(text.contains("WRN incomplete"), "{text}");
+}
+
+#[test]
 fn a_corrupt_pc_is_charged_to_one_overflow_line_not_a_table_of_its_size() {
     // Every issue at pc 0 claims pc 4 000 000 000 instead: the per-PC table must not grow to
     // it (that aborted on a 240 GB allocation), and every warp-cycle is still charged. (Binary,

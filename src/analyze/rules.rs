@@ -282,7 +282,9 @@ fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
 
 /// The rules that fire for `l`, recorded under `policy`; `nsight_states` is its warp-state
 /// breakdown under Nsight names (whatever taxonomy the report uses), so the rules read the
-/// same under both, and `pipe_busy` the warp-cycles of its `pipe_busy` reasons by pipe.
+/// same under both, and `pipe_busy` the warp-cycles of its `pipe_busy` reasons by pipe;
+/// `config` is the GPU it ran on. A launch that did not complete gets a `WRN incomplete`
+/// first, and its other hints are `INF` at most.
 pub fn hints(
     l: &LaunchAnalysis,
     nsight_states: &BTreeMap<String, u64>,
@@ -291,9 +293,57 @@ pub fn hints(
     config: &GpuConfig,
 ) -> Vec<Hint> {
     let mut out = Vec::new();
+    if !l.completed {
+        out.push(incomplete(l));
+    }
     if l.hazards > 0 {
         out.push(hazards(l));
     }
+    let mut figures = figure_hints(l, nsight_states, pipe_busy, policy, config);
+    if !l.completed {
+        // The tail and achieved occupancy are about the launch's end and whole grid, which a
+        // partial run does not have. The rest describes the simulated part truly but not the
+        // kernel: information, not advice.
+        figures.retain(|h| !matches!(h.rule, "tail" | "achieved_occupancy"));
+        for h in &mut figures {
+            if h.severity == Severity::Opt {
+                h.severity = Severity::Inf;
+            }
+        }
+    }
+    out.extend(figures);
+    out.sort_by_key(|h| h.severity);
+    out
+}
+
+/// The launch stopped before its end (a fault, the watchdog, a trace cut short): every figure
+/// covers only the part that ran.
+fn incomplete(l: &LaunchAnalysis) -> Hint {
+    let granted: u64 = l.dispatch.blocks_per_sm.iter().sum();
+    let message = match l.cycles {
+        0 => "The launch never ran: the run stopped (a fault or the watchdog) before it started, so there are no figures for it.".to_string(),
+        cycles => format!(
+            "The launch did not complete (a fault, the watchdog or a truncated trace): the figures cover only its first {} with {granted} of its {} granted, and the other hints are information, not advice. Fix the fault or raise --max-cycles and record again.",
+            crate::words::count(cycles, "cycle", "cycles"),
+            crate::words::count(l.launch.blocks, "block", "blocks"),
+        ),
+    };
+    Hint {
+        severity: Severity::Wrn,
+        rule: "incomplete",
+        message,
+    }
+}
+
+/// The rules read from the launch's figures (all but the run's own warnings).
+fn figure_hints(
+    l: &LaunchAnalysis,
+    nsight_states: &BTreeMap<String, u64>,
+    pipe_busy: &[(Pipe, u64)],
+    policy: RunPolicy,
+    config: &GpuConfig,
+) -> Vec<Hint> {
+    let mut out = Vec::new();
     if l.warp_instructions == 0 || l.cycles == 0 {
         return out;
     }
@@ -471,7 +521,6 @@ pub fn hints(
             ),
         });
     }
-    out.sort_by_key(|h| h.severity);
     out
 }
 
