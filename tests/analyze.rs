@@ -816,19 +816,56 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         "{}",
         uncoalesced.message
     );
+    // The hint names the instruction to fix, not only the kernel's average.
+    assert!(
+        uncoalesced.message.contains(
+            "`LDG R2, [R1]` (pc 2) touches 32.0 sectors per request where 4.0 would do (112 excess sectors)"
+        ),
+        "{}",
+        uncoalesced.message
+    );
     assert!(rules.contains(&("OPT", "dominant_stall")), "{rules:?}");
     let dominant = l.hints.iter().find(|h| h.rule == "dominant_stall").unwrap();
+    // The consumer waits; the load it waits for is the one to fix.
     assert!(
-        dominant.message.contains("long_scoreboard"),
+        dominant.message.contains("in long_scoreboard")
+            && dominant
+                .message
+                .contains("of it at `IADD R3, R2, R2` (pc 3) waiting for `LDG R2, [R1]` (pc 2)"),
         "{}",
         dominant.message
     );
+    // Per PC in the JSON too.
+    assert_eq!(l.source[2].memory.global_requests, 64 * 2 / 32);
+    assert_eq!(l.source[2].memory.global_sectors, 32 * 4);
     // OPT hints come before INF ones.
     let first_inf = l.hints.iter().position(|h| h.severity.label() == "INF");
     let last_opt = l.hints.iter().rposition(|h| h.severity.label() == "OPT");
     if let (Some(i), Some(o)) = (first_inf, last_opt) {
         assert!(o < i);
     }
+}
+
+#[test]
+fn bank_conflict_hints_name_the_conflicting_instruction() {
+    // Lane i stores to word 32·i: every lane in bank 0, 31 extra passes per request. The load
+    // of the same lane's word 0-31 range beside it (consecutive words) is conflict-free.
+    let config = GpuConfig::preset("small").unwrap();
+    let launch = one_launch(
+        ".shared 4096\nSHL R1, %tid.x, 7\nSHL R2, %tid.x, 2\nSTS [R1], R2\nLDS R3, [R2]\nEXIT\n",
+        1,
+        32,
+    );
+    let path = record_verbose("bank-conflicts", &config, &[launch]);
+    let a = check_invariants("bank-conflicts", &path, &config);
+    let l = &a.launches[0];
+    assert_eq!(l.memory.shared_bank_conflicts, 31, "{:?}", l.memory);
+    let conflicts = hint_text(&a, "shared_bank_conflicts");
+    assert!(
+        conflicts.contains("`STS [R1], R2` (pc 2) needs 31.00 extra passes per request")
+            && !conflicts.contains("LDS"),
+        "{conflicts}"
+    );
 }
 
 #[test]

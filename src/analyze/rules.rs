@@ -5,7 +5,7 @@
 //!
 //! Thresholds are fixed here, not configurable, so reports from different runs stay comparable.
 
-use super::metrics::LaunchAnalysis;
+use super::metrics::{LaunchAnalysis, PcMemory};
 use crate::isa::{without_control_code, Pipe};
 use crate::sim::config::{GpuConfig, Policy};
 use serde::Serialize;
@@ -280,15 +280,161 @@ fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
     })
 }
 
-/// The rules that fire for `l`, recorded under `policy`; `nsight_states` is its warp-state
-/// breakdown under Nsight names (whatever taxonomy the report uses), so the rules read the
-/// same under both, and `pipe_busy` the warp-cycles of its `pipe_busy` reasons by pipe;
-/// `config` is the GPU it ran on. A launch that did not complete gets a `WRN incomplete`
+/// A launch's warp-cycles under Nsight names, whatever taxonomy the report uses, so that the
+/// rules read the same under both.
+pub struct NsightView<'a> {
+    /// The launch's warp-cycles by state.
+    pub states: &'a BTreeMap<String, u64>,
+    /// The warp-cycles of its `pipe_busy` reasons, by pipe.
+    pub pipe_busy: &'a [(Pipe, u64)],
+    /// By PC (as `LaunchAnalysis::source`).
+    pub pcs: &'a [PcStates],
+}
+
+/// One instruction's warp-cycles by Nsight state name.
+pub struct PcStates {
+    /// Waiting to issue it, or issuing it.
+    pub waiting: BTreeMap<String, u64>,
+    /// Of other instructions waiting for its result (scoreboard and dependency barriers).
+    pub attributed: BTreeMap<String, u64>,
+}
+
+/// Named instructions as a sentence of their own (with its leading space), or nothing.
+fn sentence(sites: Vec<String>) -> String {
+    match sites.is_empty() {
+        true => String::new(),
+        false => format!(" {}.", sites.join("; ")),
+    }
+}
+
+/// How many instructions a hint names at most.
+const OFFENDERS: usize = 2;
+/// A stall is pinned on one instruction only when that instruction has at least this share of
+/// it: spread thinner (every instruction's latency on the `tiny` core) no site is the one to fix.
+const SITE_SHARE: f64 = 0.25;
+
+/// An instruction as hints name it: its text, PC and, for a replay recorded with lineinfo,
+/// its CUDA source line — "`LDG R2, [R1]` (pc 2)", "`/*0098*/ LDG.E R4, [R4]` (pc 5,
+/// CUDA line 42)".
+fn site(l: &LaunchAnalysis, pc: u32) -> String {
+    let source = l.source.get(pc as usize);
+    let line = match source.and_then(|s| s.cuda_line) {
+        Some(n) => format!(", CUDA line {n}"),
+        None => String::new(),
+    };
+    match source.map(|s| without_control_code(&s.text)) {
+        Some(text) if !text.is_empty() => format!("`{text}` (pc {pc}{line})"),
+        _ => format!("pc {pc}{line}"),
+    }
+}
+
+/// The instructions behind an uncoalesced launch: those whose own requests touch more sectors
+/// than their accesses need (by the same slack as the launch's), most excess sectors first.
+fn uncoalesced_sites(l: &LaunchAnalysis) -> Vec<String> {
+    let mut pcs: Vec<(u32, &PcMemory)> = l
+        .source
+        .iter()
+        .map(|s| (s.pc, &s.memory))
+        .filter(|(_, m)| {
+            m.global_requests > 0
+                && m.global_sectors as f64 > m.ideal_global_sectors as f64 * UNCOALESCED_SLACK
+        })
+        .collect();
+    let excess = |m: &PcMemory| m.global_sectors.saturating_sub(m.ideal_global_sectors);
+    pcs.sort_by(|a, b| excess(b.1).cmp(&excess(a.1)).then(a.0.cmp(&b.0)));
+    pcs.iter()
+        .take(OFFENDERS)
+        .map(|&(pc, m)| {
+            let requests = m.global_requests as f64;
+            format!(
+                "{} touches {:.1} sectors per request where {:.1} would do ({} excess sectors)",
+                site(l, pc),
+                m.global_sectors as f64 / requests,
+                m.ideal_global_sectors as f64 / requests,
+                excess(m),
+            )
+        })
+        .collect()
+}
+
+/// The instructions with the most bank-conflict passes, most first.
+fn bank_conflict_sites(l: &LaunchAnalysis) -> Vec<String> {
+    let mut pcs: Vec<(u32, &PcMemory)> = l
+        .source
+        .iter()
+        .map(|s| (s.pc, &s.memory))
+        .filter(|(_, m)| m.shared_bank_conflicts > 0)
+        .collect();
+    pcs.sort_by(|a, b| {
+        b.1.shared_bank_conflicts
+            .cmp(&a.1.shared_bank_conflicts)
+            .then(a.0.cmp(&b.0))
+    });
+    pcs.iter()
+        .take(OFFENDERS)
+        .map(|&(pc, m)| {
+            format!(
+                "{} needs {:.2} extra passes per request",
+                site(l, pc),
+                m.shared_bank_conflicts as f64 / m.shared_requests.max(1) as f64,
+            )
+        })
+        .collect()
+}
+
+/// Where the warp-cycles of stall `name` were spent, for the stalls that belong to an
+/// instruction: the PC that waited most, its share of the stall, and for dependency stalls
+/// the instruction whose result it waited for most. `None` for the stalls of no particular
+/// instruction (drain, no_instruction, not_selected, ...).
+fn stall_site(l: &LaunchAnalysis, pcs: &[PcStates], name: &str, cycles: u64) -> Option<String> {
+    let top = |of: &dyn Fn(&PcStates) -> u64| {
+        pcs.iter()
+            .enumerate()
+            .map(|(pc, p)| (pc as u32, of(p)))
+            .filter(|&(_, n)| n > 0 && n as f64 >= cycles as f64 * SITE_SHARE)
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+    };
+    let waiting = |p: &PcStates| p.waiting.get(name).copied().unwrap_or(0);
+    let share = |n: u64| n as f64 * 100.0 / cycles.max(1) as f64;
+    match name {
+        "long_scoreboard" | "short_scoreboard" | "wait" => {
+            let (pc, n) = top(&waiting)?;
+            let producer = top(&|p: &PcStates| p.attributed.get(name).copied().unwrap_or(0));
+            let on = match producer {
+                Some((producer, _)) if producer != pc => {
+                    format!(" waiting for {}", site(l, producer))
+                }
+                _ => String::new(),
+            };
+            Some(format!("{:.0}% of it at {}{on}", share(n), site(l, pc)))
+        }
+        "lg_throttle" | "mio_throttle" | "math_pipe_throttle" | "dispatch_stall" | "sleeping" => {
+            let (pc, n) = top(&waiting)?;
+            Some(format!("{:.0}% of it at {}", share(n), site(l, pc)))
+        }
+        // Charged to the instruction after the barrier: name the barrier.
+        "barrier" | "membar" => {
+            let (pc, n) = top(&waiting)?;
+            let before = pc.checked_sub(1).filter(|&b| {
+                l.source
+                    .get(b as usize)
+                    .is_some_and(|s| s.text.contains("BAR") || s.text.contains("MEMBAR"))
+            });
+            match before {
+                Some(b) => Some(format!("{:.0}% of it after {}", share(n), site(l, b))),
+                None => Some(format!("{:.0}% of it at {}", share(n), site(l, pc))),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The rules that fire for `l`, recorded under `policy` on `config`, read from its warp-cycles
+/// under Nsight names (`nsight`). A launch that did not complete gets a `WRN incomplete`
 /// first, and its other hints are `INF` at most.
 pub fn hints(
     l: &LaunchAnalysis,
-    nsight_states: &BTreeMap<String, u64>,
-    pipe_busy: &[(Pipe, u64)],
+    nsight: &NsightView,
     policy: RunPolicy,
     config: &GpuConfig,
 ) -> Vec<Hint> {
@@ -299,7 +445,7 @@ pub fn hints(
     if l.hazards > 0 {
         out.push(hazards(l));
     }
-    let mut figures = figure_hints(l, nsight_states, pipe_busy, policy, config);
+    let mut figures = figure_hints(l, nsight, policy, config);
     if !l.completed {
         // The tail and achieved occupancy are about the launch's end and whole grid, which a
         // partial run does not have. The rest describes the simulated part truly but not the
@@ -338,11 +484,11 @@ fn incomplete(l: &LaunchAnalysis) -> Hint {
 /// The rules read from the launch's figures (all but the run's own warnings).
 fn figure_hints(
     l: &LaunchAnalysis,
-    nsight_states: &BTreeMap<String, u64>,
-    pipe_busy: &[(Pipe, u64)],
+    nsight: &NsightView,
     policy: RunPolicy,
     config: &GpuConfig,
 ) -> Vec<Hint> {
+    let (nsight_states, pipe_busy) = (nsight.states, nsight.pipe_busy);
     let mut out = Vec::new();
     if l.warp_instructions == 0 || l.cycles == 0 {
         return out;
@@ -365,9 +511,13 @@ fn figure_hints(
         severity,
         rule: "dominant_stall",
         message: format!(
-            "On average each warp spends {:.1} cycles in {name} per issued instruction, {:.0}% of the {per_issue:.1} cycles between two issues: {}.",
+            "On average each warp spends {:.1} cycles in {name} per issued instruction, {:.0}% of the {per_issue:.1} cycles between two issues{}: {}.",
             cycles as f64 / issued,
             share_of(cycles) * 100.0,
+            match stall_site(l, nsight.pcs, name, cycles) {
+                Some(site) => format!(", {site}"),
+                None => String::new(),
+            },
             match name {
                 "math_pipe_throttle" => pipe_throttle_advice(pipe_busy),
                 _ => advice(name).to_string(),
@@ -500,12 +650,13 @@ fn figure_hints(
             severity: Severity::Opt,
             rule: "uncoalesced_global",
             message: format!(
-                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors. Make consecutive threads access consecutive addresses.",
+                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors.{} Make consecutive threads access consecutive addresses.",
                 m.sectors_per_request,
                 m.global_sectors,
                 m.global_requests,
                 m.ideal_sectors_per_request,
                 m.sector_bytes,
+                sentence(uncoalesced_sites(l)),
             ),
         });
     }
@@ -514,10 +665,11 @@ fn figure_hints(
             severity: Severity::Opt,
             rule: "shared_bank_conflicts",
             message: format!(
-                "{} shared-memory requests needed {} extra passes for bank conflicts ({:.2} per request): pad shared arrays or change the access stride.",
+                "{} shared-memory requests needed {} extra passes for bank conflicts ({:.2} per request).{} Pad shared arrays or change the access stride.",
                 m.shared_requests,
                 m.shared_bank_conflicts,
-                m.shared_bank_conflicts as f64 / m.shared_requests.max(1) as f64
+                m.shared_bank_conflicts as f64 / m.shared_requests.max(1) as f64,
+                sentence(bank_conflict_sites(l)),
             ),
         });
     }
