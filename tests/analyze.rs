@@ -671,11 +671,57 @@ fn occupancy_is_limited_by_registers_when_they_run_out() {
             > 1.9 * a.launches[0].resident_warp_cycles as f64 / sched_cycles,
         "{s:?}"
     );
-    let hints: Vec<_> = a.launches[0].hints.iter().map(|h| h.rule).collect();
-    assert!(hints.contains(&"occupancy_limiter"), "{hints:?}");
+    let limiter = hint_text(&a, "occupancy_limiter");
+    // One more block fits at 65536 ÷ (3 × 256) = 85 registers, 80 in volta's granularity of 8.
+    assert!(
+        limiter.contains("at 128 registers per thread takes 32768 of the SM's 65536 registers")
+            && limiter.contains("80 registers per thread or fewer would fit 3 blocks"),
+        "{limiter}"
+    );
     let text = render_text(&a);
     assert!(text.contains("Occupancy Limiter"), "{text}");
     assert!(text.contains("INF occupancy_limiter"), "{text}");
+}
+
+/// The message of `rule`'s hint for the first launch.
+fn hint_text(a: &Analysis, rule: &str) -> String {
+    let l = &a.launches[0];
+    l.hints
+        .iter()
+        .find(|h| h.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule} hint in {:?}", l.hints))
+        .message
+        .clone()
+}
+
+#[test]
+fn small_blocks_hitting_the_block_limit_are_told_to_grow() {
+    // One warp per block: volta's 32-block limit fills 32 of its 64 warp slots.
+    let config = GpuConfig::preset("volta").unwrap();
+    let launch = one_launch("IADD R1, R2, R3\nEXIT\n", 4, 32);
+    let path = record_verbose("occupancy-blocks", &config, &[launch]);
+    let a = check_invariants("occupancy-blocks", &path, &config);
+    assert_eq!(a.launches[0].occupancy.limiter, "blocks");
+    let limiter = hint_text(&a, "occupancy_limiter");
+    assert!(
+        limiter.contains("blocks of 32 threads (1 warp) reach the SM's 32-block limit with 32 of its 64 warp slots filled: use larger blocks, 64 threads or more"),
+        "{limiter}"
+    );
+}
+
+#[test]
+fn shared_memory_limited_occupancy_names_the_bytes_that_fit_one_more_block() {
+    // 40000 bytes a block: two fit in volta's 96 KiB; three need 32768 each at most.
+    let config = GpuConfig::preset("volta").unwrap();
+    let launch = one_launch(".shared 40000\nIADD R1, R2, R3\nEXIT\n", 2, 128);
+    let path = record_verbose("occupancy-shared", &config, &[launch]);
+    let a = check_invariants("occupancy-shared", &path, &config);
+    assert_eq!(a.launches[0].occupancy.limiter, "shared_memory");
+    let limiter = hint_text(&a, "occupancy_limiter");
+    assert!(
+        limiter.contains("a block takes 40000 of the SM's 98304 bytes of shared memory; 32768 bytes per block or fewer would fit 3 blocks"),
+        "{limiter}"
+    );
 }
 
 #[test]
@@ -772,19 +818,130 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         "{}",
         uncoalesced.message
     );
+    // The hint names the instruction to fix, not only the kernel's average.
+    assert!(
+        uncoalesced.message.contains(
+            "`LDG R2, [R1]` (pc 2) touches 32.0 sectors per request where 4.0 would do (112 excess sectors)"
+        ),
+        "{}",
+        uncoalesced.message
+    );
     assert!(rules.contains(&("OPT", "dominant_stall")), "{rules:?}");
     let dominant = l.hints.iter().find(|h| h.rule == "dominant_stall").unwrap();
+    // The consumer waits; the load it waits for is the one to fix.
     assert!(
-        dominant.message.contains("long_scoreboard"),
+        dominant.message.contains("in long_scoreboard")
+            && dominant
+                .message
+                .contains("of it at `IADD R3, R2, R2` (pc 3) waiting for `LDG R2, [R1]` (pc 2)"),
         "{}",
         dominant.message
     );
+    // Per PC in the JSON too.
+    assert_eq!(l.source[2].memory.global_requests, 64 * 2 / 32);
+    assert_eq!(l.source[2].memory.global_sectors, 32 * 4);
     // OPT hints come before INF ones.
     let first_inf = l.hints.iter().position(|h| h.severity.label() == "INF");
     let last_opt = l.hints.iter().rposition(|h| h.severity.label() == "OPT");
     if let (Some(i), Some(o)) = (first_inf, last_opt) {
         assert!(o < i);
     }
+}
+
+#[test]
+fn bank_conflict_hints_name_the_conflicting_instruction() {
+    // Lane i stores to word 32·i: every lane in bank 0, 31 extra passes per request. The load
+    // of the same lane's word 0-31 range beside it (consecutive words) is conflict-free.
+    let config = GpuConfig::preset("small").unwrap();
+    let launch = one_launch(
+        ".shared 4096\nSHL R1, %tid.x, 7\nSHL R2, %tid.x, 2\nSTS [R1], R2\nLDS R3, [R2]\nEXIT\n",
+        1,
+        32,
+    );
+    let path = record_verbose("bank-conflicts", &config, &[launch]);
+    let a = check_invariants("bank-conflicts", &path, &config);
+    let l = &a.launches[0];
+    assert_eq!(l.memory.shared_bank_conflicts, 31, "{:?}", l.memory);
+    let conflicts = hint_text(&a, "shared_bank_conflicts");
+    assert!(
+        conflicts.contains("`STS [R1], R2` (pc 2) needs 31.00 extra passes per request")
+            && !conflicts.contains("LDS"),
+        "{conflicts}"
+    );
+}
+
+#[test]
+fn a_dominant_drain_is_information_not_advice() {
+    // Each warp stores and exits: it spends its life draining the store. Nothing to gain, so
+    // the hint is INF, not OPT advice.
+    let config = GpuConfig::preset("volta").unwrap();
+    let stores = one_launch(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 2\nSTG [R1], R0\nEXIT\n",
+        4,
+        64,
+    );
+    let path = record_verbose("drain-only", &config, &[stores]);
+    let a = check_invariants("drain-only", &path, &config);
+    let l = &a.launches[0];
+    let total: u64 = l.warp_states.values().sum();
+    assert!(state(l, "drain") * 2 > total, "{:?}", l.warp_states);
+    let dominant: Vec<_> = l
+        .hints
+        .iter()
+        .filter(|h| h.rule == "dominant_stall")
+        .collect();
+    assert_eq!(dominant.len(), 1, "{dominant:?}");
+    assert_eq!(dominant[0].severity.label(), "INF", "{dominant:?}");
+    assert!(dominant[0].message.contains("in drain"), "{dominant:?}");
+}
+
+#[test]
+fn a_run_stopped_early_warns_first_and_gives_no_advice() {
+    // The strided kernel's complete run has OPT hints (uncoalesced, long_scoreboard); stopped
+    // by the watchdog part-way it must say so first and advise nothing.
+    let config = GpuConfig::preset("small").unwrap();
+    let strided = one_launch(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 7\nLDG R2, [R1]\nIADD R3, R2, R2\nEXIT\n",
+        8,
+        64,
+    );
+    let path = trace_path("strided-stopped");
+    let mut memory = GlobalMemory::new(1 << 20);
+    let out = record(
+        &config,
+        &[strided],
+        &mut memory,
+        SimOptions {
+            max_cycles: 60,
+            ..SimOptions::default()
+        },
+        &path,
+        TraceFormat::Binary,
+        2,
+    )
+    .unwrap();
+    assert!(out.fault.is_some());
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    assert!(!l.completed && l.warp_instructions > 0);
+    assert!(l.memory.global_requests > 0, "{:?}", l.memory);
+    let first = &l.hints[0];
+    assert_eq!((first.severity.label(), first.rule), ("WRN", "incomplete"));
+    assert!(
+        first.message.contains("did not complete")
+            && first.message.contains("only its first 60 cycles"),
+        "{}",
+        first.message
+    );
+    assert!(
+        l.hints.iter().all(|h| h.severity.label() != "OPT"
+            && h.rule != "tail"
+            && h.rule != "achieved_occupancy"),
+        "{:?}",
+        l.hints
+    );
+    let text = render_text(&a);
+    assert!(text.contains("WRN incomplete"), "{text}");
 }
 
 #[test]

@@ -176,6 +176,28 @@ pub struct SourceLine {
     /// one's result (Nsight's attributed stalls), by state name (non-zero only).
     pub attributed_warp_cycles: BTreeMap<String, u64>,
     pub total_attributed_warp_cycles: u64,
+    /// Its memory requests (none: not a memory instruction, or no memory events recorded).
+    #[serde(skip_serializing_if = "PcMemory::is_empty")]
+    pub memory: PcMemory,
+}
+
+/// The memory requests of one instruction (from `memory` events, `--verbosity 2`): what the
+/// hints need to name the instructions behind the launch's memory figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PcMemory {
+    pub global_requests: u64,
+    pub global_sectors: u64,
+    /// The fewest sectors those requests could touch (as `MemoryStats`'s ideal, summed).
+    pub ideal_global_sectors: u64,
+    pub shared_requests: u64,
+    /// Extra shared-memory passes caused by bank conflicts.
+    pub shared_bank_conflicts: u64,
+}
+
+impl PcMemory {
+    pub fn is_empty(&self) -> bool {
+        self.global_requests == 0 && self.shared_requests == 0
+    }
 }
 
 /// One CUDA source line of a replayed kernel (a trace recorded with lineinfo): the figures of
@@ -400,6 +422,7 @@ struct PcAcc {
     states: StateCycles,
     /// Stall cycles of consumers waiting on this PC's result.
     attributed: StateCycles,
+    memory: PcMemory,
 }
 
 #[derive(Default, Clone)]
@@ -459,6 +482,32 @@ struct LaunchAcc {
 }
 
 impl LaunchAcc {
+    /// Counts a memory request of `lanes` active lanes against its instruction.
+    fn pc_memory(
+        &mut self,
+        pc: u32,
+        space: MemSpace,
+        sectors: u32,
+        replays: u32,
+        lanes: u32,
+        sector_bytes: u32,
+    ) {
+        let width = self.widths.get(pc as usize).copied().unwrap_or(4);
+        let m = &mut self.pc(pc).memory;
+        match space {
+            MemSpace::Global => {
+                m.global_requests += 1;
+                m.global_sectors += sectors as u64;
+                m.ideal_global_sectors +=
+                    (width as u64 * lanes as u64).div_ceil(sector_bytes as u64);
+            }
+            MemSpace::Shared => {
+                m.shared_requests += 1;
+                m.shared_bank_conflicts += replays as u64;
+            }
+        }
+    }
+
     fn pc(&mut self, pc: u32) -> &mut PcAcc {
         let i = (pc as usize).min(self.pc_limit);
         if i >= self.pcs.len() {
@@ -921,6 +970,14 @@ impl Accumulator {
                 let Some(acc) = self.launches.get_mut(w.launch) else {
                     return;
                 };
+                acc.pc_memory(
+                    pc,
+                    space,
+                    sectors,
+                    replays,
+                    w.last_active,
+                    self.sector_bytes,
+                );
                 let m = &mut acc.mem;
                 match space {
                     MemSpace::Global => {
@@ -1308,6 +1365,7 @@ fn finish_launch(
                 top_state,
                 total_attributed_warp_cycles: attributed_warp_cycles.values().sum(),
                 attributed_warp_cycles,
+                memory: p.memory,
             }
         })
         .collect();
@@ -1378,7 +1436,20 @@ fn finish_launch(
             (pipe, n.unwrap_or(0))
         })
         .collect();
-    analysis.hints = super::rules::hints(&analysis, &nsight_states, &pipe_busy, policy);
+    let pc_states: Vec<super::rules::PcStates> = acc
+        .pcs
+        .iter()
+        .map(|p| super::rules::PcStates {
+            waiting: classify_map(p.states.iter(), Taxonomy::Nsight),
+            attributed: classify_map(p.attributed.iter(), Taxonomy::Nsight),
+        })
+        .collect();
+    let nsight = super::rules::NsightView {
+        states: &nsight_states,
+        pipe_busy: &pipe_busy,
+        pcs: &pc_states,
+    };
+    analysis.hints = super::rules::hints(&analysis, &nsight, policy, gpu.config);
     analysis
 }
 

@@ -21,7 +21,7 @@ pub use classify::{detailed_name, NsightState, Taxonomy};
 pub use flat::to_csv;
 pub use metrics::{
     Accumulator, CudaSourceLine, DispatchStats, HazardSample, IssueSlots, LaunchAnalysis,
-    LaunchStats, MemoryStats, Occupancy, SchedulerStats, SourceLine,
+    LaunchStats, MemoryStats, Occupancy, PcMemory, SchedulerStats, SourceLine,
 };
 pub use rules::{Hint, Severity};
 pub use text::render_text;

@@ -5,9 +5,9 @@
 //!
 //! Thresholds are fixed here, not configurable, so reports from different runs stay comparable.
 
-use super::metrics::LaunchAnalysis;
+use super::metrics::{LaunchAnalysis, PcMemory};
 use crate::isa::{without_control_code, Pipe};
-use crate::sim::config::Policy;
+use crate::sim::config::{GpuConfig, Policy};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -80,6 +80,13 @@ fn advice(state: &str) -> &'static str {
         "sleeping" => "warps yielded: check yield hints in the control codes",
         _ => "see the state's description in the Nsight Compute documentation",
     }
+}
+
+/// Whether a stall is one the kernel's author cannot act on: `drain` is the end of every
+/// warp (its last stores in flight), `dispatch_stall` the model's scoreboard table being full,
+/// `misc` nothing the model produces. Such a stall dominating is information, not advice.
+fn nothing_to_gain(state: &str) -> bool {
+    matches!(state, "drain" | "dispatch_stall" | "misc")
 }
 
 /// The listing text at `pc` without its control code, quoted, or nothing past the listing.
@@ -188,19 +195,301 @@ impl RunPolicy {
     }
 }
 
-/// The rules that fire for `l`, recorded under `policy`; `nsight_states` is its warp-state
-/// breakdown under Nsight names (whatever taxonomy the report uses), so the rules read the
-/// same under both, and `pipe_busy` the warp-cycles of its `pipe_busy` reasons by pipe.
+/// What limits theoretical occupancy below 100 %, and the change that would let one more
+/// block fit: larger blocks for the block limit, a warp count dividing the warp slots, and
+/// for registers and shared memory the most a block may use — from the SM's limits and the
+/// launch's footprint, as the Occupancy section computes them.
+fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
+    let o = &l.occupancy;
+    if o.theoretical_pct >= 100.0 || o.theoretical_pct <= 0.0 {
+        return None;
+    }
+    let sm = &config.sm;
+    let warp_size = config.warp_size.max(1);
+    let blocks = o.theoretical_blocks_per_sm;
+    let next = blocks + 1;
+    let threads = l.launch.block.count();
+    let warps = l.launch.warps_per_block as u32;
+    let words = |n: u32, one: &str, many: &str| crate::words::count(n as u64, one, many);
+    let what = match o.limiter.as_str() {
+        "blocks" => {
+            let fill = sm.max_warps.div_ceil(sm.max_blocks.max(1)) * warp_size;
+            format!(
+                "blocks of {threads} threads ({}) reach the SM's {}-block limit with {} of its {} warp slots filled: use larger blocks, {fill} threads or more",
+                words(warps, "warp", "warps"),
+                sm.max_blocks,
+                blocks * warps,
+                sm.max_warps,
+            )
+        }
+        "warps" => format!(
+            "blocks of {} fit {blocks} to the SM's {} warp slots and leave {} empty: a block whose warp count divides {} fills them",
+            words(warps, "warp", "warps"),
+            sm.max_warps,
+            sm.max_warps - blocks * warps,
+            sm.max_warps,
+        ),
+        "registers" => {
+            let g = sm.register_granularity.max(1);
+            let regs = l.launch.registers_per_thread;
+            let per_block = regs.max(1).div_ceil(g) * g * warp_size * warps;
+            // The most registers per thread (in the allocation granularity) with which `next`
+            // blocks fit.
+            let target = sm.registers / (next * warp_size * warps).max(1) / g * g;
+            let change = match target {
+                0 => format!("no register count fits {next} blocks of this size"),
+                _ => format!("{target} registers per thread or fewer would fit {next} blocks"),
+            };
+            format!(
+                "a block of {threads} threads at {regs} registers per thread takes {per_block} of the SM's {} registers; {change}",
+                sm.registers,
+            )
+        }
+        "shared_memory" => format!(
+            "a block takes {} of the SM's {} bytes of shared memory; {} bytes per block or fewer would fit {next} blocks",
+            l.launch.shared_per_block,
+            sm.shared_memory_bytes,
+            sm.shared_memory_bytes / next,
+        ),
+        _ => return None,
+    };
+    // Lowering the limiter adds a block only if no other limit stops at the same count.
+    let also = [
+        (o.block_limit_registers, "registers", "registers also allow"),
+        (
+            o.block_limit_shared_memory.unwrap_or(u32::MAX),
+            "shared_memory",
+            "shared memory also allows",
+        ),
+    ]
+    .into_iter()
+    .find(|&(n, name, _)| n <= blocks && name != o.limiter);
+    let also = match also {
+        Some((_, _, allow)) => format!(" ({allow} no more)"),
+        None => String::new(),
+    };
+    Some(Hint {
+        severity: Severity::Inf,
+        rule: "occupancy_limiter",
+        message: format!(
+            "Theoretical occupancy is {:.1}%, limited by {} to {}: {what}{also}.",
+            o.theoretical_pct,
+            o.limiter.replace('_', " "),
+            words(blocks, "block per SM", "blocks per SM"),
+        ),
+    })
+}
+
+/// A launch's warp-cycles under Nsight names, whatever taxonomy the report uses, so that the
+/// rules read the same under both.
+pub struct NsightView<'a> {
+    /// The launch's warp-cycles by state.
+    pub states: &'a BTreeMap<String, u64>,
+    /// The warp-cycles of its `pipe_busy` reasons, by pipe.
+    pub pipe_busy: &'a [(Pipe, u64)],
+    /// By PC (as `LaunchAnalysis::source`).
+    pub pcs: &'a [PcStates],
+}
+
+/// One instruction's warp-cycles by Nsight state name.
+pub struct PcStates {
+    /// Waiting to issue it, or issuing it.
+    pub waiting: BTreeMap<String, u64>,
+    /// Of other instructions waiting for its result (scoreboard and dependency barriers).
+    pub attributed: BTreeMap<String, u64>,
+}
+
+/// Named instructions as a sentence of their own (with its leading space), or nothing.
+fn sentence(sites: Vec<String>) -> String {
+    match sites.is_empty() {
+        true => String::new(),
+        false => format!(" {}.", sites.join("; ")),
+    }
+}
+
+/// How many instructions a hint names at most.
+const OFFENDERS: usize = 2;
+/// A stall is pinned on one instruction only when that instruction has at least this share of
+/// it: spread thinner (every instruction's latency on the `tiny` core) no site is the one to fix.
+const SITE_SHARE: f64 = 0.25;
+
+/// An instruction as hints name it: its text, PC and, for a replay recorded with lineinfo,
+/// its CUDA source line — "`LDG R2, [R1]` (pc 2)", "`/*0098*/ LDG.E R4, [R4]` (pc 5,
+/// CUDA line 42)".
+fn site(l: &LaunchAnalysis, pc: u32) -> String {
+    let source = l.source.get(pc as usize);
+    let line = match source.and_then(|s| s.cuda_line) {
+        Some(n) => format!(", CUDA line {n}"),
+        None => String::new(),
+    };
+    match source.map(|s| without_control_code(&s.text)) {
+        Some(text) if !text.is_empty() => format!("`{text}` (pc {pc}{line})"),
+        _ => format!("pc {pc}{line}"),
+    }
+}
+
+/// The instructions behind an uncoalesced launch: those whose own requests touch more sectors
+/// than their accesses need (by the same slack as the launch's), most excess sectors first.
+fn uncoalesced_sites(l: &LaunchAnalysis) -> Vec<String> {
+    let mut pcs: Vec<(u32, &PcMemory)> = l
+        .source
+        .iter()
+        .map(|s| (s.pc, &s.memory))
+        .filter(|(_, m)| {
+            m.global_requests > 0
+                && m.global_sectors as f64 > m.ideal_global_sectors as f64 * UNCOALESCED_SLACK
+        })
+        .collect();
+    let excess = |m: &PcMemory| m.global_sectors.saturating_sub(m.ideal_global_sectors);
+    pcs.sort_by(|a, b| excess(b.1).cmp(&excess(a.1)).then(a.0.cmp(&b.0)));
+    pcs.iter()
+        .take(OFFENDERS)
+        .map(|&(pc, m)| {
+            let requests = m.global_requests as f64;
+            format!(
+                "{} touches {:.1} sectors per request where {:.1} would do ({} excess sectors)",
+                site(l, pc),
+                m.global_sectors as f64 / requests,
+                m.ideal_global_sectors as f64 / requests,
+                excess(m),
+            )
+        })
+        .collect()
+}
+
+/// The instructions with the most bank-conflict passes, most first.
+fn bank_conflict_sites(l: &LaunchAnalysis) -> Vec<String> {
+    let mut pcs: Vec<(u32, &PcMemory)> = l
+        .source
+        .iter()
+        .map(|s| (s.pc, &s.memory))
+        .filter(|(_, m)| m.shared_bank_conflicts > 0)
+        .collect();
+    pcs.sort_by(|a, b| {
+        b.1.shared_bank_conflicts
+            .cmp(&a.1.shared_bank_conflicts)
+            .then(a.0.cmp(&b.0))
+    });
+    pcs.iter()
+        .take(OFFENDERS)
+        .map(|&(pc, m)| {
+            format!(
+                "{} needs {:.2} extra passes per request",
+                site(l, pc),
+                m.shared_bank_conflicts as f64 / m.shared_requests.max(1) as f64,
+            )
+        })
+        .collect()
+}
+
+/// Where the warp-cycles of stall `name` were spent, for the stalls that belong to an
+/// instruction: the PC that waited most, its share of the stall, and for dependency stalls
+/// the instruction whose result it waited for most. `None` for the stalls of no particular
+/// instruction (drain, no_instruction, not_selected, ...).
+fn stall_site(l: &LaunchAnalysis, pcs: &[PcStates], name: &str, cycles: u64) -> Option<String> {
+    let top = |of: &dyn Fn(&PcStates) -> u64| {
+        pcs.iter()
+            .enumerate()
+            .map(|(pc, p)| (pc as u32, of(p)))
+            .filter(|&(_, n)| n > 0 && n as f64 >= cycles as f64 * SITE_SHARE)
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+    };
+    let waiting = |p: &PcStates| p.waiting.get(name).copied().unwrap_or(0);
+    let share = |n: u64| n as f64 * 100.0 / cycles.max(1) as f64;
+    match name {
+        "long_scoreboard" | "short_scoreboard" | "wait" => {
+            let (pc, n) = top(&waiting)?;
+            let producer = top(&|p: &PcStates| p.attributed.get(name).copied().unwrap_or(0));
+            let on = match producer {
+                Some((producer, _)) if producer != pc => {
+                    format!(" waiting for {}", site(l, producer))
+                }
+                _ => String::new(),
+            };
+            Some(format!("{:.0}% of it at {}{on}", share(n), site(l, pc)))
+        }
+        "lg_throttle" | "mio_throttle" | "math_pipe_throttle" | "dispatch_stall" | "sleeping" => {
+            let (pc, n) = top(&waiting)?;
+            Some(format!("{:.0}% of it at {}", share(n), site(l, pc)))
+        }
+        // Charged to the instruction after the barrier: name the barrier.
+        "barrier" | "membar" => {
+            let (pc, n) = top(&waiting)?;
+            let before = pc.checked_sub(1).filter(|&b| {
+                l.source
+                    .get(b as usize)
+                    .is_some_and(|s| s.text.contains("BAR") || s.text.contains("MEMBAR"))
+            });
+            match before {
+                Some(b) => Some(format!("{:.0}% of it after {}", share(n), site(l, b))),
+                None => Some(format!("{:.0}% of it at {}", share(n), site(l, pc))),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The rules that fire for `l`, recorded under `policy` on `config`, read from its warp-cycles
+/// under Nsight names (`nsight`). A launch that did not complete gets a `WRN incomplete`
+/// first, and its other hints are `INF` at most.
 pub fn hints(
     l: &LaunchAnalysis,
-    nsight_states: &BTreeMap<String, u64>,
-    pipe_busy: &[(Pipe, u64)],
+    nsight: &NsightView,
     policy: RunPolicy,
+    config: &GpuConfig,
 ) -> Vec<Hint> {
     let mut out = Vec::new();
+    if !l.completed {
+        out.push(incomplete(l));
+    }
     if l.hazards > 0 {
         out.push(hazards(l));
     }
+    let mut figures = figure_hints(l, nsight, policy, config);
+    if !l.completed {
+        // The tail and achieved occupancy are about the launch's end and whole grid, which a
+        // partial run does not have. The rest describes the simulated part truly but not the
+        // kernel: information, not advice.
+        figures.retain(|h| !matches!(h.rule, "tail" | "achieved_occupancy"));
+        for h in &mut figures {
+            if h.severity == Severity::Opt {
+                h.severity = Severity::Inf;
+            }
+        }
+    }
+    out.extend(figures);
+    out.sort_by_key(|h| h.severity);
+    out
+}
+
+/// The launch stopped before its end (a fault, the watchdog, a trace cut short): every figure
+/// covers only the part that ran.
+fn incomplete(l: &LaunchAnalysis) -> Hint {
+    let granted: u64 = l.dispatch.blocks_per_sm.iter().sum();
+    let message = match l.cycles {
+        0 => "The launch never ran: the run stopped (a fault or the watchdog) before it started, so there are no figures for it.".to_string(),
+        cycles => format!(
+            "The launch did not complete (a fault, the watchdog or a truncated trace): the figures cover only its first {} with {granted} of its {} granted, and the other hints are information, not advice. Fix the fault or raise --max-cycles and record again.",
+            crate::words::count(cycles, "cycle", "cycles"),
+            crate::words::count(l.launch.blocks, "block", "blocks"),
+        ),
+    };
+    Hint {
+        severity: Severity::Wrn,
+        rule: "incomplete",
+        message,
+    }
+}
+
+/// The rules read from the launch's figures (all but the run's own warnings).
+fn figure_hints(
+    l: &LaunchAnalysis,
+    nsight: &NsightView,
+    policy: RunPolicy,
+    config: &GpuConfig,
+) -> Vec<Hint> {
+    let (nsight_states, pipe_busy) = (nsight.states, nsight.pipe_busy);
+    let mut out = Vec::new();
     if l.warp_instructions == 0 || l.cycles == 0 {
         return out;
     }
@@ -209,36 +498,61 @@ pub fn hints(
     let issued = l.warp_instructions as f64;
     let total: u64 = nsight_states.values().sum();
     let per_issue = total as f64 / issued;
-    let stall = nsight_states
+    // Stalls by cycles, most first (ties: first by name).
+    let mut stalls: Vec<(&String, u64)> = nsight_states
         .iter()
         .filter(|(name, _)| name.as_str() != "selected")
-        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)));
-    if let Some((name, &cycles)) = stall {
-        let share = cycles as f64 / total.max(1) as f64;
-        if share >= DOMINANT_STALL_SHARE && name != "not_selected" {
-            out.push(Hint {
-                severity: Severity::Opt,
-                rule: "dominant_stall",
-                message: format!(
-                    "On average each warp spends {:.1} cycles in {name} per issued instruction, {:.0}% of the {per_issue:.1} cycles between two issues: {}.",
-                    cycles as f64 / issued,
-                    share * 100.0,
-                    match name.as_str() {
-                        "math_pipe_throttle" => pipe_throttle_advice(pipe_busy),
-                        _ => advice(name).to_string(),
-                    }
-                ),
-            });
-        } else if share >= DOMINANT_STALL_SHARE && !policy_idles {
-            out.push(Hint {
-                severity: Severity::Inf,
-                rule: "dominant_stall",
-                message: format!(
-                    "{:.0}% of warp-cycles are not_selected: {}.",
-                    share * 100.0,
-                    advice(name)
-                ),
-            });
+        .map(|(name, &n)| (name, n))
+        .collect();
+    stalls.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let share_of = |cycles: u64| cycles as f64 / total.max(1) as f64;
+    let dominant = |name: &str, cycles: u64, severity: Severity| {
+        Hint {
+        severity,
+        rule: "dominant_stall",
+        message: format!(
+            "On average each warp spends {:.1} cycles in {name} per issued instruction, {:.0}% of the {per_issue:.1} cycles between two issues{}: {}.",
+            cycles as f64 / issued,
+            share_of(cycles) * 100.0,
+            match stall_site(l, nsight.pcs, name, cycles) {
+                Some(site) => format!(", {site}"),
+                None => String::new(),
+            },
+            match name {
+                "math_pipe_throttle" => pipe_throttle_advice(pipe_busy),
+                _ => advice(name).to_string(),
+            }
+        ),
+    }
+    };
+    if let Some(&(name, cycles)) = stalls.first() {
+        let share = share_of(cycles);
+        if share >= DOMINANT_STALL_SHARE && name == "not_selected" {
+            if !policy_idles {
+                out.push(Hint {
+                    severity: Severity::Inf,
+                    rule: "dominant_stall",
+                    message: format!(
+                        "{:.0}% of warp-cycles are not_selected: {}.",
+                        share * 100.0,
+                        advice(name)
+                    ),
+                });
+            }
+        } else if share >= DOMINANT_STALL_SHARE && nothing_to_gain(name) {
+            // Said as information; the advice goes to the largest stall that can be acted
+            // on, if it dominates too.
+            out.push(dominant(name, cycles, Severity::Inf));
+            let actionable = stalls
+                .iter()
+                .find(|(n, _)| n.as_str() != "not_selected" && !nothing_to_gain(n));
+            if let Some(&(name, cycles)) = actionable {
+                if share_of(cycles) >= DOMINANT_STALL_SHARE {
+                    out.push(dominant(name, cycles, Severity::Opt));
+                }
+            }
+        } else if share >= DOMINANT_STALL_SHARE {
+            out.push(dominant(name, cycles, Severity::Opt));
         }
     }
     if policy_idles {
@@ -286,17 +600,8 @@ pub fn hints(
             ),
         });
     }
-    if o.theoretical_pct < 100.0 && o.limiter != "blocks" && o.limiter != "warps" {
-        out.push(Hint {
-            severity: Severity::Inf,
-            rule: "occupancy_limiter",
-            message: format!(
-                "Theoretical occupancy is {:.1}%, limited by {} to {} blocks per SM.",
-                o.theoretical_pct,
-                o.limiter.replace('_', " "),
-                o.theoretical_blocks_per_sm
-            ),
-        });
+    if let Some(hint) = occupancy_limiter(l, config) {
+        out.push(hint);
     }
     let d = &l.dispatch;
     // A long tail only matters when SMs sit idle in it, and a grid smaller than the GPU is
@@ -345,12 +650,13 @@ pub fn hints(
             severity: Severity::Opt,
             rule: "uncoalesced_global",
             message: format!(
-                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors. Make consecutive threads access consecutive addresses.",
+                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors.{} Make consecutive threads access consecutive addresses.",
                 m.sectors_per_request,
                 m.global_sectors,
                 m.global_requests,
                 m.ideal_sectors_per_request,
                 m.sector_bytes,
+                sentence(uncoalesced_sites(l)),
             ),
         });
     }
@@ -359,14 +665,14 @@ pub fn hints(
             severity: Severity::Opt,
             rule: "shared_bank_conflicts",
             message: format!(
-                "{} shared-memory requests needed {} extra passes for bank conflicts ({:.2} per request): pad shared arrays or change the access stride.",
+                "{} shared-memory requests needed {} extra passes for bank conflicts ({:.2} per request).{} Pad shared arrays or change the access stride.",
                 m.shared_requests,
                 m.shared_bank_conflicts,
-                m.shared_bank_conflicts as f64 / m.shared_requests.max(1) as f64
+                m.shared_bank_conflicts as f64 / m.shared_requests.max(1) as f64,
+                sentence(bank_conflict_sites(l)),
             ),
         });
     }
-    out.sort_by_key(|h| h.severity);
     out
 }
 
