@@ -1561,3 +1561,46 @@ fn header_differences_name_kernel_parameters() {
     assert!(!text.contains("params.3"), "{text}");
     assert!(!text.contains("param_names"), "{text}");
 }
+
+/// A `--warps` list that cannot matter (the loop's blocks hit the SM's block limit before
+/// its warp slots) gets a note saying why every value took the same cycles.
+#[test]
+fn a_sweep_says_when_warp_slots_made_no_difference() {
+    let out = dir("sweep-warps-note");
+    let o = ws(&[
+        "sweep",
+        "kernels/loop.json",
+        "--gpu",
+        "volta",
+        "--policy",
+        "gto,lrr",
+        "--warps",
+        "32,64",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "note: --warps 32,64 made no difference: each setting took the same cycles as the \
+             others; even at --warps 32 an SM holds at most 32 warps (32 blocks), limited by blocks"
+        ),
+        "{err}"
+    );
+    // Where the slots do matter, no such note.
+    let out = dir("sweep-warps-matter");
+    let o = ws(&[
+        "sweep",
+        "kernels/vecadd.json",
+        "--gpu",
+        "small",
+        "--warps",
+        "4,8",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("made no difference"), "{err}");
+}

@@ -578,31 +578,3 @@ fn report_and_profile_refuse_a_bad_width_as_render_does() {
         );
     }
 }
-
-/// Where the eligible-warps line and the IPC line run on each other (one eligible warp, one
-/// instruction a cycle), the eligible line still shows: it is drawn wider, under IPC's, in
-/// every scheduler's plot. (It was as wide as IPC's wherever the two were not identical
-/// throughout, and vanished under the red where they met.)
-#[test]
-fn the_eligible_line_shows_beside_the_ipc_line() {
-    let svg = reduce_chart(ChartKind::Occupancy).svg;
-    let width_of = |colour: &str| -> Vec<(usize, f64)> {
-        svg.match_indices("<polyline")
-            .filter_map(|(at, _)| {
-                let tag = &svg[at..at + svg[at..].find('>').unwrap()];
-                if !tag.contains(&format!("stroke=\"{colour}\"")) {
-                    return None;
-                }
-                let w = tag.split("stroke-width=\"").nth(1)?.split('"').next()?;
-                Some((at, w.parse().unwrap()))
-            })
-            .collect()
-    };
-    let (eligible, issued) = (width_of("#117733"), width_of("#CC3311"));
-    assert_eq!(eligible.len(), issued.len(), "one of each per scheduler");
-    assert!(!eligible.is_empty());
-    for ((e_at, e), (i_at, i)) in eligible.iter().zip(&issued) {
-        assert!(e_at < i_at, "the eligible line is drawn first, under IPC's");
-        assert!(e > i, "eligible {e} px, IPC {i} px");
-    }
-}

@@ -333,6 +333,9 @@ fn summarize(
     if let Some(note) = same_cycles_note(points, results, &traces) {
         stderr_line!("note: {note}");
     }
+    if let Some(note) = warps_note(points, results, &traces) {
+        stderr_line!("note: {note}");
+    }
     if let Some(note) = stale_traces_note(&args.output, results) {
         stderr_line!("note: {note}");
     }
@@ -426,6 +429,65 @@ fn same_cycles_note(
     } else {
         note.push_str(&format!(
             "at most {most} warps were resident on a scheduler at a time{grid}, and which of them each policy picked made no difference to the total"
+        ));
+    }
+    Some(note)
+}
+
+/// Why `--warps` changed nothing, when combinations that differ only in it took the same
+/// cycles: what bounds the resident warps below the smallest value given.
+fn warps_note(
+    points: &[sweep::SweepPoint],
+    results: &[sweep::SweepResult],
+    traces: &[Compared],
+) -> Option<String> {
+    // The recorded combinations, in plan order as `traces` is.
+    let recorded: Vec<&sweep::SweepPoint> = points
+        .iter()
+        .zip(results)
+        .filter(|(_, r)| r.outcome.is_ok())
+        .map(|(p, _)| p)
+        .collect();
+    let warps: std::collections::BTreeSet<u32> =
+        recorded.iter().map(|p| p.config.sm.max_warps).collect();
+    if warps.len() < 2 || recorded.len() != traces.len() {
+        return None;
+    }
+    // Combinations alike but for their warp slots, by what else they are.
+    let mut alike: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for (p, t) in recorded.iter().zip(traces) {
+        let mut others = p.config.clone();
+        others.sm.max_warps = 0;
+        let key = serde_json::to_string(&others).ok()?;
+        alike
+            .entry(key)
+            .or_default()
+            .push(RunFigures::of(&t.analysis.launches).cycles);
+    }
+    let groups: Vec<&Vec<u64>> = alike.values().filter(|c| c.len() >= 2).collect();
+    if groups.is_empty() || groups.iter().any(|c| c.iter().any(|&x| x != c[0])) {
+        return None;
+    }
+    // What the launches' occupancy was bound by at the fewest warp slots given.
+    let fewest = *warps.first()?;
+    let at_fewest = recorded
+        .iter()
+        .zip(traces)
+        .find(|(p, _)| p.config.sm.max_warps == fewest)?
+        .1;
+    let l = at_fewest.analysis.launches.first()?;
+    let o = &l.occupancy;
+    let values: Vec<String> = warps.iter().map(u32::to_string).collect();
+    let mut note = format!(
+        "--warps {} made no difference: each setting took the same cycles as the others",
+        values.join(",")
+    );
+    if o.limiter != "warps" {
+        note.push_str(&format!(
+            "; even at --warps {fewest} an SM holds at most {:.0} warps ({} blocks), limited by {}, so more warp slots stay empty",
+            o.theoretical_active_warps_per_sm,
+            o.theoretical_blocks_per_sm,
+            o.limiter.replace('_', " ")
         ));
     }
     Some(note)

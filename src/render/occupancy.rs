@@ -302,9 +302,10 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                 // at issue width 1 issues exactly when it has one, and the axes put one warp
                 // on one instruction per cycle): the eligible line is drawn wider, under
                 // IPC's, so that it shows as a green edge on each side of the red wherever
-                // they meet. Drawn as wide only where they are one, it vanished under the
-                // red wherever they were merely close.
-                canvas.line(eligible, ELIGIBLE, 3)?;
+                // they meet — widest where they are one throughout. (Drawn as wide as IPC's
+                // where they merely ran close, it vanished under the red.)
+                let width = if eligible == issued { 5 } else { 3 };
+                canvas.line(eligible, ELIGIBLE, width)?;
             }
             canvas.line(issued, ISSUED, 2)?;
             for kk in 0..bins {
