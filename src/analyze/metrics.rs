@@ -12,10 +12,10 @@ use super::classify::Taxonomy;
 use super::rules::RunPolicy;
 use crate::isa::{listing_opcode, Pipe};
 use crate::replay::opcodes::access_width;
-use crate::sim::config::{GpuConfig, Policy};
+use crate::sim::config::{GpuConfig, MemoryModel, Policy};
 use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
-use crate::sim::observer::{MemSpace, WarpRef, WarpState};
+use crate::sim::observer::{MemKind, MemSpace, WarpRef, WarpState};
 use crate::sim::scoreboard::Hazard;
 use crate::sim::Dim3;
 use crate::trace::binary::EventSink;
@@ -62,11 +62,18 @@ pub struct Occupancy {
 }
 
 /// The memory system as the trace's memory events (verbosity 2) saw it.
+///
+/// The global figures come twice: for all global (and local) instructions together — the
+/// keys this struct has always had, whose meaning stays — and for loads, stores and atomics
+/// apart ([`GlobalAccessStats`]), as Nsight Compute's Memory Workload Analysis tables show
+/// them. Together they mislead: a coalesced store beside an uncoalesced load halves the
+/// load's sectors per request, and a store is answered by the L2 (it writes through), which
+/// made it count as an L2 hit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryStats {
     /// Whether the trace has memory events at all (recorded with `--verbosity 2`).
     pub recorded: bool,
-    /// Global (and local) memory instructions.
+    /// Global (and local) memory instructions: loads, stores and atomics.
     pub global_requests: u64,
     /// 32-byte sectors those requests touched.
     pub global_sectors: u64,
@@ -82,14 +89,22 @@ pub struct MemoryStats {
     pub lanes_per_request: f64,
     /// The memory's sector size in bytes (`memory.sector_bytes`).
     pub sector_bytes: u32,
-    /// Requests answered by L1, L2 and DRAM (the slowest level a request needed).
+    /// Requests answered by L1, L2 and DRAM (the slowest level a request needed). Every
+    /// store and every atomic that needed no DRAM sector counts as answered by the L2.
     pub l1_hits: u64,
     pub l2_hits: u64,
     pub dram_requests: u64,
-    /// `l1_hits` / requests that went through the hierarchy.
+    /// `l1_hits` / requests that went through the hierarchy (stores and atomics included,
+    /// which never hit the L1).
     pub l1_hit_rate_pct: f64,
-    /// `l2_hits` / requests that missed L1.
+    /// `l2_hits` / requests that missed L1 (stores included, which are all "hits").
     pub l2_hit_rate_pct: f64,
+    /// Global (and local) loads alone.
+    pub global_loads: GlobalAccessStats,
+    /// Global (and local) stores alone.
+    pub global_stores: GlobalAccessStats,
+    /// Global atomics alone.
+    pub global_atomics: GlobalAccessStats,
     pub shared_requests: u64,
     /// Extra shared-memory passes caused by bank conflicts.
     pub shared_bank_conflicts: u64,
@@ -98,10 +113,63 @@ pub struct MemoryStats {
 impl MemoryStats {
     /// The global accesses' width in bytes: `8`, or `4-16` when they differ.
     pub fn access_bytes(&self) -> String {
-        match (self.min_access_bytes, self.max_access_bytes) {
-            (a, b) if a == b => a.to_string(),
-            (a, b) => format!("{a}-{b}"),
-        }
+        access_bytes(self.min_access_bytes, self.max_access_bytes)
+    }
+
+    /// Loads, stores and atomics, each with its key (`global_loads`, ...).
+    pub fn directions(&self) -> [(&'static str, &GlobalAccessStats); 3] {
+        [
+            ("global_loads", &self.global_loads),
+            ("global_stores", &self.global_stores),
+            ("global_atomics", &self.global_atomics),
+        ]
+    }
+}
+
+fn access_bytes(min: u32, max: u32) -> String {
+    match (min, max) {
+        (a, b) if a == b => a.to_string(),
+        (a, b) => format!("{a}-{b}"),
+    }
+}
+
+/// One direction of global memory traffic (loads, stores or atomics), as a row of Nsight
+/// Compute's memory tables. Hit figures are per request, by the slowest level it needed (the
+/// trace records a request's level, not each sector's, where Nsight's hit rates count
+/// sectors), and `None` where the model has no such hit: stores write through to the L2
+/// without allocating in the L1 and allocate in the L2 without reading DRAM, so nothing says
+/// whether a cache held their sectors; atomics execute at the L2, past the L1; and without
+/// the hierarchy memory model (`ideal`, `fixed`) there are no caches at all.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GlobalAccessStats {
+    /// Instructions (one request each).
+    pub requests: u64,
+    /// 32-byte sectors they touched (`memory.sector_bytes`).
+    pub sectors: u64,
+    pub sectors_per_request: f64,
+    /// As [`MemoryStats::ideal_sectors_per_request`], for these requests.
+    pub ideal_sectors_per_request: f64,
+    /// The narrowest and widest access, in bytes (0 without requests).
+    pub min_access_bytes: u32,
+    pub max_access_bytes: u32,
+    /// Active lanes per request, averaged.
+    pub lanes_per_request: f64,
+    /// Requests answered by the L1 (loads only).
+    pub l1_hits: Option<u64>,
+    /// `l1_hits` / requests (loads only).
+    pub l1_hit_rate_pct: Option<f64>,
+    /// Requests answered by the L2 (loads and atomics).
+    pub l2_hits: Option<u64>,
+    /// `l2_hits` / requests that reached the L2 (loads that missed the L1, atomics).
+    pub l2_hit_rate_pct: Option<f64>,
+    /// Requests that read DRAM (loads and atomics).
+    pub dram_requests: Option<u64>,
+}
+
+impl GlobalAccessStats {
+    /// The accesses' width in bytes: `8`, or `4-16` when they differ.
+    pub fn access_bytes(&self) -> String {
+        access_bytes(self.min_access_bytes, self.max_access_bytes)
     }
 }
 
@@ -402,10 +470,11 @@ struct PcAcc {
     attributed: StateCycles,
 }
 
+/// Global requests of one direction (or all of them).
 #[derive(Default, Clone)]
-struct MemAcc {
-    global_requests: u64,
-    global_sectors: u64,
+struct GlobalAcc {
+    requests: u64,
+    sectors: u64,
     /// Σ over requests of ⌈width × lanes ÷ sector⌉.
     ideal_sectors: u64,
     lanes: u64,
@@ -414,6 +483,30 @@ struct MemAcc {
     l1: u64,
     l2: u64,
     dram: u64,
+}
+
+impl GlobalAcc {
+    fn add(&mut self, other: &GlobalAcc) {
+        self.requests += other.requests;
+        self.sectors += other.sectors;
+        self.ideal_sectors += other.ideal_sectors;
+        self.lanes += other.lanes;
+        self.min_width = match (self.min_width, other.min_width) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max_width = self.max_width.max(other.max_width);
+        self.l1 += other.l1;
+        self.l2 += other.l2;
+        self.dram += other.dram;
+    }
+}
+
+#[derive(Default, Clone)]
+struct MemAcc {
+    loads: GlobalAcc,
+    stores: GlobalAcc,
+    atomics: GlobalAcc,
     shared_requests: u64,
     shared_replays: u64,
 }
@@ -481,6 +574,9 @@ pub(crate) struct Step {
     what: What,
 }
 
+// The size the decode thread's batches are planned for.
+const _: () = assert!(std::mem::size_of::<Step>() <= 32);
+
 #[derive(Debug, Clone, Copy)]
 enum What {
     KernelLaunch {
@@ -511,6 +607,7 @@ enum What {
     },
     Memory {
         space: MemSpace,
+        kind: MemKind,
         level: HitLevel,
         sectors: u32,
         replays: u32,
@@ -585,6 +682,7 @@ impl Step {
                 warp,
                 What::Memory {
                     space: mem.space,
+                    kind: mem.kind,
                     level: mem.level,
                     sectors: mem.sectors,
                     replays: mem.replays,
@@ -910,6 +1008,7 @@ impl Accumulator {
             }
             What::Memory {
                 space,
+                kind,
                 level,
                 sectors,
                 replays,
@@ -924,8 +1023,13 @@ impl Accumulator {
                 let m = &mut acc.mem;
                 match space {
                     MemSpace::Global => {
-                        m.global_requests += 1;
-                        m.global_sectors += sectors as u64;
+                        let m = match kind {
+                            MemKind::Load => &mut m.loads,
+                            MemKind::Store => &mut m.stores,
+                            MemKind::Atomic => &mut m.atomics,
+                        };
+                        m.requests += 1;
+                        m.sectors += sectors as u64;
                         let width = acc.widths.get(pc as usize).copied().unwrap_or(4);
                         let bytes = width as u64 * w.last_active as u64;
                         m.ideal_sectors += bytes.div_ceil(self.sector_bytes as u64);
@@ -1166,23 +1270,74 @@ fn occupancy(
     }
 }
 
-fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32) -> MemoryStats {
-    let hierarchy = m.l1 + m.l2 + m.dram;
+/// Which cache levels can answer a global request of one kind, in the hierarchy memory model.
+#[derive(Clone, Copy)]
+struct Levels {
+    l1: bool,
+    l2: bool,
+}
+
+fn global_access(g: &GlobalAcc, levels: Levels) -> GlobalAccessStats {
+    let n = g.requests as f64;
+    // Loads that missed the L1; atomics (an atomic of no active lane touches no cache).
+    let l2_lookups = g.l2 + g.dram;
+    GlobalAccessStats {
+        requests: g.requests,
+        sectors: g.sectors,
+        sectors_per_request: ratio(g.sectors as f64, n),
+        ideal_sectors_per_request: ratio(g.ideal_sectors as f64, n),
+        min_access_bytes: g.min_width.unwrap_or(0),
+        max_access_bytes: g.max_width,
+        lanes_per_request: ratio(g.lanes as f64, n),
+        l1_hits: levels.l1.then_some(g.l1),
+        l1_hit_rate_pct: levels.l1.then(|| ratio(g.l1 as f64 * 100.0, n)),
+        l2_hits: levels.l2.then_some(g.l2),
+        l2_hit_rate_pct: levels
+            .l2
+            .then(|| ratio(g.l2 as f64 * 100.0, l2_lookups as f64)),
+        dram_requests: levels.l2.then_some(g.dram),
+    }
+}
+
+/// `hierarchy`: the trace's memory model has caches (`hierarchy`, not `ideal` or `fixed`).
+fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32, hierarchy: bool) -> MemoryStats {
+    let mut all = GlobalAcc::default();
+    for g in [&m.loads, &m.stores, &m.atomics] {
+        all.add(g);
+    }
+    let hierarchy_requests = all.l1 + all.l2 + all.dram;
+    let none = Levels {
+        l1: false,
+        l2: false,
+    };
+    let (loads, atomics) = match hierarchy {
+        true => (
+            Levels { l1: true, l2: true },
+            Levels {
+                l1: false,
+                l2: true,
+            },
+        ),
+        false => (none, none),
+    };
     MemoryStats {
         recorded,
-        global_requests: m.global_requests,
-        global_sectors: m.global_sectors,
-        sectors_per_request: ratio(m.global_sectors as f64, m.global_requests as f64),
-        ideal_sectors_per_request: ratio(m.ideal_sectors as f64, m.global_requests as f64),
-        min_access_bytes: m.min_width.unwrap_or(0),
-        max_access_bytes: m.max_width,
-        lanes_per_request: ratio(m.lanes as f64, m.global_requests as f64),
+        global_requests: all.requests,
+        global_sectors: all.sectors,
+        sectors_per_request: ratio(all.sectors as f64, all.requests as f64),
+        ideal_sectors_per_request: ratio(all.ideal_sectors as f64, all.requests as f64),
+        min_access_bytes: all.min_width.unwrap_or(0),
+        max_access_bytes: all.max_width,
+        lanes_per_request: ratio(all.lanes as f64, all.requests as f64),
         sector_bytes,
-        l1_hits: m.l1,
-        l2_hits: m.l2,
-        dram_requests: m.dram,
-        l1_hit_rate_pct: ratio(m.l1 as f64 * 100.0, hierarchy as f64),
-        l2_hit_rate_pct: ratio(m.l2 as f64 * 100.0, (m.l2 + m.dram) as f64),
+        l1_hits: all.l1,
+        l2_hits: all.l2,
+        dram_requests: all.dram,
+        l1_hit_rate_pct: ratio(all.l1 as f64 * 100.0, hierarchy_requests as f64),
+        l2_hit_rate_pct: ratio(all.l2 as f64 * 100.0, (all.l2 + all.dram) as f64),
+        global_loads: global_access(&m.loads, loads),
+        global_stores: global_access(&m.stores, none),
+        global_atomics: global_access(&m.atomics, atomics),
         shared_requests: m.shared_requests,
         shared_bank_conflicts: m.shared_replays,
     }
@@ -1316,7 +1471,8 @@ fn finish_launch(
     let occupancy = occupancy(h, acc.resident, active_sm_cycles, gpu);
     let blocks = h.grid.count();
     let resident_blocks = occupancy.theoretical_blocks_per_sm as u64 * gpu.config.num_sms as u64;
-    let memory = memory(&acc.mem, gpu.memory_recorded, gpu.sector_bytes);
+    let hierarchy = gpu.config.memory.model == MemoryModel::Hierarchy;
+    let memory = memory(&acc.mem, gpu.memory_recorded, gpu.sector_bytes, hierarchy);
     let mut analysis = LaunchAnalysis {
         index,
         name: h.kernel.clone(),

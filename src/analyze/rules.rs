@@ -333,24 +333,38 @@ pub fn hints(
         });
     }
     let m = &l.memory;
-    if m.global_requests > 0
-        && m.sectors_per_request > m.ideal_sectors_per_request * UNCOALESCED_SLACK
-    {
-        let width = format!("{}-byte accesses", m.access_bytes());
-        let lanes = match m.lanes_per_request.fract() {
-            0.0 => format!("{}", m.lanes_per_request),
-            _ => format!("{:.1}", m.lanes_per_request),
-        };
+    // Loads, stores and atomics judged apart: an uncoalesced load among as many coalesced
+    // stores has its sectors per request halved when they are counted together.
+    let uncoalesced: Vec<String> = m
+        .directions()
+        .into_iter()
+        .filter(|(_, g)| {
+            g.requests > 0 && g.sectors_per_request > g.ideal_sectors_per_request * UNCOALESCED_SLACK
+        })
+        .map(|(key, g)| {
+            let lanes = match g.lanes_per_request.fract() {
+                0.0 => format!("{}", g.lanes_per_request),
+                _ => format!("{:.1}", g.lanes_per_request),
+            };
+            format!(
+                "Global {} touch {:.1} sectors per request ({} sectors for {} requests); their {}-byte accesses by {lanes} consecutive threads need {:.1} {}-byte sectors.",
+                key.trim_start_matches("global_"),
+                g.sectors_per_request,
+                g.sectors,
+                g.requests,
+                g.access_bytes(),
+                g.ideal_sectors_per_request,
+                m.sector_bytes,
+            )
+        })
+        .collect();
+    if !uncoalesced.is_empty() {
         out.push(Hint {
             severity: Severity::Opt,
             rule: "uncoalesced_global",
             message: format!(
-                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors. Make consecutive threads access consecutive addresses.",
-                m.sectors_per_request,
-                m.global_sectors,
-                m.global_requests,
-                m.ideal_sectors_per_request,
-                m.sector_bytes,
+                "{} Make consecutive threads access consecutive addresses.",
+                uncoalesced.join(" ")
             ),
         });
     }

@@ -449,23 +449,32 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     out.push_str("</section><section><h3>Memory</h3>");
     let m = &l.memory;
     if m.recorded {
+        // Loads, stores and atomics apart, as in the `analyze` text (one table for both).
+        let (columns, rows) = crate::analyze::flat::global_table(m);
+        let head: Vec<&str> = [crate::analyze::flat::GLOBAL_COLUMN]
+            .into_iter()
+            .chain(columns)
+            .collect();
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|(name, values)| {
+                let values = values.iter().map(|v| esc(v));
+                std::iter::once(esc(&name)).chain(values).collect()
+            })
+            .collect();
+        table(out, &head, &rows, 1);
+        if m.global_loads.l2_hits.is_some() {
+            let _ = write!(
+                out,
+                "<p class=\"meta\">Note: {}.</p>",
+                esc(crate::analyze::flat::STORES_HAVE_NO_HITS)
+            );
+        }
         kv(
             out,
             &[
                 ("Global Requests", m.global_requests.to_string()),
                 ("Global Sectors", m.global_sectors.to_string()),
-                (
-                    "Sectors Per Request",
-                    format!("{:.2}", m.sectors_per_request),
-                ),
-                (
-                    "Ideal Sectors Per Request",
-                    format!("{:.2}", m.ideal_sectors_per_request),
-                ),
-                ("Access Size [byte]", m.access_bytes()),
-                ("L1 Hit Rate [%]", format!("{:.2}", m.l1_hit_rate_pct)),
-                ("L2 Hit Rate [%]", format!("{:.2}", m.l2_hit_rate_pct)),
-                ("DRAM Requests", m.dram_requests.to_string()),
                 ("Shared Requests", m.shared_requests.to_string()),
                 (
                     "Shared Bank Conflicts [pass]",
