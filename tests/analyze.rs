@@ -866,6 +866,74 @@ fn an_uncoalesced_load_does_not_hide_among_coalesced_stores() {
 }
 
 #[test]
+fn thread_divergence_is_measured_and_named_where_lanes_are_lost() {
+    let config = GpuConfig::preset("small").unwrap();
+    // Each lane loops for its own number of Collatz steps: the loop body runs with the lanes
+    // still in it, a quarter of the warp on average.
+    let a = analyze_kernel("loop.json", &config, "loop-divergence");
+    let l = &a.launches[0];
+    let per_warp = l.thread_instructions as f64 / l.warp_instructions as f64;
+    assert_eq!(l.not_predicated_off_threads_per_warp, per_warp);
+    assert!(per_warp < 8.0, "{per_warp}");
+    assert_eq!(l.launched_threads_per_warp, 32.0);
+    let threads: u64 = l.source.iter().map(|s| s.thread_executions).sum();
+    assert_eq!(threads, l.thread_instructions);
+    let body = &l.source[9];
+    assert_eq!((body.executions, body.thread_executions), (223, 1696));
+    let hint = l
+        .hints
+        .iter()
+        .find(|h| h.rule == "thread_divergence")
+        .expect("thread_divergence");
+    assert_eq!(hint.severity.label(), "OPT");
+    // The loop body, not the guarded branch whose lanes are the ones leaving the loop.
+    assert!(
+        hint.message.contains("with 7.0 of their 32 threads on average")
+            && hint.message.contains(
+                "Most lanes are lost at pcs 9-15 (`AND R5, R3, 1` … `BRA LOOP`: 7.6 threads per execution, 223 executions each) and pc 7 `ISETP.LE P1, R3, 1` (7.8 threads per execution, 225 executions)."
+            ),
+        "{}",
+        hint.message
+    );
+    assert!(!hint.message.contains("@P1 BRA"), "{}", hint.message);
+    let text = render_text(&a);
+    assert!(
+        text.contains("    Avg. Not Predicated Off Threads Per Warp           7.03\n"),
+        "{text}"
+    );
+
+    // Full warps that stay together: no hint.
+    let a = analyze_kernel("vecadd.json", &config, "vecadd-no-divergence");
+    assert!(a.launches[0].not_predicated_off_threads_per_warp > 28.0);
+    assert!(a.launches[0]
+        .hints
+        .iter()
+        .all(|h| h.rule != "thread_divergence"));
+    // Blocks of 8 threads: warps a quarter full from their launch, which is no divergence.
+    let eight = one_launch(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nIADD R1, R0, R0\nEXIT\n",
+        4,
+        8,
+    );
+    let path = record_trace(
+        "eight-lanes",
+        &config,
+        &[eight],
+        &mut GlobalMemory::new(1 << 16),
+    )
+    .unwrap();
+    let l = &check_invariants("eight-lanes", &path, &config).launches[0];
+    assert_eq!(
+        (
+            l.not_predicated_off_threads_per_warp,
+            l.launched_threads_per_warp
+        ),
+        (8.0, 8.0)
+    );
+    assert!(l.hints.iter().all(|h| h.rule != "thread_divergence"));
+}
+
+#[test]
 fn hints_name_the_dominant_stall_and_uncoalesced_access() {
     let config = GpuConfig::preset("small").unwrap();
     // Each lane loads from its own 128-byte line: 32 sectors per request.

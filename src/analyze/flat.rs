@@ -143,6 +143,14 @@ const LABELS: &[(&str, &str)] = &[
         "warp_cycles_per_issued_instruction",
         "Warp Cycles Per Issued Instruction",
     ),
+    (
+        "not_predicated_off_threads_per_warp",
+        "Avg. Not Predicated Off Threads Per Warp",
+    ),
+    (
+        "launched_threads_per_warp",
+        "Avg. Launched Threads Per Warp",
+    ),
     // Issue Slots: the width, then the rows of the text's slot table
     ("width", "Issue Width"),
     ("issued", "issued"),
@@ -488,6 +496,20 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "warp_cycles_per_issued_instruction",
         "cycle",
         l.warp_cycles_per_issued_instruction,
+    );
+    push(
+        &mut m,
+        ws,
+        "not_predicated_off_threads_per_warp",
+        "thread",
+        l.not_predicated_off_threads_per_warp,
+    );
+    push(
+        &mut m,
+        ws,
+        "launched_threads_per_warp",
+        "thread",
+        l.launched_threads_per_warp,
     );
     for (state, &n) in &l.warp_states {
         push(

@@ -234,6 +234,9 @@ pub struct SourceLine {
     pub cuda_line: Option<u32>,
     /// Warp instructions issued at this PC.
     pub executions: u64,
+    /// Threads that executed it — active and not predicated off, the lanes its issue events
+    /// name —, summed over its executions (Nsight's predicated-on thread instructions).
+    pub thread_executions: u64,
     /// Warp-cycles charged to this PC (waiting to issue it, or issuing it).
     pub total_warp_cycles: u64,
     /// By state name (non-zero only).
@@ -254,6 +257,7 @@ pub struct CudaSourceLine {
     /// The PCs compiled from the line.
     pub pcs: Vec<u32>,
     pub executions: u64,
+    pub thread_executions: u64,
     pub total_warp_cycles: u64,
     /// By state name (non-zero only).
     pub warp_cycles: BTreeMap<String, u64>,
@@ -285,6 +289,7 @@ fn by_cuda_line(source: &[SourceLine]) -> Vec<CudaSourceLine> {
             line,
             pcs: Vec::new(),
             executions: 0,
+            thread_executions: 0,
             total_warp_cycles: 0,
             warp_cycles: BTreeMap::new(),
             top_state: None,
@@ -292,6 +297,7 @@ fn by_cuda_line(source: &[SourceLine]) -> Vec<CudaSourceLine> {
         });
         l.pcs.push(s.pc);
         l.executions += s.executions;
+        l.thread_executions += s.thread_executions;
         l.total_warp_cycles += s.total_warp_cycles;
         l.total_attributed_warp_cycles += s.total_attributed_warp_cycles;
         for (state, n) in &s.warp_cycles {
@@ -338,6 +344,15 @@ pub struct LaunchAnalysis {
     /// Warp-cycles by state divided by warp instructions.
     pub warp_states_per_issue: BTreeMap<String, f64>,
     pub warp_cycles_per_issued_instruction: f64,
+    /// `thread_instructions` / `warp_instructions`: Nsight's "Avg. Not Predicated Off Threads
+    /// Per Warp". The issue events name the lanes that executed (active in the SIMT stack and
+    /// not predicated off), not the active lanes alone, so Nsight's "Avg. Active Threads Per
+    /// Warp" cannot be told apart from it.
+    pub not_predicated_off_threads_per_warp: f64,
+    /// The threads each issuing warp was launched with, averaged over the warp instructions:
+    /// the most `not_predicated_off_threads_per_warp` can be (the warp size, unless blocks
+    /// end in a partial warp).
+    pub launched_threads_per_warp: f64,
     pub scheduler: SchedulerStats,
     pub issue_slots: IssueSlots,
     pub memory: MemoryStats,
@@ -465,6 +480,8 @@ impl SchedAcc {
 #[derive(Default, Clone)]
 struct PcAcc {
     executions: u64,
+    /// Σ executing lanes over the executions.
+    threads: u64,
     states: StateCycles,
     /// Stall cycles of consumers waiting on this PC's result.
     attributed: StateCycles,
@@ -534,6 +551,8 @@ struct LaunchAcc {
     end: Option<u64>,
     warp_instructions: u64,
     thread_instructions: u64,
+    /// Σ over issues of the issuing warp's launched lanes.
+    launched_lanes: u64,
     resident: u64,
     scheds: Vec<SchedAcc>,
     refill: u64,
@@ -594,6 +613,7 @@ enum What {
     WarpLaunch {
         launch: u32,
         scheduler: u32,
+        lanes: u32,
     },
     WarpExit,
     State(WarpState),
@@ -641,6 +661,7 @@ impl Step {
                 What::WarpLaunch {
                     launch: info.launch,
                     scheduler: info.scheduler,
+                    lanes: info.lanes.count_ones(),
                 },
             ),
             Event::WarpExit { cycle, warp } => (cycle, warp, What::WarpExit),
@@ -797,6 +818,8 @@ struct WarpTrack {
     last_issue_cycle: Option<u64>,
     /// Active lanes of the last issue: a memory event follows its instruction's issue.
     last_active: u32,
+    /// The lanes it was launched with.
+    lanes: u32,
     /// State-cycles since the last issue, waiting for the PC of the next one.
     pending: Vec<(WarpState, u64)>,
 }
@@ -840,6 +863,7 @@ impl Accumulator {
                     end: None,
                     warp_instructions: 0,
                     thread_instructions: 0,
+                    launched_lanes: 0,
                     resident: 0,
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
@@ -1063,7 +1087,11 @@ impl Accumulator {
                     acc.first_hazards.push(HazardSample::of(cycle, &hazard));
                 }
             }
-            What::WarpLaunch { launch, scheduler } => {
+            What::WarpLaunch {
+                launch,
+                scheduler,
+                lanes,
+            } => {
                 let sched =
                     (warp.sm as usize) * (self.schedulers_per_sm as usize) + scheduler as usize;
                 if let Some(l) = self.launch_mut(launch) {
@@ -1088,6 +1116,7 @@ impl Accumulator {
                     last_pc: None,
                     last_issue_cycle: None,
                     last_active: 0,
+                    lanes,
                     pending: Vec::new(),
                 });
             }
@@ -1115,12 +1144,14 @@ impl Accumulator {
                 Self::flush(w, acc, pc);
                 acc.warp_instructions += 1;
                 acc.thread_instructions += threads as u64;
+                acc.launched_lanes += w.lanes as u64;
                 let new_cycle = w.last_issue_cycle != Some(cycle);
                 w.last_issue_cycle = Some(cycle);
                 w.last_pc = Some(pc);
                 w.last_active = threads;
                 let line = acc.pc(pc);
                 line.executions += 1;
+                line.threads += threads as u64;
                 if new_cycle {
                     line.states.add(WarpState::Selected, 1);
                 }
@@ -1458,6 +1489,7 @@ fn finish_launch(
                 // (Line 0: the compiler gave the instruction none.)
                 cuda_line: h.source_lines.get(pc).copied().filter(|&l| l > 0),
                 executions: p.executions,
+                thread_executions: p.threads,
                 total_warp_cycles: warp_cycles.values().sum(),
                 warp_cycles,
                 top_state,
@@ -1499,6 +1531,8 @@ fn finish_launch(
         resident_warp_cycles: acc.resident,
         warp_states_recorded: recorded,
         warp_cycles_per_issued_instruction: ratio(warp_cycles as f64, instructions),
+        not_predicated_off_threads_per_warp: ratio(acc.thread_instructions as f64, instructions),
+        launched_threads_per_warp: ratio(acc.launched_lanes as f64, instructions),
         warp_states,
         warp_states_per_issue,
         scheduler: SchedulerStats {

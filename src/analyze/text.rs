@@ -168,6 +168,16 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         &label("warp_cycles_per_issued_instruction"),
         format!("{:.2}", l.warp_cycles_per_issued_instruction),
     );
+    row(
+        out,
+        &label("not_predicated_off_threads_per_warp"),
+        format!("{:.2}", l.not_predicated_off_threads_per_warp),
+    );
+    row(
+        out,
+        &label("launched_threads_per_warp"),
+        format!("{:.2}", l.launched_threads_per_warp),
+    );
     let total: u64 = l.warp_states.values().sum();
     if l.warp_states_recorded {
         warp_states(out, l, total);

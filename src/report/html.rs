@@ -423,6 +423,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     } else {
         out.push_str(STATES_NOT_RECORDED);
     }
+    let _ = write!(
+        out,
+        "<p class=\"meta\">Avg. not predicated off threads per warp: {:.2} of {:.2} launched.</p>",
+        l.not_predicated_off_threads_per_warp, l.launched_threads_per_warp
+    );
 
     out.push_str("<div class=\"panels\"><section><h3>Issue Slots</h3>");
     let i = &l.issue_slots;
