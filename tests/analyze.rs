@@ -617,6 +617,14 @@ fn memory_section_counts_requests_sectors_and_levels() {
     assert!((m.sectors_per_request - 375.0 / 96.0).abs() < 1e-12);
     assert_eq!(m.l1_hits + m.l2_hits + m.dram_requests, 96);
     assert!(m.dram_requests > 0, "{m:?}");
+    // Apart: two loads and a store per warp; every level answered loads only.
+    let (loads, stores) = (&m.global_loads, &m.global_stores);
+    assert_eq!((loads.requests, stores.requests), (64, 32));
+    assert_eq!(loads.sectors + stores.sectors, m.global_sectors);
+    let answered = loads.l1_hits.unwrap() + loads.l2_hits.unwrap() + loads.dram_requests.unwrap();
+    assert_eq!(answered, 64);
+    assert_eq!(loads.dram_requests, Some(m.dram_requests));
+    assert_eq!(stores.l2_hits, None);
     assert_eq!(m.shared_requests, 0);
     // Coalesced: the rule stays quiet.
     assert!(a.launches[0]
@@ -785,6 +793,192 @@ fn stalls_are_attributed_to_the_producing_instruction() {
     assert_eq!(detailed, attributed);
     let text = render_text(&a);
     assert!(text.contains("stalls attributed to the producing instruction"));
+}
+
+/// Each lane loads from its own 128-byte line (32 sectors per request) and stores its word
+/// next to its neighbours' (4 sectors per request).
+const STRIDED_LOAD_COALESCED_STORE: &str = "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 7\nLDG R2, [R1]\nSHL R3, R0, 2\nIADD R3, R3, 65536\nSTG [R3], R2\nEXIT\n";
+
+#[test]
+fn loads_and_stores_are_counted_apart() {
+    let config = GpuConfig::preset("small").unwrap();
+    let launch = one_launch(STRIDED_LOAD_COALESCED_STORE, 2, 64);
+    let path = record_verbose("strided-load-coalesced-store", &config, &[launch]);
+    let a = check_invariants("strided-load-coalesced-store", &path, &config);
+    let l = &a.launches[0];
+    let m = &l.memory;
+    let (loads, stores) = (&m.global_loads, &m.global_stores);
+    assert_eq!((loads.requests, loads.sectors), (4, 128), "{m:?}");
+    assert_eq!((stores.requests, stores.sectors), (4, 16), "{m:?}");
+    assert_eq!(loads.sectors_per_request, 32.0);
+    assert_eq!(stores.sectors_per_request, 4.0);
+    assert_eq!(m.global_atomics.requests, 0);
+    // Every load missed both caches (each lane a line of its own, read once).
+    assert_eq!(loads.l1_hits, Some(0));
+    assert_eq!(loads.l2_hits, Some(0));
+    assert_eq!(loads.dram_requests, Some(4));
+    assert_eq!(loads.l2_hit_rate_pct, Some(0.0));
+    // Stores write through without a hit of their own to report.
+    assert_eq!(stores.l1_hits, None);
+    assert_eq!(stores.l2_hits, None);
+    assert_eq!(stores.l2_hit_rate_pct, None);
+    assert_eq!(stores.dram_requests, None);
+    // The figures of all requests keep their meaning: the stores are the "L2 hits".
+    assert_eq!(m.global_requests, 8);
+    assert_eq!(m.sectors_per_request, 18.0);
+    assert_eq!(m.l2_hit_rate_pct, 50.0);
+    // The hint names the loads, not the stores, with the loads' own figures.
+    let hint = l
+        .hints
+        .iter()
+        .find(|h| h.rule == "uncoalesced_global")
+        .expect("uncoalesced_global");
+    assert!(
+        hint.message.starts_with(
+            "Global loads touch 32.0 sectors per request (128 sectors for 4 requests); their 4-byte accesses by 32 consecutive threads need 4.0 32-byte sectors."
+        ),
+        "{}",
+        hint.message
+    );
+    assert!(!hint.message.contains("stores"), "{}", hint.message);
+    // The text shows a column per direction, and no hit rate for the stores.
+    let text = render_text(&a);
+    let row = |name: &str| {
+        text.lines()
+            .find(|line| line.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing:\n{text}"))
+            .split_whitespace()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("Sectors Per Request"), ["4.00", "32.00"]);
+    assert_eq!(row("L2 Hit Rate [%]"), ["-", "0.00"]);
+    assert!(
+        text.contains("note: stores write through to the L2"),
+        "{text}"
+    );
+    // CSV and compare rows: per direction, hit figures only where the model has them.
+    let rows: Vec<String> = warpscope::analyze::flat::metrics(l)
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert!(rows.contains(&"global_loads.l2_hit_rate_pct".to_string()));
+    assert!(!rows.contains(&"global_stores.l2_hit_rate_pct".to_string()));
+    let label = warpscope::analyze::flat::label("global_loads.sectors_per_request");
+    assert_eq!(label, "Global Load Sectors Per Request");
+
+    // Without a cache hierarchy no direction has hit figures.
+    let mut fixed = config.clone();
+    fixed.memory.model = MemoryModel::Fixed { latency: 100 };
+    let launch = one_launch(STRIDED_LOAD_COALESCED_STORE, 2, 64);
+    let path = record_verbose("strided-fixed", &fixed, &[launch]);
+    let m = analyze(&path).launches[0].memory.clone();
+    assert_eq!(m.global_loads.sectors_per_request, 32.0);
+    assert_eq!(
+        (m.global_loads.l1_hits, m.global_loads.l1_hit_rate_pct),
+        (None, None)
+    );
+    assert_eq!(m.global_loads.l2_hit_rate_pct, None);
+}
+
+#[test]
+fn an_uncoalesced_load_does_not_hide_among_coalesced_stores() {
+    // One load at an 8-byte stride (8 sectors where 4 would do) and seven coalesced stores:
+    // together 36 sectors for 8 requests, 4.5 each, under the rule's threshold.
+    let mut src = String::from(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 3\nLDG R2, [R1]\nSHL R3, R0, 2\nIADD R3, R3, 65536\n",
+    );
+    for i in 0..7 {
+        src.push_str(&format!("STG [R3+{}], R2\n", i * 4096));
+    }
+    src.push_str("EXIT\n");
+    let config = GpuConfig::preset("small").unwrap();
+    let path = record_verbose("hidden-load", &config, &[one_launch(&src, 1, 64)]);
+    let l = &analyze(&path).launches[0];
+    let m = &l.memory;
+    assert_eq!(m.sectors_per_request, 4.5);
+    assert_eq!(m.global_loads.sectors_per_request, 8.0);
+    assert_eq!(m.global_stores.sectors_per_request, 4.0);
+    let hint = l
+        .hints
+        .iter()
+        .find(|h| h.rule == "uncoalesced_global")
+        .expect("the load is uncoalesced");
+    assert!(
+        hint.message
+            .starts_with("Global loads touch 8.0 sectors per request (16 sectors for 2 requests)"),
+        "{}",
+        hint.message
+    );
+}
+
+#[test]
+fn thread_divergence_is_measured_and_named_where_lanes_are_lost() {
+    let config = GpuConfig::preset("small").unwrap();
+    // Each lane loops for its own number of Collatz steps: the loop body runs with the lanes
+    // still in it, a quarter of the warp on average.
+    let a = analyze_kernel("loop.json", &config, "loop-divergence");
+    let l = &a.launches[0];
+    let per_warp = l.thread_instructions as f64 / l.warp_instructions as f64;
+    assert_eq!(l.not_predicated_off_threads_per_warp, per_warp);
+    assert!(per_warp < 8.0, "{per_warp}");
+    assert_eq!(l.launched_threads_per_warp, 32.0);
+    let threads: u64 = l.source.iter().map(|s| s.thread_executions).sum();
+    assert_eq!(threads, l.thread_instructions);
+    let body = &l.source[9];
+    assert_eq!((body.executions, body.thread_executions), (223, 1696));
+    let hint = l
+        .hints
+        .iter()
+        .find(|h| h.rule == "thread_divergence")
+        .expect("thread_divergence");
+    assert_eq!(hint.severity.label(), "OPT");
+    // The loop body, not the guarded branch whose lanes are the ones leaving the loop.
+    assert!(
+        hint.message.contains("with 7.0 of their 32 threads on average")
+            && hint.message.contains(
+                "Most lanes are lost at pcs 9-15 (`AND R5, R3, 1` … `BRA LOOP`: 7.6 threads per execution, 223 executions each) and pc 7 `ISETP.LE P1, R3, 1` (7.8 threads per execution, 225 executions)."
+            ),
+        "{}",
+        hint.message
+    );
+    assert!(!hint.message.contains("@P1 BRA"), "{}", hint.message);
+    let text = render_text(&a);
+    assert!(
+        text.contains("    Avg. Not Predicated Off Threads Per Warp           7.03\n"),
+        "{text}"
+    );
+
+    // Full warps that stay together: no hint.
+    let a = analyze_kernel("vecadd.json", &config, "vecadd-no-divergence");
+    assert!(a.launches[0].not_predicated_off_threads_per_warp > 28.0);
+    assert!(a.launches[0]
+        .hints
+        .iter()
+        .all(|h| h.rule != "thread_divergence"));
+    // Blocks of 8 threads: warps a quarter full from their launch, which is no divergence.
+    let eight = one_launch(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nIADD R1, R0, R0\nEXIT\n",
+        4,
+        8,
+    );
+    let path = record_trace(
+        "eight-lanes",
+        &config,
+        &[eight],
+        &mut GlobalMemory::new(1 << 16),
+    )
+    .unwrap();
+    let l = &check_invariants("eight-lanes", &path, &config).launches[0];
+    assert_eq!(
+        (
+            l.not_predicated_off_threads_per_warp,
+            l.launched_threads_per_warp
+        ),
+        (8.0, 8.0)
+    );
+    assert!(l.hints.iter().all(|h| h.rule != "thread_divergence"));
 }
 
 #[test]

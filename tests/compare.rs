@@ -1193,7 +1193,33 @@ fn the_text_comparison_labels_rows_and_sections_as_analyze_does() {
     for (section, label) in &analyzed {
         let expected: Vec<String> = match (section.as_str(), label.as_str()) {
             // Table headings and the sum of the state table, not metrics.
-            (_, "state" | "slots" | "sm") | ("Warp State Statistics", "total") => continue,
+            (_, "state" | "slots" | "sm" | "global") | ("Warp State Statistics", "total") => {
+                continue
+            }
+            // The note under the global-memory table, and its wrapped lines.
+            ("Memory Workload Analysis", note) if note.starts_with("note: ") || note.is_empty() => {
+                continue
+            }
+            // A row of the global-memory table: its loads' and stores' metrics (the reduction
+            // has no atomics).
+            ("Memory Workload Analysis", field)
+                if !field.starts_with("Global ") && !field.starts_with("Shared ") =>
+            {
+                let fields: Vec<String> = match field {
+                    "Access Size [byte]" => vec![
+                        "Min Access Size [byte]".into(),
+                        "Max Access Size [byte]".into(),
+                    ],
+                    _ => vec![field.to_string()],
+                };
+                ["Global Load", "Global Store"]
+                    .iter()
+                    .flat_map(|d| fields.iter().map(move |f| format!("{d} {f}")))
+                    .filter(|l| {
+                        !l.starts_with("Global Store") || !l.contains("Hit") && !l.contains("DRAM")
+                    })
+                    .collect()
+            }
             // One row of the text for two metrics, the smallest and largest access.
             (_, "Access Size [byte]") => vec![
                 "Min Access Size [byte]".into(),
@@ -1225,7 +1251,8 @@ fn the_text_comparison_labels_rows_and_sections_as_analyze_does() {
         ("Scheduler Statistics", "Issued Warp Per Scheduler"),
         ("Scheduler Statistics", "Idle With Eligible Warps [%]"),
         ("Warp State Statistics", "long_scoreboard [warp-cycles]"),
-        ("Memory Workload Analysis", "L2 Hit Rate [%]"),
+        ("Memory Workload Analysis", "Global Load L2 Hit Rate [%]"),
+        ("Memory Workload Analysis", "L2 Hit Rate (all global) [%]"),
     ] {
         assert!(has(section, label), "{label}:\n{compare_text}");
     }

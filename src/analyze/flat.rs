@@ -8,6 +8,7 @@
 //! `compare`'s both take from here, so the two cannot drift apart. Machine-readable outputs
 //! keep the snake_case keys.
 
+use super::metrics::{GlobalAccessStats, MemoryStats};
 use super::{Analysis, LaunchAnalysis};
 use std::fmt::Write;
 
@@ -142,6 +143,14 @@ const LABELS: &[(&str, &str)] = &[
         "warp_cycles_per_issued_instruction",
         "Warp Cycles Per Issued Instruction",
     ),
+    (
+        "not_predicated_off_threads_per_warp",
+        "Avg. Not Predicated Off Threads Per Warp",
+    ),
+    (
+        "launched_threads_per_warp",
+        "Avg. Launched Threads Per Warp",
+    ),
     // Issue Slots: the width, then the rows of the text's slot table
     ("width", "Issue Width"),
     ("issued", "issued"),
@@ -149,21 +158,25 @@ const LABELS: &[(&str, &str)] = &[
     ("vertical_waste", "vertical waste"),
     ("horizontal_waste", "horizontal waste"),
     ("total", "total"),
-    // Memory Workload Analysis
+    // Memory Workload Analysis: the figures of all global requests together (loads, stores
+    // and atomics apart: `global_loads.*`, see `label` and `GLOBAL_FIELDS`)
     ("global_requests", "Global Requests"),
     ("global_sectors", "Global Sectors"),
-    ("sectors_per_request", "Sectors Per Request"),
-    ("ideal_sectors_per_request", "Ideal Sectors Per Request"),
-    ("access_bytes", "Access Size [byte]"),
-    ("min_access_bytes", "Min Access Size [byte]"),
-    ("max_access_bytes", "Max Access Size [byte]"),
-    ("lanes_per_request", "Active Lanes Per Request"),
+    ("sectors_per_request", "Sectors Per Request (all global)"),
+    (
+        "ideal_sectors_per_request",
+        "Ideal Sectors Per Request (all global)",
+    ),
+    ("access_bytes", "Access Size (all global) [byte]"),
+    ("min_access_bytes", "Min Access Size (all global) [byte]"),
+    ("max_access_bytes", "Max Access Size (all global) [byte]"),
+    ("lanes_per_request", "Active Lanes Per Request (all global)"),
     ("sector_bytes", "Sector Size [byte]"),
-    ("l1_hits", "L1 Hits [request]"),
-    ("l1_hit_rate_pct", "L1 Hit Rate [%]"),
-    ("l2_hits", "L2 Hits [request]"),
-    ("l2_hit_rate_pct", "L2 Hit Rate [%]"),
-    ("dram_requests", "DRAM Requests"),
+    ("l1_hits", "L1 Hits (all global) [request]"),
+    ("l1_hit_rate_pct", "L1 Hit Rate (all global) [%]"),
+    ("l2_hits", "L2 Hits (all global) [request]"),
+    ("l2_hit_rate_pct", "L2 Hit Rate (all global) [%]"),
+    ("dram_requests", "DRAM Requests (all global)"),
     ("shared_requests", "Shared Requests"),
     ("shared_bank_conflicts", "Shared Bank Conflicts [pass]"),
     // Dispatch (the per-SM rows: `blocks_per_sm.*`, see `label`)
@@ -172,6 +185,96 @@ const LABELS: &[(&str, &str)] = &[
     ("tail_cycles", "Tail [cycle]"),
     ("idle_sm_pct", "Idle SM Time [%]"),
 ];
+
+/// The global-memory directions: key in `memory`, how a row label names it, and the heading
+/// of its column in the text's and the report's global-memory table.
+pub const GLOBAL_DIRECTIONS: [(&str, &str, &str); 3] = [
+    ("global_loads", "Global Load", "loads"),
+    ("global_stores", "Global Store", "stores"),
+    ("global_atomics", "Global Atomic", "atomics"),
+];
+
+/// The figures of one direction (`global_loads.sectors_per_request`), as the rows of the
+/// global-memory table name them; `access_bytes` is the row that shows both widths.
+const GLOBAL_FIELDS: &[(&str, &str)] = &[
+    ("requests", "Requests"),
+    ("sectors", "Sectors"),
+    ("sectors_per_request", "Sectors Per Request"),
+    ("ideal_sectors_per_request", "Ideal Sectors Per Request"),
+    ("access_bytes", "Access Size [byte]"),
+    ("min_access_bytes", "Min Access Size [byte]"),
+    ("max_access_bytes", "Max Access Size [byte]"),
+    ("lanes_per_request", "Active Lanes Per Request"),
+    ("l1_hits", "L1 Hits [request]"),
+    ("l1_hit_rate_pct", "L1 Hit Rate [%]"),
+    ("l2_hits", "L2 Hits [request]"),
+    ("l2_hit_rate_pct", "L2 Hit Rate [%]"),
+    ("dram_requests", "DRAM Requests"),
+];
+
+/// The heading of the global-memory table's row column.
+pub const GLOBAL_COLUMN: &str = "global";
+
+/// Said under the global-memory table when it has hit rows: why the stores' are `-`.
+pub const STORES_HAVE_NO_HITS: &str = "stores write through to the L2 without allocating in the L1, and allocate in the L2 without reading DRAM; the trace does not say whether the L2 held their sectors, so they have no hit figures";
+
+/// The global-memory table of the `analyze` text and the report: a row per figure (labelled
+/// as in [`GLOBAL_FIELDS`]), a column per direction — loads and stores always, atomics when
+/// there are any —, `-` where a direction has no such figure; rows no column has are left
+/// out (the hit figures without a cache hierarchy).
+pub fn global_table(m: &MemoryStats) -> (Vec<&'static str>, Vec<(String, Vec<String>)>) {
+    let columns: Vec<(&str, &GlobalAccessStats)> = GLOBAL_DIRECTIONS
+        .iter()
+        .zip(m.directions())
+        .filter(|((key, _, _), (_, g))| *key != "global_atomics" || g.requests > 0)
+        .map(|((_, _, heading), (_, g))| (*heading, g))
+        .collect();
+    type Figure = fn(&GlobalAccessStats) -> Option<String>;
+    let figures: [(&str, Figure); 11] = [
+        ("requests", |g| Some(g.requests.to_string())),
+        ("sectors", |g| Some(g.sectors.to_string())),
+        ("sectors_per_request", |g| {
+            Some(format!("{:.2}", g.sectors_per_request))
+        }),
+        ("ideal_sectors_per_request", |g| {
+            Some(format!("{:.2}", g.ideal_sectors_per_request))
+        }),
+        ("access_bytes", |g| Some(g.access_bytes())),
+        ("lanes_per_request", |g| {
+            Some(format!("{:.2}", g.lanes_per_request))
+        }),
+        ("l1_hits", |g| g.l1_hits.map(|n| n.to_string())),
+        ("l1_hit_rate_pct", |g| {
+            g.l1_hit_rate_pct.map(|x| format!("{x:.2}"))
+        }),
+        ("l2_hits", |g| g.l2_hits.map(|n| n.to_string())),
+        ("l2_hit_rate_pct", |g| {
+            g.l2_hit_rate_pct.map(|x| format!("{x:.2}"))
+        }),
+        ("dram_requests", |g| g.dram_requests.map(|n| n.to_string())),
+    ];
+    let rows = figures
+        .iter()
+        .filter_map(|(key, figure)| {
+            let values: Vec<Option<String>> = columns.iter().map(|(_, g)| figure(g)).collect();
+            values.iter().any(Option::is_some).then(|| {
+                let values = values
+                    .into_iter()
+                    .map(|v| v.unwrap_or_else(|| "-".to_string()))
+                    .collect();
+                (global_field_label(key).to_string(), values)
+            })
+        })
+        .collect();
+    (columns.iter().map(|(h, _)| *h).collect(), rows)
+}
+
+fn global_field_label(key: &str) -> &str {
+    GLOBAL_FIELDS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(key, |(_, l)| l)
+}
 
 /// Column headings of the text's tables, which name the metrics of their rows.
 pub const STATE_CYCLES: &str = "warp-cycles";
@@ -199,7 +302,10 @@ pub fn label(name: &str) -> String {
         "warp_states_per_issue" => format!("{key} [{STATE_PER_ISSUE}]"),
         "blocks_per_sm" => format!("{SM_COLUMN} {key} {SM_BLOCKS}"),
         "busy_cycles_per_sm" => format!("{SM_COLUMN} {key} {SM_BUSY}"),
-        _ => name.to_string(),
+        _ => match GLOBAL_DIRECTIONS.iter().find(|(k, _, _)| *k == map) {
+            Some((_, direction, _)) => format!("{direction} {}", global_field_label(key)),
+            None => name.to_string(),
+        },
     }
 }
 
@@ -391,6 +497,20 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "cycle",
         l.warp_cycles_per_issued_instruction,
     );
+    push(
+        &mut m,
+        ws,
+        "not_predicated_off_threads_per_warp",
+        "thread",
+        l.not_predicated_off_threads_per_warp,
+    );
+    push(
+        &mut m,
+        ws,
+        "launched_threads_per_warp",
+        "thread",
+        l.launched_threads_per_warp,
+    );
     for (state, &n) in &l.warp_states {
         push(
             &mut m,
@@ -495,6 +615,39 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
             "request",
             me.dram_requests as f64,
         );
+        for (key, g) in me.directions() {
+            let mut put = |field: &str, unit: &'static str, v: f64| {
+                push(&mut m, mm, &format!("{key}.{field}"), unit, v);
+            };
+            put("requests", "request", g.requests as f64);
+            put("sectors", "sector", g.sectors as f64);
+            put("sectors_per_request", "sector", g.sectors_per_request);
+            put(
+                "ideal_sectors_per_request",
+                "sector",
+                g.ideal_sectors_per_request,
+            );
+            put("min_access_bytes", "byte", g.min_access_bytes as f64);
+            put("max_access_bytes", "byte", g.max_access_bytes as f64);
+            put("lanes_per_request", "lane", g.lanes_per_request);
+            // Left out where the model has no such hit (JSON `null`).
+            let hits = [
+                ("l1_hits", "request", g.l1_hits.map(|n| n as f64)),
+                ("l1_hit_rate_pct", "%", g.l1_hit_rate_pct),
+                ("l2_hits", "request", g.l2_hits.map(|n| n as f64)),
+                ("l2_hit_rate_pct", "%", g.l2_hit_rate_pct),
+                (
+                    "dram_requests",
+                    "request",
+                    g.dram_requests.map(|n| n as f64),
+                ),
+            ];
+            for (field, unit, v) in hits {
+                if let Some(v) = v {
+                    put(field, unit, v);
+                }
+            }
+        }
         push(
             &mut m,
             mm,

@@ -12,10 +12,10 @@ use super::classify::Taxonomy;
 use super::rules::RunPolicy;
 use crate::isa::{listing_opcode, Pipe};
 use crate::replay::opcodes::access_width;
-use crate::sim::config::{GpuConfig, Policy};
+use crate::sim::config::{GpuConfig, MemoryModel, Policy};
 use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
-use crate::sim::observer::{MemSpace, WarpRef, WarpState};
+use crate::sim::observer::{MemKind, MemSpace, WarpRef, WarpState};
 use crate::sim::scoreboard::Hazard;
 use crate::sim::Dim3;
 use crate::trace::binary::EventSink;
@@ -62,11 +62,18 @@ pub struct Occupancy {
 }
 
 /// The memory system as the trace's memory events (verbosity 2) saw it.
+///
+/// The global figures come twice: for all global (and local) instructions together — the
+/// keys this struct has always had, whose meaning stays — and for loads, stores and atomics
+/// apart ([`GlobalAccessStats`]), as Nsight Compute's Memory Workload Analysis tables show
+/// them. Together they mislead: a coalesced store beside an uncoalesced load halves the
+/// load's sectors per request, and a store is answered by the L2 (it writes through), which
+/// made it count as an L2 hit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryStats {
     /// Whether the trace has memory events at all (recorded with `--verbosity 2`).
     pub recorded: bool,
-    /// Global (and local) memory instructions.
+    /// Global (and local) memory instructions: loads, stores and atomics.
     pub global_requests: u64,
     /// 32-byte sectors those requests touched.
     pub global_sectors: u64,
@@ -82,14 +89,22 @@ pub struct MemoryStats {
     pub lanes_per_request: f64,
     /// The memory's sector size in bytes (`memory.sector_bytes`).
     pub sector_bytes: u32,
-    /// Requests answered by L1, L2 and DRAM (the slowest level a request needed).
+    /// Requests answered by L1, L2 and DRAM (the slowest level a request needed). Every
+    /// store and every atomic that needed no DRAM sector counts as answered by the L2.
     pub l1_hits: u64,
     pub l2_hits: u64,
     pub dram_requests: u64,
-    /// `l1_hits` / requests that went through the hierarchy.
+    /// `l1_hits` / requests that went through the hierarchy (stores and atomics included,
+    /// which never hit the L1).
     pub l1_hit_rate_pct: f64,
-    /// `l2_hits` / requests that missed L1.
+    /// `l2_hits` / requests that missed L1 (stores included, which are all "hits").
     pub l2_hit_rate_pct: f64,
+    /// Global (and local) loads alone.
+    pub global_loads: GlobalAccessStats,
+    /// Global (and local) stores alone.
+    pub global_stores: GlobalAccessStats,
+    /// Global atomics alone.
+    pub global_atomics: GlobalAccessStats,
     pub shared_requests: u64,
     /// Extra shared-memory passes caused by bank conflicts.
     pub shared_bank_conflicts: u64,
@@ -98,10 +113,63 @@ pub struct MemoryStats {
 impl MemoryStats {
     /// The global accesses' width in bytes: `8`, or `4-16` when they differ.
     pub fn access_bytes(&self) -> String {
-        match (self.min_access_bytes, self.max_access_bytes) {
-            (a, b) if a == b => a.to_string(),
-            (a, b) => format!("{a}-{b}"),
-        }
+        access_bytes(self.min_access_bytes, self.max_access_bytes)
+    }
+
+    /// Loads, stores and atomics, each with its key (`global_loads`, ...).
+    pub fn directions(&self) -> [(&'static str, &GlobalAccessStats); 3] {
+        [
+            ("global_loads", &self.global_loads),
+            ("global_stores", &self.global_stores),
+            ("global_atomics", &self.global_atomics),
+        ]
+    }
+}
+
+fn access_bytes(min: u32, max: u32) -> String {
+    match (min, max) {
+        (a, b) if a == b => a.to_string(),
+        (a, b) => format!("{a}-{b}"),
+    }
+}
+
+/// One direction of global memory traffic (loads, stores or atomics), as a row of Nsight
+/// Compute's memory tables. Hit figures are per request, by the slowest level it needed (the
+/// trace records a request's level, not each sector's, where Nsight's hit rates count
+/// sectors), and `None` where the model has no such hit: stores write through to the L2
+/// without allocating in the L1 and allocate in the L2 without reading DRAM, so nothing says
+/// whether a cache held their sectors; atomics execute at the L2, past the L1; and without
+/// the hierarchy memory model (`ideal`, `fixed`) there are no caches at all.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GlobalAccessStats {
+    /// Instructions (one request each).
+    pub requests: u64,
+    /// 32-byte sectors they touched (`memory.sector_bytes`).
+    pub sectors: u64,
+    pub sectors_per_request: f64,
+    /// As [`MemoryStats::ideal_sectors_per_request`], for these requests.
+    pub ideal_sectors_per_request: f64,
+    /// The narrowest and widest access, in bytes (0 without requests).
+    pub min_access_bytes: u32,
+    pub max_access_bytes: u32,
+    /// Active lanes per request, averaged.
+    pub lanes_per_request: f64,
+    /// Requests answered by the L1 (loads only).
+    pub l1_hits: Option<u64>,
+    /// `l1_hits` / requests (loads only).
+    pub l1_hit_rate_pct: Option<f64>,
+    /// Requests answered by the L2 (loads and atomics).
+    pub l2_hits: Option<u64>,
+    /// `l2_hits` / requests that reached the L2 (loads that missed the L1, atomics).
+    pub l2_hit_rate_pct: Option<f64>,
+    /// Requests that read DRAM (loads and atomics).
+    pub dram_requests: Option<u64>,
+}
+
+impl GlobalAccessStats {
+    /// The accesses' width in bytes: `8`, or `4-16` when they differ.
+    pub fn access_bytes(&self) -> String {
+        access_bytes(self.min_access_bytes, self.max_access_bytes)
     }
 }
 
@@ -166,6 +234,9 @@ pub struct SourceLine {
     pub cuda_line: Option<u32>,
     /// Warp instructions issued at this PC.
     pub executions: u64,
+    /// Threads that executed it — active and not predicated off, the lanes its issue events
+    /// name —, summed over its executions (Nsight's predicated-on thread instructions).
+    pub thread_executions: u64,
     /// Warp-cycles charged to this PC (waiting to issue it, or issuing it).
     pub total_warp_cycles: u64,
     /// By state name (non-zero only).
@@ -208,6 +279,7 @@ pub struct CudaSourceLine {
     /// The PCs compiled from the line.
     pub pcs: Vec<u32>,
     pub executions: u64,
+    pub thread_executions: u64,
     pub total_warp_cycles: u64,
     /// By state name (non-zero only).
     pub warp_cycles: BTreeMap<String, u64>,
@@ -239,6 +311,7 @@ fn by_cuda_line(source: &[SourceLine]) -> Vec<CudaSourceLine> {
             line,
             pcs: Vec::new(),
             executions: 0,
+            thread_executions: 0,
             total_warp_cycles: 0,
             warp_cycles: BTreeMap::new(),
             top_state: None,
@@ -246,6 +319,7 @@ fn by_cuda_line(source: &[SourceLine]) -> Vec<CudaSourceLine> {
         });
         l.pcs.push(s.pc);
         l.executions += s.executions;
+        l.thread_executions += s.thread_executions;
         l.total_warp_cycles += s.total_warp_cycles;
         l.total_attributed_warp_cycles += s.total_attributed_warp_cycles;
         for (state, n) in &s.warp_cycles {
@@ -292,6 +366,15 @@ pub struct LaunchAnalysis {
     /// Warp-cycles by state divided by warp instructions.
     pub warp_states_per_issue: BTreeMap<String, f64>,
     pub warp_cycles_per_issued_instruction: f64,
+    /// `thread_instructions` / `warp_instructions`: Nsight's "Avg. Not Predicated Off Threads
+    /// Per Warp". The issue events name the lanes that executed (active in the SIMT stack and
+    /// not predicated off), not the active lanes alone, so Nsight's "Avg. Active Threads Per
+    /// Warp" cannot be told apart from it.
+    pub not_predicated_off_threads_per_warp: f64,
+    /// The threads each issuing warp was launched with, averaged over the warp instructions:
+    /// the most `not_predicated_off_threads_per_warp` can be (the warp size, unless blocks
+    /// end in a partial warp).
+    pub launched_threads_per_warp: f64,
     pub scheduler: SchedulerStats,
     pub issue_slots: IssueSlots,
     pub memory: MemoryStats,
@@ -419,16 +502,19 @@ impl SchedAcc {
 #[derive(Default, Clone)]
 struct PcAcc {
     executions: u64,
+    /// Σ executing lanes over the executions.
+    threads: u64,
     states: StateCycles,
     /// Stall cycles of consumers waiting on this PC's result.
     attributed: StateCycles,
     memory: PcMemory,
 }
 
+/// Global requests of one direction (or all of them).
 #[derive(Default, Clone)]
-struct MemAcc {
-    global_requests: u64,
-    global_sectors: u64,
+struct GlobalAcc {
+    requests: u64,
+    sectors: u64,
     /// Σ over requests of ⌈width × lanes ÷ sector⌉.
     ideal_sectors: u64,
     lanes: u64,
@@ -437,6 +523,30 @@ struct MemAcc {
     l1: u64,
     l2: u64,
     dram: u64,
+}
+
+impl GlobalAcc {
+    fn add(&mut self, other: &GlobalAcc) {
+        self.requests += other.requests;
+        self.sectors += other.sectors;
+        self.ideal_sectors += other.ideal_sectors;
+        self.lanes += other.lanes;
+        self.min_width = match (self.min_width, other.min_width) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max_width = self.max_width.max(other.max_width);
+        self.l1 += other.l1;
+        self.l2 += other.l2;
+        self.dram += other.dram;
+    }
+}
+
+#[derive(Default, Clone)]
+struct MemAcc {
+    loads: GlobalAcc,
+    stores: GlobalAcc,
+    atomics: GlobalAcc,
     shared_requests: u64,
     shared_replays: u64,
 }
@@ -464,6 +574,8 @@ struct LaunchAcc {
     end: Option<u64>,
     warp_instructions: u64,
     thread_instructions: u64,
+    /// Σ over issues of the issuing warp's launched lanes.
+    launched_lanes: u64,
     resident: u64,
     scheds: Vec<SchedAcc>,
     refill: u64,
@@ -530,6 +642,9 @@ pub(crate) struct Step {
     what: What,
 }
 
+// The size the decode thread's batches are planned for.
+const _: () = assert!(std::mem::size_of::<Step>() <= 32);
+
 #[derive(Debug, Clone, Copy)]
 enum What {
     KernelLaunch {
@@ -547,6 +662,7 @@ enum What {
     WarpLaunch {
         launch: u32,
         scheduler: u32,
+        lanes: u32,
     },
     WarpExit,
     State(WarpState),
@@ -560,6 +676,7 @@ enum What {
     },
     Memory {
         space: MemSpace,
+        kind: MemKind,
         level: HitLevel,
         sectors: u32,
         replays: u32,
@@ -593,6 +710,7 @@ impl Step {
                 What::WarpLaunch {
                     launch: info.launch,
                     scheduler: info.scheduler,
+                    lanes: info.lanes.count_ones(),
                 },
             ),
             Event::WarpExit { cycle, warp } => (cycle, warp, What::WarpExit),
@@ -634,6 +752,7 @@ impl Step {
                 warp,
                 What::Memory {
                     space: mem.space,
+                    kind: mem.kind,
                     level: mem.level,
                     sectors: mem.sectors,
                     replays: mem.replays,
@@ -748,6 +867,8 @@ struct WarpTrack {
     last_issue_cycle: Option<u64>,
     /// Active lanes of the last issue: a memory event follows its instruction's issue.
     last_active: u32,
+    /// The lanes it was launched with.
+    lanes: u32,
     /// State-cycles since the last issue, waiting for the PC of the next one.
     pending: Vec<(WarpState, u64)>,
 }
@@ -791,6 +912,7 @@ impl Accumulator {
                     end: None,
                     warp_instructions: 0,
                     thread_instructions: 0,
+                    launched_lanes: 0,
                     resident: 0,
                     scheds: vec![SchedAcc::default(); schedulers],
                     refill: 0,
@@ -959,6 +1081,7 @@ impl Accumulator {
             }
             What::Memory {
                 space,
+                kind,
                 level,
                 sectors,
                 replays,
@@ -981,8 +1104,13 @@ impl Accumulator {
                 let m = &mut acc.mem;
                 match space {
                     MemSpace::Global => {
-                        m.global_requests += 1;
-                        m.global_sectors += sectors as u64;
+                        let m = match kind {
+                            MemKind::Load => &mut m.loads,
+                            MemKind::Store => &mut m.stores,
+                            MemKind::Atomic => &mut m.atomics,
+                        };
+                        m.requests += 1;
+                        m.sectors += sectors as u64;
                         let width = acc.widths.get(pc as usize).copied().unwrap_or(4);
                         let bytes = width as u64 * w.last_active as u64;
                         m.ideal_sectors += bytes.div_ceil(self.sector_bytes as u64);
@@ -1016,7 +1144,11 @@ impl Accumulator {
                     acc.first_hazards.push(HazardSample::of(cycle, &hazard));
                 }
             }
-            What::WarpLaunch { launch, scheduler } => {
+            What::WarpLaunch {
+                launch,
+                scheduler,
+                lanes,
+            } => {
                 let sched =
                     (warp.sm as usize) * (self.schedulers_per_sm as usize) + scheduler as usize;
                 if let Some(l) = self.launch_mut(launch) {
@@ -1041,6 +1173,7 @@ impl Accumulator {
                     last_pc: None,
                     last_issue_cycle: None,
                     last_active: 0,
+                    lanes,
                     pending: Vec::new(),
                 });
             }
@@ -1068,12 +1201,14 @@ impl Accumulator {
                 Self::flush(w, acc, pc);
                 acc.warp_instructions += 1;
                 acc.thread_instructions += threads as u64;
+                acc.launched_lanes += w.lanes as u64;
                 let new_cycle = w.last_issue_cycle != Some(cycle);
                 w.last_issue_cycle = Some(cycle);
                 w.last_pc = Some(pc);
                 w.last_active = threads;
                 let line = acc.pc(pc);
                 line.executions += 1;
+                line.threads += threads as u64;
                 if new_cycle {
                     line.states.add(WarpState::Selected, 1);
                 }
@@ -1223,23 +1358,74 @@ fn occupancy(
     }
 }
 
-fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32) -> MemoryStats {
-    let hierarchy = m.l1 + m.l2 + m.dram;
+/// Which cache levels can answer a global request of one kind, in the hierarchy memory model.
+#[derive(Clone, Copy)]
+struct Levels {
+    l1: bool,
+    l2: bool,
+}
+
+fn global_access(g: &GlobalAcc, levels: Levels) -> GlobalAccessStats {
+    let n = g.requests as f64;
+    // Loads that missed the L1; atomics (an atomic of no active lane touches no cache).
+    let l2_lookups = g.l2 + g.dram;
+    GlobalAccessStats {
+        requests: g.requests,
+        sectors: g.sectors,
+        sectors_per_request: ratio(g.sectors as f64, n),
+        ideal_sectors_per_request: ratio(g.ideal_sectors as f64, n),
+        min_access_bytes: g.min_width.unwrap_or(0),
+        max_access_bytes: g.max_width,
+        lanes_per_request: ratio(g.lanes as f64, n),
+        l1_hits: levels.l1.then_some(g.l1),
+        l1_hit_rate_pct: levels.l1.then(|| ratio(g.l1 as f64 * 100.0, n)),
+        l2_hits: levels.l2.then_some(g.l2),
+        l2_hit_rate_pct: levels
+            .l2
+            .then(|| ratio(g.l2 as f64 * 100.0, l2_lookups as f64)),
+        dram_requests: levels.l2.then_some(g.dram),
+    }
+}
+
+/// `hierarchy`: the trace's memory model has caches (`hierarchy`, not `ideal` or `fixed`).
+fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32, hierarchy: bool) -> MemoryStats {
+    let mut all = GlobalAcc::default();
+    for g in [&m.loads, &m.stores, &m.atomics] {
+        all.add(g);
+    }
+    let hierarchy_requests = all.l1 + all.l2 + all.dram;
+    let none = Levels {
+        l1: false,
+        l2: false,
+    };
+    let (loads, atomics) = match hierarchy {
+        true => (
+            Levels { l1: true, l2: true },
+            Levels {
+                l1: false,
+                l2: true,
+            },
+        ),
+        false => (none, none),
+    };
     MemoryStats {
         recorded,
-        global_requests: m.global_requests,
-        global_sectors: m.global_sectors,
-        sectors_per_request: ratio(m.global_sectors as f64, m.global_requests as f64),
-        ideal_sectors_per_request: ratio(m.ideal_sectors as f64, m.global_requests as f64),
-        min_access_bytes: m.min_width.unwrap_or(0),
-        max_access_bytes: m.max_width,
-        lanes_per_request: ratio(m.lanes as f64, m.global_requests as f64),
+        global_requests: all.requests,
+        global_sectors: all.sectors,
+        sectors_per_request: ratio(all.sectors as f64, all.requests as f64),
+        ideal_sectors_per_request: ratio(all.ideal_sectors as f64, all.requests as f64),
+        min_access_bytes: all.min_width.unwrap_or(0),
+        max_access_bytes: all.max_width,
+        lanes_per_request: ratio(all.lanes as f64, all.requests as f64),
         sector_bytes,
-        l1_hits: m.l1,
-        l2_hits: m.l2,
-        dram_requests: m.dram,
-        l1_hit_rate_pct: ratio(m.l1 as f64 * 100.0, hierarchy as f64),
-        l2_hit_rate_pct: ratio(m.l2 as f64 * 100.0, (m.l2 + m.dram) as f64),
+        l1_hits: all.l1,
+        l2_hits: all.l2,
+        dram_requests: all.dram,
+        l1_hit_rate_pct: ratio(all.l1 as f64 * 100.0, hierarchy_requests as f64),
+        l2_hit_rate_pct: ratio(all.l2 as f64 * 100.0, (all.l2 + all.dram) as f64),
+        global_loads: global_access(&m.loads, loads),
+        global_stores: global_access(&m.stores, none),
+        global_atomics: global_access(&m.atomics, atomics),
         shared_requests: m.shared_requests,
         shared_bank_conflicts: m.shared_replays,
     }
@@ -1360,6 +1546,7 @@ fn finish_launch(
                 // (Line 0: the compiler gave the instruction none.)
                 cuda_line: h.source_lines.get(pc).copied().filter(|&l| l > 0),
                 executions: p.executions,
+                thread_executions: p.threads,
                 total_warp_cycles: warp_cycles.values().sum(),
                 warp_cycles,
                 top_state,
@@ -1374,7 +1561,8 @@ fn finish_launch(
     let occupancy = occupancy(h, acc.resident, active_sm_cycles, gpu);
     let blocks = h.grid.count();
     let resident_blocks = occupancy.theoretical_blocks_per_sm as u64 * gpu.config.num_sms as u64;
-    let memory = memory(&acc.mem, gpu.memory_recorded, gpu.sector_bytes);
+    let hierarchy = gpu.config.memory.model == MemoryModel::Hierarchy;
+    let memory = memory(&acc.mem, gpu.memory_recorded, gpu.sector_bytes, hierarchy);
     let mut analysis = LaunchAnalysis {
         index,
         name: h.kernel.clone(),
@@ -1401,6 +1589,8 @@ fn finish_launch(
         resident_warp_cycles: acc.resident,
         warp_states_recorded: recorded,
         warp_cycles_per_issued_instruction: ratio(warp_cycles as f64, instructions),
+        not_predicated_off_threads_per_warp: ratio(acc.thread_instructions as f64, instructions),
+        launched_threads_per_warp: ratio(acc.launched_lanes as f64, instructions),
         warp_states,
         warp_states_per_issue,
         scheduler: SchedulerStats {

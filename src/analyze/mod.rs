@@ -20,8 +20,8 @@ pub mod text;
 pub use classify::{detailed_name, NsightState, Taxonomy};
 pub use flat::to_csv;
 pub use metrics::{
-    Accumulator, CudaSourceLine, DispatchStats, HazardSample, IssueSlots, LaunchAnalysis,
-    LaunchStats, MemoryStats, Occupancy, PcMemory, SchedulerStats, SourceLine,
+    Accumulator, CudaSourceLine, DispatchStats, GlobalAccessStats, HazardSample, IssueSlots,
+    LaunchAnalysis, LaunchStats, MemoryStats, Occupancy, PcMemory, SchedulerStats, SourceLine,
 };
 pub use rules::{Hint, Severity};
 pub use text::render_text;

@@ -5,8 +5,8 @@
 //!
 //! Thresholds are fixed here, not configurable, so reports from different runs stay comparable.
 
-use super::metrics::{LaunchAnalysis, PcMemory};
-use crate::isa::{without_control_code, Pipe};
+use super::metrics::{LaunchAnalysis, PcMemory, SourceLine};
+use crate::isa::{listing_instruction, without_control_code, Pipe};
 use crate::sim::config::{GpuConfig, Policy};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -61,6 +61,11 @@ const POLICY_IDLE_PCT: f64 = 5.0;
 /// width × active lanes in whole sectors) are uncoalesced: 4.5 for full warps of 4-byte
 /// accesses in 32-byte sectors, whose ideal is 4.
 const UNCOALESCED_SLACK: f64 = 1.125;
+/// Warps that execute with fewer than this share of the threads they were launched with, on
+/// average, lose enough lanes to divergence, predication or early exits to be worth a look.
+const DIVERGENCE_SHARE: f64 = 0.75;
+/// How many runs of instructions the divergence hint names.
+const DIVERGENCE_RUNS: usize = 2;
 
 fn advice(state: &str) -> &'static str {
     match state {
@@ -99,6 +104,102 @@ fn quoted_instruction(l: &LaunchAnalysis, pc: u32) -> String {
         Some(text) if !text.is_empty() => format!(" `{text}`"),
         _ => String::new(),
     }
+}
+
+/// `x` as a whole number when it is one, else to one decimal.
+fn figure(x: f64) -> String {
+    match x.fract() {
+        0.0 => format!("{x}"),
+        _ => format!("{x:.1}"),
+    }
+}
+
+/// Whether the listing line's instruction has a guard predicate other than `PT`: its
+/// executing lanes are then its active lanes less those the guard turned off.
+fn guarded(text: &str) -> bool {
+    let inst = listing_instruction(text);
+    inst.starts_with('@') && !inst.starts_with("@PT ")
+}
+
+/// Warps that execute with few of their threads: Nsight's thread-divergence rule, on the
+/// threads that are not predicated off (the lanes the trace's issue events name), against
+/// the threads the warps were launched with — a block of 48 threads is no divergence.
+///
+/// Names where the lanes are lost (executions × launched threads − executing threads; the
+/// launched threads averaged over the launch): runs of consecutive instructions with the
+/// same executions and threads — a basic block, or the part of one a guard does not split —,
+/// the two that lose the most. Instructions with a guard predicate are left out where others
+/// lose lanes: their executing lanes are their active lanes less those the guard turned off
+/// (a loop's `@P1 BRA DONE` runs with the lanes leaving the loop), whereas an unguarded
+/// instruction's are exactly its active lanes, so what it loses went to divergence or early
+/// exits.
+fn thread_divergence(l: &LaunchAnalysis) -> Option<Hint> {
+    let (threads, launched) = (
+        l.not_predicated_off_threads_per_warp,
+        l.launched_threads_per_warp,
+    );
+    if launched == 0.0 || threads >= launched * DIVERGENCE_SHARE {
+        return None;
+    }
+    // Runs of source lines: (first, last, lost lanes), a guarded line alone.
+    let mut runs: Vec<(&SourceLine, &SourceLine, f64)> = Vec::new();
+    for s in l.source.iter().filter(|s| s.executions > 0) {
+        let lost = s.executions as f64 * launched - s.thread_executions as f64;
+        match runs.last_mut() {
+            Some((first, last, n))
+                if last.pc + 1 == s.pc
+                    && !guarded(&first.text)
+                    && !guarded(&s.text)
+                    && (last.executions, last.thread_executions)
+                        == (s.executions, s.thread_executions) =>
+            {
+                *last = s;
+                *n += lost;
+            }
+            _ => runs.push((s, s, lost)),
+        }
+    }
+    runs.retain(|&(_, _, lost)| lost > 0.0);
+    if runs.iter().any(|(first, _, _)| !guarded(&first.text)) {
+        runs.retain(|(first, _, _)| !guarded(&first.text));
+    }
+    runs.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.pc.cmp(&b.0.pc)));
+    let named: Vec<String> = runs
+        .iter()
+        .take(DIVERGENCE_RUNS)
+        .map(|(first, last, _)| {
+            let per = figure(first.thread_executions as f64 / first.executions as f64);
+            match first.pc == last.pc {
+                true => format!(
+                    "pc {}{} ({per} threads per execution, {} executions)",
+                    first.pc,
+                    quoted_instruction(l, first.pc),
+                    first.executions
+                ),
+                false => format!(
+                    "pcs {}-{} ({} … {}: {per} threads per execution, {} executions each)",
+                    first.pc,
+                    last.pc,
+                    quoted_instruction(l, first.pc).trim_start(),
+                    quoted_instruction(l, last.pc).trim_start(),
+                    first.executions
+                ),
+            }
+        })
+        .collect();
+    let at = match named.is_empty() {
+        true => String::new(),
+        false => format!(" Most lanes are lost at {}.", named.join(" and ")),
+    };
+    Some(Hint {
+        severity: Severity::Opt,
+        rule: "thread_divergence",
+        message: format!(
+            "Warps execute each instruction with {threads:.1} of their {} threads on average (not predicated off; {:.0}% of the lanes): divergent branches, predication and threads that exit early leave the others idle.{at} Let the threads of a warp take the same path: branch on values that are uniform across a warp, group work by its branch outcome or trip count, or turn short branches into selects.",
+            figure(launched),
+            threads * 100.0 / launched,
+        ),
+    })
 }
 
 /// Dependencies the scoreboard or the control codes let through: the results and the timing
@@ -638,28 +739,43 @@ fn figure_hints(
         });
     }
     let m = &l.memory;
-    if m.global_requests > 0
-        && m.sectors_per_request > m.ideal_sectors_per_request * UNCOALESCED_SLACK
-    {
-        let width = format!("{}-byte accesses", m.access_bytes());
-        let lanes = match m.lanes_per_request.fract() {
-            0.0 => format!("{}", m.lanes_per_request),
-            _ => format!("{:.1}", m.lanes_per_request),
-        };
+    // Loads, stores and atomics judged apart: an uncoalesced load among as many coalesced
+    // stores has its sectors per request halved when they are counted together.
+    let uncoalesced: Vec<String> = m
+        .directions()
+        .into_iter()
+        .filter(|(_, g)| {
+            g.requests > 0 && g.sectors_per_request > g.ideal_sectors_per_request * UNCOALESCED_SLACK
+        })
+        .map(|(key, g)| {
+            let lanes = match g.lanes_per_request.fract() {
+                0.0 => format!("{}", g.lanes_per_request),
+                _ => format!("{:.1}", g.lanes_per_request),
+            };
+            format!(
+                "Global {} touch {:.1} sectors per request ({} sectors for {} requests); their {}-byte accesses by {lanes} consecutive threads need {:.1} {}-byte sectors.",
+                key.trim_start_matches("global_"),
+                g.sectors_per_request,
+                g.sectors,
+                g.requests,
+                g.access_bytes(),
+                g.ideal_sectors_per_request,
+                m.sector_bytes,
+            )
+        })
+        .collect();
+    if !uncoalesced.is_empty() {
         out.push(Hint {
             severity: Severity::Opt,
             rule: "uncoalesced_global",
             message: format!(
-                "Global memory requests touch {:.1} sectors each ({} sectors for {} requests); their {width} by {lanes} consecutive threads need {:.1} {}-byte sectors.{} Make consecutive threads access consecutive addresses.",
-                m.sectors_per_request,
-                m.global_sectors,
-                m.global_requests,
-                m.ideal_sectors_per_request,
-                m.sector_bytes,
+                "{}{} Make consecutive threads access consecutive addresses.",
+                uncoalesced.join(" "),
                 sentence(uncoalesced_sites(l)),
             ),
         });
     }
+    out.extend(thread_divergence(l));
     if m.shared_bank_conflicts > 0 {
         out.push(Hint {
             severity: Severity::Opt,
@@ -679,6 +795,17 @@ fn figure_hints(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_guard_other_than_pt_makes_an_instruction_guarded() {
+        assert!(guarded("@P1 BRA DONE"));
+        assert!(guarded("@!P0 EXIT"));
+        assert!(guarded("[B------:R-:W-:Y:S01] @P0 EXIT"));
+        assert!(guarded("/*0040*/ @P0 BRA 0x80"));
+        assert!(!guarded("@PT BRA 0x80"));
+        assert!(!guarded("[B------:R-:W-:Y:S01] BRA LOOP"));
+        assert!(!guarded("IADD R4, R4, 1"));
+    }
 
     #[test]
     fn a_pipe_throttle_names_its_pipes_and_advises_on_the_busiest() {

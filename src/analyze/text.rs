@@ -5,7 +5,8 @@
 //! Section titles and row labels come from [`super::flat`]'s table, which `compare` reads too.
 
 use super::flat::{
-    label, section_title, SM_BLOCKS, SM_BUSY, SM_COLUMN, STATE_CYCLES, STATE_PER_ISSUE,
+    global_table, label, section_title, GLOBAL_COLUMN, SM_BLOCKS, SM_BUSY, SM_COLUMN, STATE_CYCLES,
+    STATE_PER_ISSUE, STORES_HAVE_NO_HITS,
 };
 use super::{Analysis, LaunchAnalysis};
 use crate::isa::without_control_code;
@@ -168,6 +169,16 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
         &label("warp_cycles_per_issued_instruction"),
         format!("{:.2}", l.warp_cycles_per_issued_instruction),
     );
+    row(
+        out,
+        &label("not_predicated_off_threads_per_warp"),
+        format!("{:.2}", l.not_predicated_off_threads_per_warp),
+    );
+    row(
+        out,
+        &label("launched_threads_per_warp"),
+        format!("{:.2}", l.launched_threads_per_warp),
+    );
     let total: u64 = l.warp_states.values().sum();
     if l.warp_states_recorded {
         warp_states(out, l, total);
@@ -302,35 +313,34 @@ fn memory(out: &mut String, l: &LaunchAnalysis) {
     }
     row(out, &label("global_requests"), m.global_requests);
     row(out, &label("global_sectors"), m.global_sectors);
-    row(
-        out,
-        &label("sectors_per_request"),
-        format!("{:.2}", m.sectors_per_request),
-    );
-    row(
-        out,
-        &label("ideal_sectors_per_request"),
-        format!("{:.2}", m.ideal_sectors_per_request),
-    );
-    row(out, &label("access_bytes"), m.access_bytes());
-    row(
-        out,
-        &label("lanes_per_request"),
-        format!("{:.2}", m.lanes_per_request),
-    );
-    row(out, &label("l1_hits"), m.l1_hits);
-    row(
-        out,
-        &label("l1_hit_rate_pct"),
-        format!("{:.2}", m.l1_hit_rate_pct),
-    );
-    row(out, &label("l2_hits"), m.l2_hits);
-    row(
-        out,
-        &label("l2_hit_rate_pct"),
-        format!("{:.2}", m.l2_hit_rate_pct),
-    );
-    row(out, &label("dram_requests"), m.dram_requests);
+    // Loads, stores and atomics apart, as Nsight's memory tables: together they hide an
+    // uncoalesced load among coalesced stores, and count stores as L2 hits.
+    let (columns, rows) = global_table(m);
+    let _ = write!(out, "    {GLOBAL_COLUMN:<28}");
+    for c in &columns {
+        let _ = write!(out, " {c:>12}");
+    }
+    let _ = writeln!(out);
+    for (name, values) in &rows {
+        let _ = write!(out, "    {name:<28}");
+        for v in values {
+            let _ = write!(out, " {v:>12}");
+        }
+        let _ = writeln!(out);
+    }
+    if m.global_loads.l2_hits.is_some() {
+        // Wrapped, the lines after the first indented under its text.
+        let mut line = String::from("note:");
+        for word in STORES_HAVE_NO_HITS.split(' ') {
+            if line.len() + 1 + word.len() > 82 {
+                let _ = writeln!(out, "    {line}");
+                line = String::from("     ");
+            }
+            line.push(' ');
+            line.push_str(word);
+        }
+        let _ = writeln!(out, "    {line}.");
+    }
     row(out, &label("shared_requests"), m.shared_requests);
     row(
         out,

@@ -433,6 +433,11 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     } else {
         out.push_str(STATES_NOT_RECORDED);
     }
+    let _ = write!(
+        out,
+        "<p class=\"meta\">Avg. not predicated off threads per warp: {:.2} of {:.2} launched.</p>",
+        l.not_predicated_off_threads_per_warp, l.launched_threads_per_warp
+    );
 
     out.push_str("<div class=\"panels\"><section>");
     section_heading(out, "issue_slots");
@@ -461,23 +466,32 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     section_heading(out, "memory");
     let m = &l.memory;
     if m.recorded {
+        // Loads, stores and atomics apart, as in the `analyze` text (one table for both).
+        let (columns, rows) = crate::analyze::flat::global_table(m);
+        let head: Vec<&str> = [crate::analyze::flat::GLOBAL_COLUMN]
+            .into_iter()
+            .chain(columns)
+            .collect();
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|(name, values)| {
+                let values = values.iter().map(|v| esc(v));
+                std::iter::once(esc(&name)).chain(values).collect()
+            })
+            .collect();
+        table(out, &head, &rows, 1);
+        if m.global_loads.l2_hits.is_some() {
+            let _ = write!(
+                out,
+                "<p class=\"meta\">Note: {}.</p>",
+                esc(crate::analyze::flat::STORES_HAVE_NO_HITS)
+            );
+        }
         kv(
             out,
             &[
                 ("global_requests", m.global_requests.to_string()),
                 ("global_sectors", m.global_sectors.to_string()),
-                (
-                    "sectors_per_request",
-                    format!("{:.2}", m.sectors_per_request),
-                ),
-                (
-                    "ideal_sectors_per_request",
-                    format!("{:.2}", m.ideal_sectors_per_request),
-                ),
-                ("access_bytes", m.access_bytes()),
-                ("l1_hit_rate_pct", format!("{:.2}", m.l1_hit_rate_pct)),
-                ("l2_hit_rate_pct", format!("{:.2}", m.l2_hit_rate_pct)),
-                ("dram_requests", m.dram_requests.to_string()),
                 ("shared_requests", m.shared_requests.to_string()),
                 ("shared_bank_conflicts", m.shared_bank_conflicts.to_string()),
             ],
