@@ -823,3 +823,42 @@ fn the_occupancy_card_has_analyze_precision() {
         }
     }
 }
+
+/// A hint's `quoted` instructions are `<code>` on the page, not backticks.
+#[test]
+fn hints_quote_instructions_as_code() {
+    let trace = root().join("traces/vecadd.small.barriers.wstrace");
+    let analysis =
+        warpscope::analyze::analyze_file(&trace, warpscope::analyze::Taxonomy::Nsight).unwrap();
+    let quoting = analysis.launches[0]
+        .hints
+        .iter()
+        .filter(|h| h.message.contains('`'))
+        .count();
+    assert!(
+        quoting > 0,
+        "the sample has a hint that quotes an instruction"
+    );
+    let out = dir("hint-code");
+    ok(&ws_in(
+        &root(),
+        &[
+            "report",
+            trace.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let hints: Vec<&str> = html
+        .split("<div class=\"hint")
+        .skip(1)
+        .map(|d| &d[..d.find("</div>").unwrap()])
+        .collect();
+    assert!(hints.iter().all(|h| !h.contains('`')), "{hints:?}");
+    assert_eq!(
+        hints.iter().filter(|h| h.contains("<code>")).count(),
+        quoting,
+        "{hints:?}"
+    );
+}

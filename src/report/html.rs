@@ -32,6 +32,34 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// The `quoted` instructions of a hint's (escaped) text as `<code>`: the text form quotes
+/// them in backticks, which a page would show as they are.
+fn code_spans(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut parts = text.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let rest: Vec<&str> = parts.collect();
+    // An unpaired backtick stays one.
+    let pairs = rest.len() / 2 * 2;
+    for (k, part) in rest.iter().enumerate() {
+        match (k % 2, k < pairs) {
+            (0, true) => {
+                out.push_str("<code>");
+                out.push_str(part);
+                out.push_str("</code>");
+            }
+            (0, false) => {
+                out.push('`');
+                out.push_str(part);
+            }
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 const STYLE: &str = r#"
 :root { --bg:#ffffff; --fg:#1b1f24; --muted:#5b6470; --card:#f5f7fa; --line:#d9dee5;
   --accent:#0b5cad; --opt:#a3480b; --wrn:#b3261e; --inf:#2f6f3e; --bar:#0b5cad; color-scheme: light; }
@@ -332,7 +360,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             "<div class=\"{class}\"><b>{} {}</b> {}</div>",
             h.severity.label(),
             esc(h.rule),
-            esc(&h.message)
+            code_spans(&esc(&h.message))
         );
     }
 
