@@ -325,7 +325,7 @@ fn error_wrong_operand_count() {
         "{out}"
     );
     assert!(
-        out.contains("= hint: expected: IADD Rd, Rb|imm, Rb|imm\n"),
+        out.contains("= hint: expected: IADD Rd, Ra|imm, Rb|imm\n"),
         "{out}"
     );
     let out = rendered("EXIT R1\n");
@@ -354,7 +354,7 @@ fn error_wrong_operand_kind() {
         out.starts_with("k.sasm:1:9: error: expected a register, immediate"),
         "{out}"
     );
-    assert!(out.contains("expected: MOV Rd, Rb|imm"), "{out}");
+    assert!(out.contains("expected: MOV Rd, Ra|imm"), "{out}");
 }
 
 #[test]

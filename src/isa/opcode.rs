@@ -154,7 +154,7 @@ impl OperandKind {
         match self {
             OperandKind::DstReg => "Rd",
             OperandKind::DstPred => "Pd",
-            OperandKind::Src => "Rb|imm",
+            OperandKind::Src => "R|imm",
             OperandKind::PredSrc => "Pp",
             OperandKind::Mem => "[Ra+imm]",
             OperandKind::Target => "label",
@@ -406,9 +406,18 @@ impl Opcode {
         }
     }
 
-    /// The expected form, for "wrong operand count" hints: `IADD Rd, Ra, Rb|imm`.
+    /// The expected form, for "wrong operand count" hints: `IADD Rd, Ra|imm, Rb|imm`, the
+    /// value sources lettered in order as SASS documentation letters them.
     pub fn form(self) -> String {
-        let ops: Vec<&str> = self.signature().iter().map(|k| k.describe()).collect();
+        let mut sources = ["Ra|imm", "Rb|imm", "Rc|imm"].into_iter();
+        let ops: Vec<&str> = self
+            .signature()
+            .iter()
+            .map(|k| match k {
+                OperandKind::Src => sources.next().unwrap_or("Rx|imm"),
+                _ => k.describe(),
+            })
+            .collect();
         if ops.is_empty() {
             self.mnemonic()
         } else {
