@@ -2279,6 +2279,29 @@ fn a_study_traces_stalls_chart_has_a_row_per_scheme() {
     assert!(c.rows[5].label.ends_with(": smt"), "{:?}", c.rows);
 }
 
+/// Every chart of a lone study trace is titled by the study, not by its five `study_*`
+/// kernels (which took the title four lines at 400 px).
+#[test]
+fn every_chart_of_a_study_trace_names_the_study() {
+    let trace = tmp("study-titles.wstrace");
+    let o = warpscope(&["study", "--trace", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for kind in ChartKind::ALL {
+        let c = render(kind, &trace, &RenderOptions::default());
+        let title: Vec<String> = texts(&c.svg)
+            .into_iter()
+            .filter(|t| t.size == warpscope::render::TEXT_TITLE as f64)
+            .map(|t| t.text)
+            .collect();
+        let title = title.join(" ");
+        assert!(
+            title.ends_with(": multithreading study"),
+            "{kind:?}: {title}"
+        );
+        assert!(!title.contains("study_"), "{kind:?}: {title}");
+    }
+}
+
 /// In the slots chart, no colour of one meaning (a slot mark, a warp, a state) is within
 /// `palette::APART` of a colour of another that the chart draws.
 #[test]

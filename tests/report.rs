@@ -213,6 +213,44 @@ fn profile_without_arguments_profiles_the_bundled_example() {
     );
 }
 
+/// A run the watchdog stopped has no achieved occupancy (an average over the whole launch):
+/// the summary gives the theoretical one and says why, as the hints drop `achieved_occupancy`.
+#[test]
+fn profile_of_a_partial_run_gives_no_achieved_occupancy() {
+    let d = dir("profile-partial");
+    let kernel = root().join("kernels/reduce.json");
+    let o = ws_in(
+        &d,
+        &[
+            "profile",
+            kernel.to_str().unwrap(),
+            "--max-cycles",
+            "300",
+            "-o",
+            "out",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("occupancy: theoretical ")
+            && out.contains("achieved not known, the launch did not complete"),
+        "{out}"
+    );
+    assert!(!out.contains("occupancy: achieved"), "{out}");
+    assert!(out.contains("WRN incomplete"), "{out}");
+    assert!(
+        out.contains("the run faulted (the report is partial)"),
+        "{out}"
+    );
+    // A complete run still gives both.
+    let out = ok(&ws_in(
+        &d,
+        &["profile", kernel.to_str().unwrap(), "-o", "whole"],
+    ));
+    assert!(out.contains("occupancy: achieved "), "{out}");
+}
+
 #[test]
 fn profile_replays_an_accelsim_trace_and_names_its_hottest_cuda_line() {
     let d = dir("profile-replay");

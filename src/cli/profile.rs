@@ -168,11 +168,20 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         if !top.is_empty() {
             let _ = writeln!(out, "  top stalls: {}", top.join(", "));
         }
-        let _ = writeln!(
-            out,
-            "  occupancy: achieved {:.1}% of theoretical {:.1}% (limiter: {})",
-            l.occupancy.achieved_pct, l.occupancy.theoretical_pct, l.occupancy.limiter
-        );
+        // Achieved occupancy averages over the whole launch, which a partial run does not
+        // have (its hints drop `achieved_occupancy` for the same reason).
+        let _ = match l.completed {
+            true => writeln!(
+                out,
+                "  occupancy: achieved {:.1}% of theoretical {:.1}% (limiter: {})",
+                l.occupancy.achieved_pct, l.occupancy.theoretical_pct, l.occupancy.limiter
+            ),
+            false => writeln!(
+                out,
+                "  occupancy: theoretical {:.1}% (limiter: {}); achieved not known, the launch did not complete",
+                l.occupancy.theoretical_pct, l.occupancy.limiter
+            ),
+        };
         if let Some(c) = l.cuda_source.iter().max_by(|a, b| {
             a.total_warp_cycles
                 .cmp(&b.total_warp_cycles)

@@ -325,9 +325,13 @@ impl Loaded {
         self.model.header.warp_states_recorded()
     }
 
-    /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names.
+    /// "vecadd_tiny on tiny (lrr)", the kernels by their short demangled names; a study
+    /// trace's subject is the study, whose five `study_*` kernels would fill the title.
     pub fn subject(&self) -> String {
-        crate::analyze::caption::captions(&[&self.model.header]).subject
+        match crate::study::trace::schemes_of(&self.model.header) {
+            Some(_) => crate::study::trace::STUDY_NAME.to_string(),
+            None => crate::analyze::caption::captions(&[&self.model.header]).subject,
+        }
     }
 }
 
