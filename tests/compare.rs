@@ -1482,6 +1482,7 @@ fn a_metric_pattern_that_matches_nothing_is_an_error_naming_the_sections() {
         assert!(o.stdout.is_empty());
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("no metric matches `nope`"), "{err}");
+        assert!(!err.contains("did you mean"), "{err}");
         assert!(!err.contains("panicked"), "{err}");
         for s in [
             "launch_statistics (Launch Statistics)",
@@ -1492,6 +1493,84 @@ fn a_metric_pattern_that_matches_nothing_is_an_error_naming_the_sections() {
         ] {
             assert!(err.contains(s), "{s}: {err}");
         }
+    }
+}
+
+#[test]
+fn a_misspelt_metric_pattern_suggests_the_word_meant() {
+    let o = ws(&[
+        "compare",
+        "traces/reduce.small.gto.wstrace",
+        "traces/reduce.small.lrr.wstrace",
+        "--metric",
+        "long_scorebord",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no metric matches `long_scorebord` (did you mean `long_scoreboard`?)"),
+        "{err}"
+    );
+}
+
+/// `sweep --changed --metric` prints the comparison's rows asked for after the summary, as
+/// `compare` would, while compare.txt keeps them all; a pattern that matches nothing is an
+/// error that leaves the traces written.
+#[test]
+fn sweep_prints_the_metrics_asked_for() {
+    let d = dir("sweep-metric");
+    let out = ok(&ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--changed",
+        "--metric",
+        "eligible,occupancy",
+        "-o",
+        d.to_str().unwrap(),
+    ]));
+    let (summary, picked) = out
+        .split_once("warpscope compare — 2 traces")
+        .unwrap_or_else(|| panic!("no comparison after the summary:\n{out}"));
+    assert!(summary.contains("gto.bitmap "), "{summary}");
+    for row in [
+        "Eligible Warps Per Scheduler",
+        "Achieved Occupancy [%]",
+        "rows hidden: not matching --metric eligible,occupancy, or the same in every trace (--changed)",
+    ] {
+        assert!(picked.contains(row), "{row}: {picked}");
+    }
+    // Rows the same in both runs (the grid) or not asked for (the stalls) are not printed.
+    assert!(!picked.contains("long_scoreboard"), "{picked}");
+    assert!(!picked.contains("Grid Size"), "{picked}");
+    let full = std::fs::read_to_string(d.join("compare.txt")).unwrap();
+    assert!(full.contains("long_scoreboard") && !full.contains("rows hidden"));
+
+    let d = dir("sweep-metric-typo");
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--policy",
+        "gto,lrr",
+        "--metric",
+        "eligble",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--metric: no metric matches `eligble` (did you mean `eligible`?)"),
+        "{err}"
+    );
+    for f in [
+        "gto.bitmap.wstrace",
+        "lrr.bitmap.wstrace",
+        "compare.txt",
+        "sweep.csv",
+    ] {
+        assert!(d.join(f).is_file(), "{f}");
     }
 }
 

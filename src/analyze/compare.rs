@@ -134,11 +134,17 @@ impl RowFilter {
 /// A `--metric` pattern that matches no metric of any launch.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(
-    "no metric matches `{pattern}` (patterns match part of a section, a metric's key or its label, ignoring case); the sections are: {}",
+    "no metric matches `{pattern}`{} (patterns match part of a section, a metric's key or its label, ignoring case); the sections are: {}",
+    match suggestions.as_slice() {
+        [] => String::new(),
+        words => format!(" (did you mean {}?)", words.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(" or ")),
+    },
     sections.join(", ")
 )]
 pub struct NoMatch {
     pub pattern: String,
+    /// The words of the metrics' keys nearest the pattern (a typo's likely meaning).
+    pub suggestions: Vec<String>,
     /// The comparison's sections, `key (Title)`, in report order.
     pub sections: Vec<String>,
 }
@@ -190,8 +196,27 @@ impl Comparison {
                     sections.push(r.section);
                 }
             }
+            // The words keys are made of (`long`, `scoreboard`, `eligible`), and whole keys.
+            let mut words: Vec<&str> = rows()
+                .flat_map(|r| {
+                    let key = r.metric.rsplit('.').next().unwrap_or(&r.metric);
+                    std::iter::once(key).chain(key.split('_'))
+                })
+                .filter(|w| w.len() > 2)
+                .collect();
+            words.sort_unstable();
+            words.dedup();
+            // Closer than `nearest` asks for opcodes: a metric's words are short and many, and
+            // `nope` is not a typo of `not`.
+            let close = (p.chars().count() / 3).max(1);
+            let suggestions = crate::asm::diag::nearest(p, words)
+                .into_iter()
+                .filter(|w| crate::asm::diag::edit_distance(p, &w.to_lowercase()) <= close)
+                .map(str::to_string)
+                .collect();
             return Err(NoMatch {
                 pattern: p.clone(),
+                suggestions,
                 sections: sections
                     .into_iter()
                     .map(|s| format!("{s} ({})", flat::section_title(s)))

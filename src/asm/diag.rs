@@ -118,7 +118,8 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .collect()
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance between `a` and `b` (by characters, case as given).
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

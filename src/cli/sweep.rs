@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use warpscope::analyze::compare::{self, Compared};
+use warpscope::analyze::compare::{self, Compared, RowFilter};
 use warpscope::analyze::Taxonomy;
 use warpscope::report::html::top_stall;
 use warpscope::sim::config::{GpuConfig, MemoryModel, Policy, ScoreboardKind};
@@ -27,6 +27,7 @@ Examples:
   warpscope sweep kernels/reduce.json --gpu small --policy gto,lrr \\
       --scoreboard bitmap,ranges,barriers --warps 8,16 -o sweep-small
   warpscope sweep kernels/reduce.json --policy smt,lrr --issue-width 1,2 -o sweep-smt
+  warpscope sweep kernels/reduce.json --policy gto,lrr --changed --metric eligible,occupancy -o sweep-occ
   warpscope sweep kernels/matmul.json --gpu small,volta --memory ideal,fixed:200,hierarchy -o sweep-mem
   warpscope sweep tests/data/accelsim/vectoradd-100-32 --gpu volta --policy gto,lrr,two_level -o sweep-vecadd
 
@@ -39,7 +40,8 @@ warp_cycles_per_issue, top_stall, complete, checks_ok, hazards), and prints the 
 line per combination (for a run of several launches, its span, then a line per launch). Each
 trace can be analyzed, rendered or compared on its own; compare.txt and compare.csv list
 every metric, and `warpscope compare DIR/A.wstrace DIR/B.wstrace --changed --metric PATTERN`
-shows only some of them. A combination that faults still leaves its (incomplete) trace, and a
+shows only some of them; --changed and --metric do the same for the comparison printed after
+the summary. A combination that faults still leaves its (incomplete) trace, and a
 launch file's expect is checked at every combination; either way the exit status is 1. A
 single value of --issue-width, --memory or --gpu applies to every combination, as --sms does.
 .wstrace files already in DIR that this sweep did not write are left alone, and named in a
@@ -98,6 +100,14 @@ pub struct SweepArgs {
     pub format: SweepFormat,
     #[command(flatten)]
     pub kernel: KernelFlags,
+    /// After the summary, print the comparison's metrics whose value is not the same in every
+    /// combination (compare's --changed; compare.txt and compare.csv keep every metric).
+    #[arg(long)]
+    pub changed: bool,
+    /// After the summary, print the comparison's metrics whose section, key or label contains
+    /// PATTERN, ignoring case (compare's --metric; repeatable or comma-separated).
+    #[arg(long = "metric", value_delimiter = ',', value_name = "PATTERN")]
+    pub metrics: Vec<String>,
     /// Timing watchdog per run [default: 50000000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_cycles: Option<u64>,
@@ -264,6 +274,16 @@ fn summarize(
     let comparison = compare::compare(&traces, 1);
     let text = compare::render_text(&comparison);
     let csv = compare::to_csv(&comparison);
+    // The rows asked for, printed after the summary; the files keep every row. A pattern that
+    // matches nothing is known only now: the error comes after the files are written.
+    let filter = RowFilter {
+        changed: args.changed,
+        metrics: args.metrics.clone(),
+    };
+    let picked = match filter.is_empty() {
+        true => None,
+        false => Some(comparison.clone().filtered(&filter)),
+    };
     let sweep_csv = sweep::to_csv(&csv_rows(points, results, &traces));
     for (name, content) in [
         ("compare.txt", &text),
@@ -329,7 +349,22 @@ fn summarize(
         args.output.display()
     );
     out.push_str(&notes);
+    let picked = match picked {
+        Some(Ok(c)) => {
+            out.push('\n');
+            out.push_str(&compare::render_text(&c));
+            None
+        }
+        Some(Err(e)) => Some(e),
+        None => None,
+    };
     emit(&out)?;
+    if let Some(e) = picked {
+        return Err(super::usage(format!(
+            "--metric: {e} (the traces and the comparison are written in {})",
+            args.output.display()
+        )));
+    }
     if let Some(note) = same_cycles_note(points, results, &traces) {
         stderr_line!("note: {note}");
     }
