@@ -1042,6 +1042,50 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
     }
 }
 
+/// The dominant stall's "waiting for" names the load the named instruction waits on, not the
+/// load the whole kernel waits on most. Here the first load has two consumers (one per half
+/// of the warps, each waiting its full latency) and so the most attributed cycles, while the
+/// second load's single consumer, behind a few independent instructions, is the instruction
+/// that waits longest.
+#[test]
+fn dominant_stall_names_the_producer_its_instruction_waits_for() {
+    let config = GpuConfig::preset("small").unwrap();
+    let mut src = String::from(
+        "IMAD R0, %ctaid.x, %ntid.x, %tid.x\nSHL R1, R0, 2\nLDG R2, [R1]\n\
+         SHR R6, %tid.x, 5\nAND R6, R6, 1\nISETP.EQ P0, R6, 0\n@P0 BRA even\n\
+         FADD R4, R2, R2\nBRA join\neven:\nFMUL R4, R2, R2\njoin:\nLDG R3, [R1+4096]\n",
+    );
+    for k in 0..40 {
+        src.push_str(&format!("IADD R{}, R0, {k}\n", 10 + k));
+    }
+    src.push_str("FADD R5, R3, R3\nEXIT\n");
+    let path = record_verbose("two-producers", &config, &[one_launch(&src, 2, 128)]);
+    let l = &check_invariants("two-producers", &path, &config).launches[0];
+    let attributed = |pc: usize| {
+        l.source[pc]
+            .attributed_warp_cycles
+            .get("long_scoreboard")
+            .copied()
+            .unwrap_or(0)
+    };
+    // The kernel's top producer is the first load (pc 2), which the old hint named.
+    assert!(
+        attributed(2) > attributed(10),
+        "{} vs {}",
+        attributed(2),
+        attributed(10)
+    );
+    let dominant = l.hints.iter().find(|h| h.rule == "dominant_stall").unwrap();
+    assert!(
+        dominant.message.contains("in long_scoreboard")
+            && dominant.message.contains(
+                "of it at `FADD R5, R3, R3` (pc 51) waiting for `LDG R3, [R1+4096]` (pc 10)"
+            ),
+        "{}",
+        dominant.message
+    );
+}
+
 #[test]
 fn bank_conflict_hints_name_the_conflicting_instruction() {
     // Lane i stores to word 32·i: every lane in bank 0, 31 extra passes per request. The load

@@ -1629,9 +1629,23 @@ fn finish_launch(
     let pc_states: Vec<super::rules::PcStates> = acc
         .pcs
         .iter()
-        .map(|p| super::rules::PcStates {
-            waiting: classify_map(p.states.iter(), Taxonomy::Nsight),
-            attributed: classify_map(p.attributed.iter(), Taxonomy::Nsight),
+        .map(|p| {
+            let mut waits_on: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
+            for (state, n) in p.states.iter() {
+                if let WarpState::Scoreboard { producer_pc, .. }
+                | WarpState::DependencyBarrier { producer_pc, .. } = state
+                {
+                    *waits_on
+                        .entry(Taxonomy::Nsight.classify(state))
+                        .or_default()
+                        .entry(producer_pc)
+                        .or_default() += n;
+                }
+            }
+            super::rules::PcStates {
+                waiting: classify_map(p.states.iter(), Taxonomy::Nsight),
+                waits_on,
+            }
         })
         .collect();
     let nsight = super::rules::NsightView {

@@ -396,8 +396,9 @@ pub struct NsightView<'a> {
 pub struct PcStates {
     /// Waiting to issue it, or issuing it.
     pub waiting: BTreeMap<String, u64>,
-    /// Of other instructions waiting for its result (scoreboard and dependency barriers).
-    pub attributed: BTreeMap<String, u64>,
+    /// Of `waiting`'s scoreboard and dependency-barrier waits, by state name: the cycles
+    /// spent waiting for each producer's result, by the producer's PC.
+    pub waits_on: BTreeMap<String, BTreeMap<u32, u64>>,
 }
 
 /// Named instructions as a sentence of their own (with its leading space), or nothing.
@@ -500,9 +501,16 @@ fn stall_site(l: &LaunchAnalysis, pcs: &[PcStates], name: &str, cycles: u64) -> 
     match name {
         "long_scoreboard" | "short_scoreboard" | "wait" => {
             let (pc, n) = top(&waiting)?;
-            let producer = top(&|p: &PcStates| p.attributed.get(name).copied().unwrap_or(0));
+            // The result this instruction waits for most: another instruction's hottest
+            // producer is no reason for this one's wait.
+            let producer = pcs[pc as usize].waits_on.get(name).and_then(|by_producer| {
+                by_producer
+                    .iter()
+                    .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                    .map(|(&producer, _)| producer)
+            });
             let on = match producer {
-                Some((producer, _)) if producer != pc => {
+                Some(producer) if producer != pc => {
                     format!(" waiting for {}", site(l, producer))
                 }
                 _ => String::new(),
