@@ -718,6 +718,21 @@ fn small_blocks_hitting_the_block_limit_are_told_to_grow() {
 }
 
 #[test]
+fn warp_slot_limited_occupancy_names_the_empty_slots() {
+    // Blocks of 20 warps: three fill 60 of volta's 64 warp slots, a fourth does not fit.
+    let config = GpuConfig::preset("volta").unwrap();
+    let launch = one_launch("IADD R1, R2, R3\nEXIT\n", 2, 640);
+    let path = record_verbose("occupancy-warps", &config, &[launch]);
+    let a = check_invariants("occupancy-warps", &path, &config);
+    assert_eq!(a.launches[0].occupancy.limiter, "warps");
+    let limiter = hint_text(&a, "occupancy_limiter");
+    assert!(
+        limiter.contains("Theoretical occupancy is 93.8%, limited by warps to 3 blocks per SM: blocks of 20 warps fit 3 to the SM's 64 warp slots and leave 4 empty: a block whose warp count divides 64 fills them"),
+        "{limiter}"
+    );
+}
+
+#[test]
 fn shared_memory_limited_occupancy_names_the_bytes_that_fit_one_more_block() {
     // 40000 bytes a block: two fit in volta's 96 KiB; three need 32768 each at most.
     let config = GpuConfig::preset("volta").unwrap();
