@@ -11,7 +11,7 @@ use warpscope::sim::config::{GpuConfig, MemoryModel, Policy};
 use warpscope::sim::gpu::SimOptions;
 use warpscope::sim::memory::GlobalMemory;
 use warpscope::sim::observer::WarpState;
-use warpscope::sim::{Dim3, KernelLaunch};
+use warpscope::sim::{Dim3, KernelLaunch, SmLimit};
 use warpscope::trace::{record, Event, TraceFormat, TraceReader, DEFAULT_VERBOSITY};
 
 fn trace_path(name: &str) -> PathBuf {
@@ -646,7 +646,9 @@ fn occupancy_is_limited_by_registers_when_they_run_out() {
     let path = record_verbose("occupancy-regs", &config, &[launch]);
     let a = check_invariants("occupancy-regs", &path, &config);
     let o = &a.launches[0].occupancy;
-    assert_eq!(o.limiter, "registers");
+    assert_eq!(o.limiter, SmLimit::Registers);
+    // Named in JSON (and so in report.json and the CSV) as before it was an enum.
+    assert_eq!(serde_json::to_value(o.limiter).unwrap(), "registers");
     assert_eq!(o.block_limit_registers, 2);
     assert_eq!(o.block_limit_warps, 64 / 8);
     assert_eq!(o.block_limit_shared_memory, None);
@@ -709,7 +711,7 @@ fn small_blocks_hitting_the_block_limit_are_told_to_grow() {
     let launch = one_launch("IADD R1, R2, R3\nEXIT\n", 4, 32);
     let path = record_verbose("occupancy-blocks", &config, &[launch]);
     let a = check_invariants("occupancy-blocks", &path, &config);
-    assert_eq!(a.launches[0].occupancy.limiter, "blocks");
+    assert_eq!(a.launches[0].occupancy.limiter, SmLimit::Blocks);
     let limiter = hint_text(&a, "occupancy_limiter");
     assert!(
         limiter.contains("blocks of 32 threads (1 warp) reach the SM's 32-block limit with 32 of its 64 warp slots filled: use larger blocks, 64 threads or more"),
@@ -724,7 +726,7 @@ fn warp_slot_limited_occupancy_names_the_empty_slots() {
     let launch = one_launch("IADD R1, R2, R3\nEXIT\n", 2, 640);
     let path = record_verbose("occupancy-warps", &config, &[launch]);
     let a = check_invariants("occupancy-warps", &path, &config);
-    assert_eq!(a.launches[0].occupancy.limiter, "warps");
+    assert_eq!(a.launches[0].occupancy.limiter, SmLimit::Warps);
     let limiter = hint_text(&a, "occupancy_limiter");
     assert!(
         limiter.contains("Theoretical occupancy is 93.8%, limited by warps to 3 blocks per SM: blocks of 20 warps fit 3 to the SM's 64 warp slots and leave 4 empty: a block whose warp count divides 64 fills them"),
@@ -739,7 +741,7 @@ fn shared_memory_limited_occupancy_names_the_bytes_that_fit_one_more_block() {
     let launch = one_launch(".shared 40000\nIADD R1, R2, R3\nEXIT\n", 2, 128);
     let path = record_verbose("occupancy-shared", &config, &[launch]);
     let a = check_invariants("occupancy-shared", &path, &config);
-    assert_eq!(a.launches[0].occupancy.limiter, "shared_memory");
+    assert_eq!(a.launches[0].occupancy.limiter, SmLimit::SharedMemory);
     let limiter = hint_text(&a, "occupancy_limiter");
     assert!(
         limiter.contains("a block takes 40000 of the SM's 98304 bytes of shared memory; 32768 bytes per block or fewer would fit 3 blocks"),

@@ -409,7 +409,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         name: "limiter".into(),
         label: label("limiter"),
         unit: "",
-        value: Value::Text(o.limiter.clone()),
+        value: Value::Text(o.limiter.name().to_string()),
     });
     push(
         &mut m,

@@ -17,7 +17,7 @@ use crate::sim::dispatcher::BlockFootprint;
 use crate::sim::memory::HitLevel;
 use crate::sim::observer::{MemKind, MemSpace, WarpRef, WarpState};
 use crate::sim::scoreboard::Hazard;
-use crate::sim::Dim3;
+use crate::sim::{Dim3, SmLimit};
 use crate::trace::binary::EventSink;
 use crate::trace::{Event, EventKind, TraceHeader};
 use rustc_hash::FxHashMap as HashMap;
@@ -52,7 +52,7 @@ pub struct Occupancy {
     pub block_limit_warps: u32,
     pub block_limit_blocks: u32,
     /// The resource that binds first: `registers`, `shared_memory`, `warps` or `blocks`.
-    pub limiter: String,
+    pub limiter: SmLimit,
     pub theoretical_blocks_per_sm: u32,
     pub theoretical_active_warps_per_sm: f64,
     pub theoretical_pct: f64,
@@ -1349,7 +1349,7 @@ fn occupancy(
         block_limit_shared_memory: limits.shared_memory,
         block_limit_warps: limits.warps,
         block_limit_blocks: limits.blocks,
-        limiter: limiter.to_string(),
+        limiter,
         theoretical_blocks_per_sm: blocks_per_sm,
         theoretical_active_warps_per_sm: theoretical,
         theoretical_pct: ratio(theoretical * 100.0, max_warps as f64),

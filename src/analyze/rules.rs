@@ -8,6 +8,7 @@
 use super::metrics::{LaunchAnalysis, PcMemory, SourceLine};
 use crate::isa::{listing_instruction, without_control_code, Pipe};
 use crate::sim::config::{GpuConfig, Policy};
+use crate::sim::SmLimit;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -312,8 +313,8 @@ fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
     let threads = l.launch.block.count();
     let warps = l.launch.warps_per_block as u32;
     let words = |n: u32, one: &str, many: &str| crate::words::count(n as u64, one, many);
-    let what = match o.limiter.as_str() {
-        "blocks" => {
+    let what = match o.limiter {
+        SmLimit::Blocks => {
             let fill = sm.max_warps.div_ceil(sm.max_blocks.max(1)) * warp_size;
             format!(
                 "blocks of {threads} threads ({}) reach the SM's {}-block limit with {} of its {} warp slots filled: use larger blocks, {fill} threads or more",
@@ -323,14 +324,14 @@ fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
                 sm.max_warps,
             )
         }
-        "warps" => format!(
+        SmLimit::Warps => format!(
             "blocks of {} fit {blocks} to the SM's {} warp slots and leave {} empty: a block whose warp count divides {} fills them",
             words(warps, "warp", "warps"),
             sm.max_warps,
             sm.max_warps - blocks * warps,
             sm.max_warps,
         ),
-        "registers" => {
+        SmLimit::Registers => {
             let g = sm.register_granularity.max(1);
             let regs = l.launch.registers_per_thread;
             let per_block = regs.max(1).div_ceil(g) * g * warp_size * warps;
@@ -346,25 +347,28 @@ fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
                 sm.registers,
             )
         }
-        "shared_memory" => format!(
+        SmLimit::SharedMemory => format!(
             "a block takes {} of the SM's {} bytes of shared memory; {} bytes per block or fewer would fit {next} blocks",
             l.launch.shared_per_block,
             sm.shared_memory_bytes,
             sm.shared_memory_bytes / next,
         ),
-        _ => return None,
     };
     // Lowering the limiter adds a block only if no other limit stops at the same count.
     let also = [
-        (o.block_limit_registers, "registers", "registers also allow"),
+        (
+            o.block_limit_registers,
+            SmLimit::Registers,
+            "registers also allow",
+        ),
         (
             o.block_limit_shared_memory.unwrap_or(u32::MAX),
-            "shared_memory",
+            SmLimit::SharedMemory,
             "shared memory also allows",
         ),
     ]
     .into_iter()
-    .find(|&(n, name, _)| n <= blocks && name != o.limiter);
+    .find(|&(n, limit, _)| n <= blocks && limit != o.limiter);
     let also = match also {
         Some((_, _, allow)) => format!(" ({allow} no more)"),
         None => String::new(),
@@ -375,7 +379,7 @@ fn occupancy_limiter(l: &LaunchAnalysis, config: &GpuConfig) -> Option<Hint> {
         message: format!(
             "Theoretical occupancy is {:.1}%, limited by {} to {}: {what}{also}.",
             o.theoretical_pct,
-            o.limiter.replace('_', " "),
+            o.limiter.name().replace('_', " "),
             words(blocks, "block per SM", "blocks per SM"),
         ),
     })

@@ -100,7 +100,7 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     );
     row(out, &label("block_limit_warps"), o.block_limit_warps);
     row(out, &label("block_limit_blocks"), o.block_limit_blocks);
-    row(out, &label("limiter"), &o.limiter);
+    row(out, &label("limiter"), o.limiter.name());
     row(
         out,
         &label("theoretical_active_warps_per_sm"),

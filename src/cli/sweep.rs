@@ -17,6 +17,7 @@ use warpscope::analyze::Taxonomy;
 use warpscope::report::html::top_stall;
 use warpscope::sim::config::{GpuConfig, MemoryModel, Policy, ScoreboardKind};
 use warpscope::sim::gpu::SimOptions;
+use warpscope::sim::SmLimit;
 use warpscope::sweep;
 use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 use warpscope::words::count;
@@ -517,12 +518,12 @@ fn warps_note(
         "--warps {} made no difference: each setting took the same cycles as the others",
         values.join(",")
     );
-    if o.limiter != "warps" {
+    if o.limiter != SmLimit::Warps {
         note.push_str(&format!(
             "; even at --warps {fewest} an SM holds at most {:.0} warps ({} blocks), limited by {}, so more warp slots stay empty",
             o.theoretical_active_warps_per_sm,
             o.theoretical_blocks_per_sm,
-            o.limiter.replace('_', " ")
+            o.limiter.name().replace('_', " ")
         ));
     }
     Some(note)

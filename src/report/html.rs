@@ -401,7 +401,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             ),
             ("block_limit_warps", o.block_limit_warps.to_string()),
             ("block_limit_blocks", o.block_limit_blocks.to_string()),
-            ("limiter", o.limiter.clone()),
+            ("limiter", o.limiter.name().to_string()),
             (
                 "theoretical_active_warps_per_sm",
                 format!("{:.2}", o.theoretical_active_warps_per_sm),

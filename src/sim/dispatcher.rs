@@ -91,17 +91,17 @@ impl BlockFootprint {
     }
 
     /// Blocks of this footprint one empty SM can hold, and which limit binds first.
-    pub fn blocks_per_sm(&self, config: &GpuConfig) -> (u32, &'static str) {
+    pub fn blocks_per_sm(&self, config: &GpuConfig) -> (u32, SmLimit) {
         let l = self.block_limits(config);
         [
-            (l.blocks, "blocks"),
-            (l.warps, "warps"),
-            (l.registers, "registers"),
-            (l.shared_memory.unwrap_or(u32::MAX), "shared_memory"),
+            (l.blocks, SmLimit::Blocks),
+            (l.warps, SmLimit::Warps),
+            (l.registers, SmLimit::Registers),
+            (l.shared_memory.unwrap_or(u32::MAX), SmLimit::SharedMemory),
         ]
         .into_iter()
         .min_by_key(|l| l.0)
-        .unwrap_or((0, "blocks"))
+        .unwrap_or((0, SmLimit::Blocks))
     }
 
     /// Blocks per SM allowed by each resource on its own.

@@ -96,16 +96,38 @@ pub enum LaunchError {
     NoInstructions { kernel: String },
 }
 
-/// The SM resource a block of a launch needs more of than one SM has
-/// ([`LaunchError::DoesNotFit`]), in the order `BlockFootprint::of` checks them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An SM resource that limits blocks: the one a block of a launch needs more of than one SM
+/// has ([`LaunchError::DoesNotFit`], never `Blocks`), and the one that binds first when
+/// blocks fill an SM (the occupancy limiter, serialized by [`SmLimit::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SmLimit {
+    /// Resident blocks (`sm.max_blocks`).
+    Blocks,
     /// Warp slots (`sm.max_warps`), the limit `--warps` sets.
     Warps,
     /// The register file (`sm.registers`).
     Registers,
     /// Shared memory (`sm.shared_memory_bytes`).
     SharedMemory,
+}
+
+impl SmLimit {
+    /// The name reports and JSON give it: `blocks`, `warps`, `registers`, `shared_memory`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SmLimit::Blocks => "blocks",
+            SmLimit::Warps => "warps",
+            SmLimit::Registers => "registers",
+            SmLimit::SharedMemory => "shared_memory",
+        }
+    }
+}
+
+impl std::fmt::Display for SmLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl KernelLaunch {
