@@ -1328,3 +1328,91 @@ fn a_closed_stderr_is_not_a_panic() {
     assert_eq!(status.code(), Some(0));
     assert!(out.exists());
 }
+
+/// `asm --opcodes` lists every opcode family once, with its operands and the pipe, latency and
+/// interval of --gpu; README's instruction table lists the same families on the same pipes,
+/// so neither drifts from the assembler.
+#[test]
+fn asm_lists_the_opcodes_as_the_readme_does() {
+    use warpscope::isa::{Opcode, Pipe};
+    let o = ws(&["asm", "--opcodes", "--gpu", "volta"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let volta = warpscope::sim::config::GpuConfig::preset("volta").unwrap();
+    // Rows by opcode: the first column.
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("opcode"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r[0] == name)
+            .unwrap_or_else(|| panic!("no row for {name}:\n{out}"))
+    };
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| opcode | form | semantics | pipe |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    for op in Opcode::all() {
+        let family = match op.mnemonic().split_once('.') {
+            Some(("ISETP" | "FSETP", _)) => format!("{}.cmp", op.base_name()),
+            Some(("MUFU", _)) => "MUFU.fn".to_string(),
+            Some(("BRA", _)) => "BRA.nzp".to_string(),
+            _ => op.base_name().to_string(),
+        };
+        let r = row(&family);
+        assert_eq!(r[1], op.pipe().name(), "{family}");
+        let pipe = volta.pipes.get(op.pipe());
+        let latency = match op.pipe() {
+            Pipe::Global => "memory".to_string(),
+            _ => pipe.latency.to_string(),
+        };
+        assert_eq!(
+            (r[2], r[3]),
+            (latency.as_str(), pipe.interval.to_string().as_str())
+        );
+        let documented = table
+            .iter()
+            .find(|l| {
+                let cell = l.split('|').nth(1).unwrap_or("");
+                cell.split('/')
+                    .any(|name| name.trim() == format!("`{family}`"))
+            })
+            .unwrap_or_else(|| panic!("README's instruction table lacks {family}"));
+        let readme_pipe = documented.trim_end_matches('|').rsplit('|').next().unwrap();
+        assert_eq!(
+            readme_pipe.trim(),
+            op.pipe().name(),
+            "README's pipe of {family}"
+        );
+    }
+    assert_eq!(rows.len(), 37, "{out}");
+    // The operands, destinations first; a source after an address is Rb.
+    assert!(
+        out.contains("ATOMG.ADD  global      memory         2  Rd, [Ra+imm], Rb|imm\n"),
+        "{out}"
+    );
+    assert!(out.contains("(cmp: LT LE GT GE EQ NE)"), "{out}");
+    // Without --gpu, small's pipes; --gpu without a use is a usage error, a file with
+    // --opcodes another.
+    let small = stdout(&ws(&["asm", "--opcodes"]));
+    assert!(
+        small.contains("on small\n") && small.contains("MUFU.fn    mufu            16         4"),
+        "{small}"
+    );
+    assert_usage_error(
+        &ws(&["asm", "kernels/vecadd.sasm", "--gpu", "volta"]),
+        "--gpu applies to --auto-control or --opcodes",
+    );
+    assert_usage_error(
+        &ws(&["asm", "kernels/vecadd.sasm", "--opcodes"]),
+        "cannot be used with",
+    );
+    assert_usage_error(&ws(&["asm"]), "required");
+}

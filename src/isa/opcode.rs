@@ -409,7 +409,14 @@ impl Opcode {
     /// The expected form, for "wrong operand count" hints: `IADD Rd, Ra|imm, Rb|imm`, the
     /// value sources lettered in order as SASS documentation letters them.
     pub fn form(self) -> String {
-        let mut sources = ["Ra|imm", "Rb|imm", "Rc|imm"].into_iter();
+        // An address is `[Ra+imm]`: the value sources after it start at Rb.
+        let first = match self.signature().contains(&OperandKind::Mem) {
+            true => 1,
+            false => 0,
+        };
+        let mut sources = ["Ra|imm", "Rb|imm", "Rc|imm", "Rd|imm"][first..]
+            .iter()
+            .copied();
         let ops: Vec<&str> = self
             .signature()
             .iter()
