@@ -625,6 +625,31 @@ fn sweep_varies_the_memory_model_and_the_gpu() {
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(std::fs::read_dir(&d).unwrap().next().is_none(), "{values}");
     }
+    // A preset and a config file of its stem would write traces of the same names.
+    let d = dir("sweep-gpu-stem");
+    let file = d.join("small.json");
+    let config = ws(&["config", "show", "small"]);
+    std::fs::write(&file, &config.stdout).unwrap();
+    let specs = format!("small,{}", file.display());
+    let out = d.join("out");
+    let o = ws(&[
+        "sweep",
+        "kernels/reduce.json",
+        "--gpu",
+        &specs,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "--gpu: `small` and `{}` would both name their traces small",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!out.exists());
 }
 
 #[test]

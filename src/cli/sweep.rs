@@ -192,6 +192,19 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
             config: gpu_args.validated(config)?,
         });
     }
+    // Two specs of one name (a preset and a config file of its stem) would write the same
+    // trace names: said here, where the specs are known, rather than as "listed twice".
+    for (i, a) in args.gpu.iter().enumerate() {
+        if let Some(b) = args.gpu[..i]
+            .iter()
+            .find(|b| *b != a && gpu_name(b) == gpu_name(a))
+        {
+            return Err(super::usage(format!(
+                "--gpu: `{b}` and `{a}` would both name their traces {} (a config file is named by its file name's stem); give the file another name",
+                gpu_name(a)
+            )));
+        }
+    }
     // (The GPUs themselves are valid: only the swept values can make a point impossible.)
     let points = sweep::plan(&gpus, &args.dimensions()).map_err(super::usage)?;
     if points.len() < 2 {
