@@ -930,8 +930,11 @@ fn a_header_without_assembly_lines_reads_as_before() {
             &serde_json::to_string(&json).unwrap(),
         )
         .unwrap();
-        w.write(&Event::KernelLaunch { cycle: 0, launch: 0 })
-            .unwrap();
+        w.write(&Event::KernelLaunch {
+            cycle: 0,
+            launch: 0,
+        })
+        .unwrap();
         w.finish(true).unwrap()
     };
     let r = TraceReader::new(Cursor::new(bytes)).unwrap();
