@@ -207,10 +207,10 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     memory(out, l);
     dispatch(out, l);
 
-    // The instruction tables' `line` column points into this file.
-    match &l.asm_file {
-        Some(file) => section(out, &format!("Source Hotspots ({file})")),
-        None => section(out, "Source Hotspots"),
+    section(out, "Source Hotspots");
+    // The file the instruction tables' `line` column points into.
+    if let Some(file) = l.asm_file.as_deref().filter(|_| LineColumn::of(l).0) {
+        let _ = writeln!(out, "    file: {file}");
     }
     if l.warp_states_recorded {
         hotspots(out, l, total);
