@@ -194,13 +194,14 @@ fn profile_without_arguments_profiles_the_bundled_example() {
     ] {
         assert!(report.join(f).is_file(), "{f}");
     }
-    // The trace is exactly what `record --verbosity 2` writes.
+    // The trace is exactly what `record --verbosity 2` writes of the copy (whose file the
+    // header names: the lines point into it).
     let again = d.join("again.wstrace");
     ok(&ws_in(
-        &root(),
+        &d,
         &[
             "record",
-            "kernels/reduce.json",
+            "profile-reduce/example/reduce.json",
             "--verbosity",
             "2",
             "-o",
