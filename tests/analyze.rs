@@ -1012,11 +1012,11 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         "{}",
         uncoalesced.message
     );
-    // The hint names the instruction to fix, not only the kernel's average (and its line of
-    // the text: assembled from a string, there is no file to name).
+    // The hint names the instruction to fix, not only the kernel's average (by PC alone:
+    // assembled from a string, it has no file to name a line of).
     assert!(
         uncoalesced.message.contains(
-            "`LDG R2, [R1]` (pc 2, line 3) touches 32.0 sectors per request where 4.0 would do (112 excess sectors)"
+            "`LDG R2, [R1]` (pc 2) touches 32.0 sectors per request where 4.0 would do (112 excess sectors)"
         ),
         "{}",
         uncoalesced.message
@@ -1026,14 +1026,15 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
     // The consumer waits; the load it waits for is the one to fix.
     assert!(
         dominant.message.contains("in long_scoreboard")
-            && dominant.message.contains(
-                "at `IADD R3, R2, R2` (pc 3, line 4) waiting for `LDG R2, [R1]` (pc 2, line 3)"
-            ),
+            && dominant
+                .message
+                .contains("of it at `IADD R3, R2, R2` (pc 3) waiting for `LDG R2, [R1]` (pc 2)"),
         "{}",
         dominant.message
     );
-    // Per PC in the JSON too.
+    // Per PC in the JSON too (the header has the string's lines, but names no file).
     assert_eq!(l.source[2].memory.global_requests, 64 * 2 / 32);
+    assert_eq!((l.asm_file.as_deref(), l.source[2].asm_line), (None, None));
     assert_eq!(l.source[2].memory.global_sectors, 32 * 4);
     // OPT hints come before INF ones.
     let first_inf = l.hints.iter().position(|h| h.severity.label() == "INF");
@@ -1059,7 +1060,7 @@ fn bank_conflict_hints_name_the_conflicting_instruction() {
     assert_eq!(l.memory.shared_bank_conflicts, 31, "{:?}", l.memory);
     let conflicts = hint_text(&a, "shared_bank_conflicts");
     assert!(
-        conflicts.contains("`STS [R1], R2` (pc 2, line 4) needs 31.00 extra passes per request")
+        conflicts.contains("`STS [R1], R2` (pc 2) needs 31.00 extra passes per request")
             && !conflicts.contains("LDS"),
         "{conflicts}"
     );

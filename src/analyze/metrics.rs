@@ -232,8 +232,9 @@ pub struct SourceLine {
     /// The CUDA source line it was compiled from (replays of traces recorded with lineinfo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cuda_line: Option<u32>,
-    /// The line of the assembly text it was assembled from (a kernel written in native or
-    /// tiny-gpu assembly); the file is the launch's [`LaunchAnalysis::asm_file`].
+    /// The line of the assembly file it was assembled from (a kernel written in native or
+    /// tiny-gpu assembly), when the trace names the file: the launch's
+    /// [`LaunchAnalysis::asm_file`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asm_line: Option<u32>,
     /// Warp instructions issued at this PC.
@@ -405,21 +406,17 @@ pub struct LaunchAnalysis {
 }
 
 impl LaunchAnalysis {
-    /// Where in the assembly text the instruction of `s` was written, as a compiler names a
-    /// place: the file's own name and the line (`vecadd.sasm:12`; `line 12` when the trace
-    /// names no file); `None` without a line (a replay, a hex kernel).
+    /// Where in the assembly file the instruction of `s` was written, as a compiler names a
+    /// place: the file's own name and the line (`vecadd.sasm:12`); `None` without one (a
+    /// replay, a hex kernel, a trace that names no file).
     pub fn asm_location(&self, s: &SourceLine) -> Option<String> {
         let line = s.asm_line?;
-        let file = self.asm_file.as_deref().map(|f| {
-            // (The base name: the hints are sentences, and the directory is in the JSON.)
-            std::path::Path::new(f)
-                .file_name()
-                .map_or_else(|| f.to_string(), |n| n.to_string_lossy().into_owned())
-        });
-        Some(match file {
-            Some(f) => format!("{f}:{line}"),
-            None => format!("line {line}"),
-        })
+        let file = self.asm_file.as_deref()?;
+        // (The base name: the hints are sentences, and the whole path is in the JSON.)
+        let name = std::path::Path::new(file)
+            .file_name()
+            .map_or_else(|| file.into(), |n| n.to_string_lossy());
+        Some(format!("{name}:{line}"))
     }
 }
 
@@ -1573,7 +1570,13 @@ fn finish_launch(
                 text: h.listing.get(pc).cloned().unwrap_or_default(),
                 // (Line 0: the compiler gave the instruction none.)
                 cuda_line: h.source_lines.get(pc).copied().filter(|&l| l > 0),
-                asm_line: h.asm_lines.get(pc).copied().filter(|&l| l > 0),
+                // (Lines of no named file — a program assembled from a string and recorded
+                // through the library — would point nowhere a reader can look.)
+                asm_line: h
+                    .asm_lines
+                    .get(pc)
+                    .copied()
+                    .filter(|&l| l > 0 && !h.asm_file.is_empty()),
                 executions: p.executions,
                 thread_executions: p.threads,
                 total_warp_cycles: warp_cycles.values().sum(),
