@@ -1,6 +1,7 @@
 //! Launch files: the JSON that says which kernel to run, how, on what data, and what the result
 //! must be. The simulator knows nothing about files; this module turns a launch file into
-//! [`KernelLaunch`]es, an initialised [`GlobalMemory`] and a list of expectations.
+//! [`KernelLaunch`]es, an initialised [`GlobalMemory`] and a list of expectations, and when it
+//! records them names each kernel's file in the trace header (the simulator records the lines).
 //!
 //! # Format
 //!
@@ -71,7 +72,9 @@ use crate::sim::gpu::{self, SimError, SimOptions, SimReport};
 use crate::sim::memory::global::DEFAULT_LIMIT_BYTES;
 use crate::sim::memory::GlobalMemory;
 use crate::sim::observer::Observer;
+use crate::sim::stream::NoReplay;
 use crate::sim::{Dim3, KernelLaunch};
+use crate::trace::{self, RecordOutcome, TraceError, TraceFormat, TraceHeader};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -1488,6 +1491,49 @@ impl LaunchFile {
     /// The kernel launches, in launch order.
     pub fn kernel_launches(&self) -> Vec<KernelLaunch> {
         self.launches.iter().map(|l| l.launch.clone()).collect()
+    }
+
+    /// Each launch's kernel file as the header names it (`kernels/vecadd.sasm`: the launch
+    /// file's directory joined with its `kernel`, or the path given on the command line),
+    /// empty for tiny-gpu hex, which has no text lines to point into.
+    pub fn asm_files(&self) -> Vec<String> {
+        self.launches
+            .iter()
+            .map(|l| match l.dialect {
+                Dialect::Native | Dialect::Tinygpu => display(&l.kernel_path),
+                Dialect::TinygpuHex => String::new(),
+            })
+            .collect()
+    }
+
+    /// Records every launch on the timing simulator into a trace at `path`, as
+    /// [`trace::record`] does, starting from [`initial_memory`](Self::initial_memory), with
+    /// the header naming each kernel's assembly file beside its lines; returns the outcome
+    /// and the memory the run left.
+    pub fn record(
+        &self,
+        config: &GpuConfig,
+        options: SimOptions,
+        path: &Path,
+        format: TraceFormat,
+        verbosity: u8,
+    ) -> Result<(RecordOutcome, GlobalMemory), TraceError> {
+        let launches = self.kernel_launches();
+        let prepared = gpu::prepare(config, &launches)?;
+        let mut header = TraceHeader::new(config, &prepared, 0, verbosity);
+        header.name_asm_files(&self.asm_files());
+        let mut memory = self.initial_memory();
+        let outcome = trace::recorder::record_with_source(
+            config,
+            &launches,
+            &mut memory,
+            options,
+            path,
+            format,
+            &header,
+            &mut NoReplay,
+        )?;
+        Ok((outcome, memory))
     }
 
     /// Runs every launch on the timing simulator (streams as the launches say), starting from

@@ -6,7 +6,7 @@ use crate::launchfile::{CheckReport, LaunchFile};
 use crate::replay::{self, ReplayInput};
 use crate::sim::config::GpuConfig;
 use crate::sim::gpu::SimOptions;
-use crate::trace::{record, RecordOutcome, TraceFormat};
+use crate::trace::{RecordOutcome, TraceFormat};
 use std::path::Path;
 
 pub enum Workload {
@@ -41,17 +41,7 @@ impl Workload {
     ) -> Result<Recorded, WorkloadError> {
         match self {
             Workload::Launch(file) => {
-                let mut memory = file.initial_memory();
-                let launches = file.kernel_launches();
-                let outcome = record(
-                    config,
-                    &launches,
-                    &mut memory,
-                    options,
-                    path,
-                    format,
-                    verbosity,
-                )?;
+                let (outcome, memory) = file.record(config, options, path, format, verbosity)?;
                 let checks = (!file.expect.is_empty() && outcome.fault.is_none())
                     .then(|| file.check(&memory));
                 Ok(Recorded { outcome, checks })

@@ -1029,7 +1029,8 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         "{}",
         uncoalesced.message
     );
-    // The hint names the instruction to fix, not only the kernel's average.
+    // The hint names the instruction to fix, not only the kernel's average (by PC alone:
+    // assembled from a string, it has no file to name a line of).
     assert!(
         uncoalesced.message.contains(
             "`LDG R2, [R1]` (pc 2) touches 32.0 sectors per request where 4.0 would do (112 excess sectors)"
@@ -1048,8 +1049,9 @@ fn hints_name_the_dominant_stall_and_uncoalesced_access() {
         "{}",
         dominant.message
     );
-    // Per PC in the JSON too.
+    // Per PC in the JSON too (the header has the string's lines, but names no file).
     assert_eq!(l.source[2].memory.global_requests, 64 * 2 / 32);
+    assert_eq!((l.asm_file.as_deref(), l.source[2].asm_line), (None, None));
     assert_eq!(l.source[2].memory.global_sectors, 32 * 4);
     // OPT hints come before INF ones.
     let first_inf = l.hints.iter().position(|h| h.severity.label() == "INF");
@@ -1556,4 +1558,135 @@ fn the_csv_carries_every_number_of_the_json() {
         }
     }
     assert!(checked > 60, "{checked} numbers");
+}
+
+/// A kernel whose load is strided by 128 bytes (every request touches 32 sectors), written in
+/// a file of its own with a launch file beside it, recorded as `record` records it.
+fn strided_kernel_analysis(dir_name: &str) -> Analysis {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir_name);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Line numbers matter here: LDG is on line 9, its consumer STG on line 12.
+    let kernel = "// strided: thread i loads a[32 i]\n\
+                  .kernel strided\n\
+                  .param a\n\
+                  .param c\n\
+                  \n    IMAD R0, %ctaid.x, %ntid.x, %tid.x\n\
+                  \x20   SHL R1, R0, 7\n\
+                  \x20   IADD R2, R1, %param.a\n\
+                  \x20   LDG R3, [R2]\n\
+                  \x20   SHL R4, R0, 2\n\
+                  \x20   IADD R5, R4, %param.c\n\
+                  \x20   STG [R5], R3\n\
+                  \x20   EXIT\n";
+    std::fs::write(dir.join("strided.sasm"), kernel).unwrap();
+    std::fs::write(
+        dir.join("strided.json"),
+        r#"{"kernel": "strided.sasm", "grid": 4, "block": 128,
+            "params": {"a": "0x100000", "c": "0x10000"}}"#,
+    )
+    .unwrap();
+    let file = LaunchFile::load(&dir.join("strided.json")).unwrap();
+    let config = GpuConfig::preset("small").unwrap();
+    let path = trace_path(dir_name);
+    let (outcome, _) = file
+        .record(
+            &config,
+            SimOptions::default(),
+            &path,
+            TraceFormat::Binary,
+            2,
+        )
+        .unwrap();
+    assert!(outcome.fault.is_none());
+    analyze(&path)
+}
+
+#[test]
+fn hints_name_the_assembly_file_and_line_of_an_instruction() {
+    let a = strided_kernel_analysis("strided-sasm");
+    let l = &a.launches[0];
+    assert!(l.asm_file.as_deref().unwrap().ends_with("strided.sasm"));
+    let ldg = &l.source[3];
+    assert!(ldg.text.ends_with("LDG R3, [R2]"), "{}", ldg.text);
+    assert_eq!(ldg.asm_line, Some(9));
+    assert_eq!(l.source[6].asm_line, Some(12));
+    let lines: Vec<_> = l.source.iter().map(|s| s.asm_line).collect();
+    assert_eq!(lines, (6..=13).map(Some).collect::<Vec<_>>());
+    // The file's own name, not its directory: the hints are sentences.
+    let uncoalesced = hint_text(&a, "uncoalesced_global");
+    assert!(
+        uncoalesced.contains("`LDG R3, [R2]` (pc 3, strided.sasm:9) touches 32.0 sectors"),
+        "{uncoalesced}"
+    );
+    let stall = hint_text(&a, "dominant_stall");
+    assert!(
+        stall.contains("(pc 6, strided.sasm:12) waiting for `LDG R3, [R2]` (pc 3, strided.sasm:9)"),
+        "{stall}"
+    );
+    // The JSON has the line per instruction and the file per launch.
+    let json: serde_json::Value = serde_json::from_str(&to_json(&a)).unwrap();
+    assert_eq!(json["launches"][0]["source"][3]["asm_line"], 9);
+    assert!(json["launches"][0]["asm_file"]
+        .as_str()
+        .unwrap()
+        .ends_with("strided.sasm"));
+    // The text's instruction tables have a line column, the section the file.
+    let text = render_text(&a);
+    assert!(text.contains("Section: Source Hotspots\n  ---"), "{text}");
+    assert!(text.contains("\n    file: "), "{text}");
+    assert!(
+        text.contains("strided.sasm\n       pc  line instruction"),
+        "{text}"
+    );
+    assert!(text.contains("   pc  line instruction"), "{text}");
+    let row = text
+        .lines()
+        .find(|r| r.contains("LDG R3, [R2]") && !r.contains("OPT"))
+        .unwrap();
+    assert!(
+        row.trim_start().starts_with("3     9 LDG R3, [R2]"),
+        "{row}"
+    );
+}
+
+#[test]
+fn a_kernel_without_lines_names_none() {
+    // A replayed or hex kernel, or a trace recorded before the lines: pc alone, as before.
+    let config = GpuConfig::preset("small").unwrap();
+    let file = LaunchFile::load(&kernels_dir().join("vecadd_tiny_hex.json")).unwrap();
+    let path = trace_path("vecadd-tiny-hex-lines");
+    file.record(
+        &config,
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        1,
+    )
+    .unwrap();
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    assert_eq!(l.asm_file, None);
+    assert!(l.source.iter().all(|s| s.asm_line.is_none()));
+    let json = to_json(&a);
+    assert!(!json.contains("asm_line") && !json.contains("asm_file"));
+    let text = render_text(&a);
+    assert!(!text.contains("    file: "), "{text}");
+    assert!(!text.contains("  line instruction"), "{text}");
+    // The same kernel as tiny-gpu text has them.
+    let file = LaunchFile::load(&kernels_dir().join("vecadd_tiny.json")).unwrap();
+    let path = trace_path("vecadd-tiny-text-lines");
+    file.record(
+        &config,
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        1,
+    )
+    .unwrap();
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    assert!(l.asm_file.as_deref().unwrap().ends_with("vecadd_tiny.tgpu"));
+    assert_eq!(l.source[0].asm_line, Some(9));
+    assert_eq!(l.source[12].asm_line, Some(27));
+    assert!(render_text(&a).contains("vecadd_tiny.tgpu\n"));
 }

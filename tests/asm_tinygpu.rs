@@ -60,9 +60,28 @@ fn hint(e: &AsmErrors, i: usize) -> String {
 #[test]
 fn vecadd_hex_and_text_are_equal_programs() {
     let from_hex = hex(&kernel("vecadd_tiny.hex"));
-    let from_text = text(&kernel("vecadd_tiny.tgpu"));
+    let mut from_text = text(&kernel("vecadd_tiny.tgpu"));
     assert_eq!(from_hex.instructions.len(), 13);
+    // Only the text has lines to name.
+    assert!(from_hex.lines.is_empty());
+    assert_eq!(from_text.lines.len(), 13);
+    from_text.lines.clear();
     assert_eq!(from_hex, from_text);
+}
+
+#[test]
+fn text_instructions_keep_their_source_lines() {
+    // vecadd_tiny.tgpu: the comment header, `.threads` and blank lines hold no instruction.
+    let p = text(&kernel("vecadd_tiny.tgpu"));
+    assert_eq!(
+        p.lines,
+        vec![9, 10, 12, 13, 14, 16, 17, 19, 20, 22, 24, 25, 27]
+    );
+    // A label on its own line takes a line; one before an instruction shares it; CRLF ends
+    // one line.
+    let p = text("; c\r\nCONST R0, #1\r\nL:\r\n\r\nM: ADD R0, R0, R0\r\nBRn L\r\nRET");
+    assert_eq!(p.lines, vec![2, 5, 6, 7]);
+    assert_eq!(p.lines.len(), p.instructions.len());
 }
 
 #[test]
@@ -255,6 +274,10 @@ fn disassembly_reassembles_with_the_native_assembler() {
         let listing = p.to_string();
         let again = warpscope::asm::native::assemble(&listing)
             .unwrap_or_else(|e| panic!("{listing}\n{}", e.render("listing")));
+        // (The lines are the listing's, not the source's; hex has none.)
+        let (mut again, mut p) = (again, p);
+        again.lines.clear();
+        p.lines.clear();
         assert_eq!(again, p, "{listing}");
     }
 }

@@ -1693,6 +1693,36 @@ fn header_differences_name_kernel_parameters() {
     assert!(!text.contains("param_names"), "{text}");
 }
 
+#[test]
+fn header_differences_name_the_assembly_file_not_each_line() {
+    // Two kernels from two files: the files differ, and so do their lines — which, like the
+    // listings, the kernel and file already say.
+    let d = dir("asm-files");
+    let (a, b) = (d.join("vecadd.wstrace"), d.join("loop.wstrace"));
+    ok(&ws(&[
+        "record",
+        "kernels/vecadd.json",
+        "-o",
+        a.to_str().unwrap(),
+    ]));
+    ok(&ws(&[
+        "record",
+        "kernels/loop.json",
+        "-o",
+        b.to_str().unwrap(),
+    ]));
+    let text = ok(&ws(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]));
+    let file = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("launches.0.asm_file"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        file.contains("\"kernels/vecadd.sasm\"") && file.contains("\"kernels/loop.sasm\""),
+        "{file}"
+    );
+    assert!(!text.contains("asm_lines"), "{text}");
+}
+
 /// A `--warps` list that cannot matter (the loop's blocks hit the SM's block limit before
 /// its warp slots) gets a note saying why every value took the same cycles.
 #[test]

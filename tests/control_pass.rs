@@ -235,6 +235,17 @@ fn existing_codes_are_overwritten_and_empty_programs_pass() {
 }
 
 #[test]
+fn the_pass_keeps_each_instruction_on_its_source_line() {
+    // It only writes codes: no instruction is added or moved, so the lines still match.
+    let src = "// loads\nLDG R1, [R0]\n\nFADD R2, R1, R1\nSTG [R0], R2\nEXIT\n";
+    let before = program(src);
+    let after = auto_control(&before, &volta());
+    assert_eq!(before.lines, vec![2, 4, 5, 6]);
+    assert_eq!(after.lines, before.lines);
+    assert_eq!(after.instructions.len(), before.instructions.len());
+}
+
+#[test]
 fn uncoded_program_has_hazards_that_the_pass_removes() {
     let p = program("LDG R1, [R2]\nIADD R3, R1, R1\nMOV R1, 0\nEXIT\n");
     assert!(!simulate(&p, &volta(), 3, 100).is_empty());

@@ -731,6 +731,27 @@ fn source_chart_heads_a_replayed_kernel_with_its_demangled_signature() {
     assert!(!c.svg.contains("_Z6reduce"), "a mangled name is left");
 }
 
+#[test]
+fn source_chart_tooltips_name_an_assembled_instructions_line() {
+    // vecadd.sasm, as `record` is given it: each row's hover text says where it was written.
+    let trace = tmp("vecadd-lines.wstrace");
+    let launch = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/vecadd.json");
+    let o = warpscope(&[
+        "record",
+        launch.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = render(ChartKind::Source, &trace, &RenderOptions::default());
+    let tips: Vec<&str> = c.regions.iter().map(|r| r.text.as_str()).collect();
+    assert!(
+        tips.iter()
+            .any(|t| t.starts_with("PC 6: ") && t.contains("LDG R4, [R2] (vecadd.sasm:18)")),
+        "{tips:?}"
+    );
+}
+
 /// `--kernel` narrows the charts that sum a trace's launches to one kernel's, as `analyze
 /// --kernel` picks them; a time chart refuses it and names the kernel's cycles instead.
 #[test]

@@ -194,13 +194,14 @@ fn profile_without_arguments_profiles_the_bundled_example() {
     ] {
         assert!(report.join(f).is_file(), "{f}");
     }
-    // The trace is exactly what `record --verbosity 2` writes.
+    // The trace is exactly what `record --verbosity 2` writes of the copy (whose file the
+    // header names: the lines point into it).
     let again = d.join("again.wstrace");
     ok(&ws_in(
-        &root(),
+        &d,
         &[
             "record",
-            "kernels/reduce.json",
+            "profile-reduce/example/reduce.json",
             "--verbosity",
             "2",
             "-o",
@@ -899,4 +900,63 @@ fn hints_quote_instructions_as_code() {
         quoting,
         "{hints:?}"
     );
+}
+
+/// A kernel whose load is strided by 128 bytes: the LDG on line 9 touches 32 sectors per
+/// request, and the STG on line 12 waits for it.
+const STRIDED_SASM: &str = "// strided: thread i loads a[32 i]\n.kernel strided\n.param a\n\
+.param c\n\n    IMAD R0, %ctaid.x, %ntid.x, %tid.x\n    SHL R1, R0, 7\n    IADD R2, R1, %param.a\n\
+    LDG R3, [R2]\n    SHL R4, R0, 2\n    IADD R5, R4, %param.c\n    STG [R5], R3\n    EXIT\n";
+
+#[test]
+fn an_assembled_kernels_profile_names_its_file_and_lines() {
+    let d = dir("profile-sasm-lines");
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/strided.sasm"), STRIDED_SASM).unwrap();
+    std::fs::write(
+        d.join("src/strided.json"),
+        r#"{"kernel": "strided.sasm", "grid": 4, "block": 128,
+            "params": {"a": "0x100000", "c": "0x10000"}}"#,
+    )
+    .unwrap();
+    let out = ok(&ws_in(&d, &["profile", "src/strided.json", "-o", "prof"]));
+    assert!(
+        out.contains("`LDG R3, [R2]` (pc 3, strided.sasm:9) touches 32.0 sectors per request"),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(d.join("prof/index.html")).unwrap();
+    assert!(
+        html.contains("<th>pc</th><th>line</th><th>instruction</th>"),
+        "no line column"
+    );
+    assert!(html.contains("<td>3</td><td>9</td>"), "LDG's row");
+    assert!(html.contains("of <code>src/strided.sasm</code>"));
+    assert!(html.contains("strided.sasm:9"));
+
+    // From the command line the file is named as given there.
+    let trace = d.join("cl.wstrace");
+    ok(&ws_in(
+        &d,
+        &[
+            "record",
+            "src/strided.sasm",
+            "--grid",
+            "4",
+            "--block",
+            "128",
+            "--param",
+            "a=0x100000",
+            "--param",
+            "c=0x10000",
+            "-o",
+            trace.to_str().unwrap(),
+        ],
+    ));
+    let json: Value = serde_json::from_str(&ok(&ws_in(
+        &d,
+        &["analyze", trace.to_str().unwrap(), "--format", "json"],
+    )))
+    .unwrap();
+    assert_eq!(json["launches"][0]["asm_file"], "src/strided.sasm");
+    assert_eq!(json["launches"][0]["source"][6]["asm_line"], 12);
 }

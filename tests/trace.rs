@@ -851,6 +851,99 @@ fn header_holds_config_launches_and_listing() {
     assert_eq!(h.verbosity, 1);
 }
 
+/// The trace header of `launch_file` (in kernels/) recorded on `small` in `format`.
+fn recorded_header(launch_file: &str, format: TraceFormat) -> TraceHeader {
+    let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let file = warpscope::launchfile::LaunchFile::load(&kernels.join(launch_file)).unwrap();
+    let cfg = GpuConfig::preset("small").unwrap();
+    let path = tmp(&format!("{launch_file}.{}", format.name()));
+    let (outcome, _) = file
+        .record(&cfg, SimOptions::default(), &path, format, 0)
+        .unwrap();
+    assert!(outcome.fault.is_none());
+    TraceReader::open(&path).unwrap().header().clone()
+}
+
+#[test]
+fn header_names_the_assembly_file_and_lines_in_every_format() {
+    let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    for format in [
+        TraceFormat::Binary,
+        TraceFormat::Compact,
+        TraceFormat::Grouped,
+        TraceFormat::Jsonl,
+    ] {
+        let h = recorded_header("vecadd.json", format);
+        let l = &h.launches[0];
+        // The launch file's directory joined with its `kernel`, as the CLI is given it.
+        let want = kernels.join("vecadd.sasm").display().to_string();
+        assert_eq!(l.asm_file, want, "{format:?}");
+        // vecadd.sasm: four comment lines, `.kernel`, `.regs`, four `.param`s and a blank
+        // line come before the first instruction.
+        assert_eq!(l.asm_lines.len(), l.listing.len());
+        assert_eq!(l.asm_lines[..3], [12, 13, 14], "{format:?}");
+        assert_eq!(*l.asm_lines.last().unwrap(), 23);
+        // The format versions stay what they were: the fields are optional JSON.
+        let version = match format {
+            TraceFormat::Compact => COMPACT_VERSION,
+            TraceFormat::Grouped => binary::GROUPED_VERSION,
+            _ => DEFAULT_VERSION,
+        };
+        assert_eq!(h.version, version, "{format:?}");
+        // And the header reads back as it was written.
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(serde_json::from_str::<TraceHeader>(&json).unwrap(), h);
+    }
+    // The tiny-gpu text dialect names its lines too; its hex form has none to name.
+    let text = recorded_header("vecadd_tiny.json", TraceFormat::Binary);
+    assert!(text.launches[0].asm_file.ends_with("vecadd_tiny.tgpu"));
+    assert_eq!(text.launches[0].asm_lines[..2], [9, 10]);
+    let hex = recorded_header("vecadd_tiny_hex.json", TraceFormat::Binary);
+    assert_eq!(hex.launches[0].asm_file, "");
+    assert!(hex.launches[0].asm_lines.is_empty());
+    let json = serde_json::to_string(&hex).unwrap();
+    assert!(!json.contains("asm_file") && !json.contains("asm_lines"));
+}
+
+#[test]
+fn a_header_without_assembly_lines_reads_as_before() {
+    // The samples of versions 1 to 6 were written before the fields existed.
+    for old in [V1, V4, V6] {
+        let r = TraceReader::new(Cursor::new(old)).unwrap();
+        for l in &r.header().launches {
+            assert_eq!(l.asm_file, "");
+            assert!(l.asm_lines.is_empty());
+        }
+    }
+    // A current header with the keys taken out reads as one recorded without them.
+    let mut h = header();
+    h.launches[0].asm_file = "kernels/vecadd.sasm".into();
+    assert!(!h.launches[0].asm_lines.is_empty());
+    let mut json: serde_json::Value = serde_json::to_value(&h).unwrap();
+    let launch = json["launches"][0].as_object_mut().unwrap();
+    assert!(launch.remove("asm_file").is_some());
+    assert!(launch.remove("asm_lines").is_some());
+    let bytes = {
+        let mut w = TraceWriter::with_raw_header(
+            Vec::new(),
+            TraceFormat::Binary,
+            &serde_json::to_string(&json).unwrap(),
+        )
+        .unwrap();
+        w.write(&Event::KernelLaunch {
+            cycle: 0,
+            launch: 0,
+        })
+        .unwrap();
+        w.finish(true).unwrap()
+    };
+    let r = TraceReader::new(Cursor::new(bytes)).unwrap();
+    let read = &r.header().launches[0];
+    assert_eq!(read.asm_file, "");
+    assert!(read.asm_lines.is_empty());
+    assert_eq!(read.listing, h.launches[0].listing);
+}
+
 #[test]
 fn vecadd_trace_size() {
     let cfg = GpuConfig::preset("volta").unwrap();

@@ -232,6 +232,11 @@ pub struct SourceLine {
     /// The CUDA source line it was compiled from (replays of traces recorded with lineinfo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cuda_line: Option<u32>,
+    /// The line of the assembly file it was assembled from (a kernel written in native or
+    /// tiny-gpu assembly), when the trace names the file: the launch's
+    /// [`LaunchAnalysis::asm_file`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asm_line: Option<u32>,
     /// Warp instructions issued at this PC.
     pub executions: u64,
     /// Threads that executed it — active and not predicated off, the lanes its issue events
@@ -343,6 +348,11 @@ pub struct LaunchAnalysis {
     /// The name demangled, with parameters ([`crate::kernel_name::signature`]); `name` when
     /// it is not a mangled symbol.
     pub signature: String,
+    /// The assembly file the kernel was assembled from, as the trace header names it
+    /// (`kernels/vecadd.sasm`), when the header names one; its lines are the source lines'
+    /// `asm_line`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asm_file: Option<String>,
     pub start_cycle: u64,
     pub end_cycle: u64,
     /// `end_cycle − start_cycle`.
@@ -393,6 +403,21 @@ pub struct LaunchAnalysis {
     pub first_hazards: Vec<HazardSample>,
     /// Nsight-style rule results, most important first.
     pub hints: Vec<super::rules::Hint>,
+}
+
+impl LaunchAnalysis {
+    /// Where in the assembly file the instruction of `s` was written, as a compiler names a
+    /// place: the file's own name and the line (`vecadd.sasm:12`); `None` without one (a
+    /// replay, a hex kernel, a trace that names no file).
+    pub fn asm_location(&self, s: &SourceLine) -> Option<String> {
+        let line = s.asm_line?;
+        let file = self.asm_file.as_deref()?;
+        // (The base name: the hints are sentences, and the whole path is in the JSON.)
+        let name = std::path::Path::new(file)
+            .file_name()
+            .map_or_else(|| file.into(), |n| n.to_string_lossy());
+        Some(format!("{name}:{line}"))
+    }
 }
 
 /// How many distinct hazards a launch keeps to name.
@@ -1545,6 +1570,13 @@ fn finish_launch(
                 text: h.listing.get(pc).cloned().unwrap_or_default(),
                 // (Line 0: the compiler gave the instruction none.)
                 cuda_line: h.source_lines.get(pc).copied().filter(|&l| l > 0),
+                // (Lines of no named file — a program assembled from a string and recorded
+                // through the library — would point nowhere a reader can look.)
+                asm_line: h
+                    .asm_lines
+                    .get(pc)
+                    .copied()
+                    .filter(|&l| l > 0 && !h.asm_file.is_empty()),
                 executions: p.executions,
                 thread_executions: p.threads,
                 total_warp_cycles: warp_cycles.values().sum(),
@@ -1567,6 +1599,7 @@ fn finish_launch(
         index,
         name: h.kernel.clone(),
         signature: crate::kernel_name::signature(&h.kernel).into_owned(),
+        asm_file: (!h.asm_file.is_empty()).then(|| h.asm_file.clone()),
         start_cycle: start,
         end_cycle: end,
         cycles,

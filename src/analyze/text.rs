@@ -1,14 +1,15 @@
 //! Plain-text report in the shape of Nsight Compute's details page: per launch, Launch
 //! Statistics, Occupancy, Scheduler Statistics, Warp State Statistics (sorted, with each
-//! state's share), Issue Slots, Memory, Dispatch, the source hotspots (waiting instruction,
-//! producer and, for replays recorded with lineinfo, CUDA source line) and the rule hints.
+//! state's share), Issue Slots, Memory, Dispatch, the source hotspots (waiting instruction —
+//! with its line, for a kernel assembled from text —, producer and, for replays recorded with
+//! lineinfo, CUDA source line) and the rule hints.
 //! Section titles and row labels come from [`super::flat`]'s table, which `compare` reads too.
 
 use super::flat::{
     global_table, label, section_title, GLOBAL_COLUMN, SM_BLOCKS, SM_BUSY, SM_COLUMN, STATE_CYCLES,
     STATE_PER_ISSUE, STORES_HAVE_NO_HITS,
 };
-use super::{Analysis, LaunchAnalysis};
+use super::{Analysis, LaunchAnalysis, SourceLine};
 use crate::isa::without_control_code;
 use crate::isa::{is_replayed, REPLAYED_OPERANDS};
 use std::fmt::Write;
@@ -207,6 +208,10 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     dispatch(out, l);
 
     section(out, "Source Hotspots");
+    // The file the instruction tables' `line` column points into.
+    if let Some(file) = l.asm_file.as_deref().filter(|_| LineColumn::of(l).0) {
+        let _ = writeln!(out, "    file: {file}");
+    }
     if l.warp_states_recorded {
         hotspots(out, l, total);
     } else {
@@ -223,6 +228,32 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     }
 }
 
+/// The assembly-line column of the instruction tables: a `line` column where the kernel was
+/// assembled from text (one instruction per line, so a line is an instruction: no table by
+/// line), nothing otherwise.
+struct LineColumn(bool);
+
+impl LineColumn {
+    fn of(l: &LaunchAnalysis) -> LineColumn {
+        LineColumn(l.source.iter().any(|s| s.asm_line.is_some()))
+    }
+
+    fn head(&self) -> &'static str {
+        match self.0 {
+            true => "  line",
+            false => "",
+        }
+    }
+
+    fn cell(&self, s: &SourceLine) -> String {
+        match (self.0, s.asm_line) {
+            (false, _) => String::new(),
+            (true, Some(n)) => format!(" {n:>5}"),
+            (true, None) => format!(" {:>5}", "-"),
+        }
+    }
+}
+
 /// The instructions with the most warp-cycles.
 fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
     let mut lines: Vec<_> = l
@@ -235,18 +266,25 @@ fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
             .cmp(&a.total_warp_cycles)
             .then(a.pc.cmp(&b.pc))
     });
+    let line = LineColumn::of(l);
     let _ = writeln!(
         out,
-        "    {:>5} {:<32} {:>10} {:>12} {:>7}  top state",
-        "pc", "instruction", "executed", "warp-cycles", "share"
+        "    {:>5}{} {:<32} {:>10} {:>12} {:>7}  top state",
+        "pc",
+        line.head(),
+        "instruction",
+        "executed",
+        "warp-cycles",
+        "share"
     );
     let replayed = lines.iter().any(|s| is_replayed(&s.text));
     for s in lines.into_iter().take(HOTSPOTS) {
         let text = clip(without_control_code(&s.text));
         let _ = writeln!(
             out,
-            "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {}",
+            "    {:>5}{} {:<32} {:>10} {:>12} {:>6.1}%  {}",
             s.pc,
+            line.cell(s),
             text,
             s.executions,
             s.total_warp_cycles,
@@ -263,16 +301,22 @@ fn hotspots(out: &mut String, l: &LaunchAnalysis, total: u64) {
 fn most_executed(out: &mut String, l: &LaunchAnalysis) {
     let mut lines: Vec<_> = l.source.iter().filter(|s| s.executions > 0).collect();
     lines.sort_by(|a, b| b.executions.cmp(&a.executions).then(a.pc.cmp(&b.pc)));
+    let line = LineColumn::of(l);
     let _ = writeln!(
         out,
-        "    {:>5} {:<32} {:>10} {:>7}",
-        "pc", "instruction (most executed)", "executed", "share"
+        "    {:>5}{} {:<32} {:>10} {:>7}",
+        "pc",
+        line.head(),
+        "instruction (most executed)",
+        "executed",
+        "share"
     );
     for s in lines.into_iter().take(HOTSPOTS) {
         let _ = writeln!(
             out,
-            "    {:>5} {:<32} {:>10} {:>6.1}%",
+            "    {:>5}{} {:<32} {:>10} {:>6.1}%",
             s.pc,
+            line.cell(s),
             clip(without_control_code(&s.text)),
             s.executions,
             pct(s.executions, l.warp_instructions),
@@ -391,10 +435,16 @@ fn attributed(out: &mut String, l: &LaunchAnalysis, total: u64) {
     });
     let _ = writeln!(out);
     let _ = writeln!(out, "    stalls attributed to the producing instruction:");
+    let line = LineColumn::of(l);
     let _ = writeln!(
         out,
-        "    {:>5} {:<32} {:>10} {:>12} {:>7}  top state",
-        "pc", "instruction", "", "warp-cycles", "share"
+        "    {:>5}{} {:<32} {:>10} {:>12} {:>7}  top state",
+        "pc",
+        line.head(),
+        "instruction",
+        "",
+        "warp-cycles",
+        "share"
     );
     for s in lines.into_iter().take(HOTSPOTS) {
         let top = s
@@ -404,8 +454,9 @@ fn attributed(out: &mut String, l: &LaunchAnalysis, total: u64) {
             .map_or("-", |(k, _)| k.as_str());
         let _ = writeln!(
             out,
-            "    {:>5} {:<32} {:>10} {:>12} {:>6.1}%  {top}",
+            "    {:>5}{} {:<32} {:>10} {:>12} {:>6.1}%  {top}",
             s.pc,
+            line.cell(s),
             clip(without_control_code(&s.text)),
             "",
             s.total_attributed_warp_cycles,

@@ -10,7 +10,8 @@
 //! Every bad line is reported (the first error of each line), and references that may point
 //! forward — branch labels and `%param.NAME` — are resolved in a second pass. Lexing uses nom;
 //! the parse itself is a small hand-written descent over the line so that every error knows the
-//! column of the token it is about.
+//! column of the token it is about. Each instruction keeps the number of its line
+//! ([`Program::lines`]), so that a profile can point at the line that was written.
 
 use super::diag::{self, AsmErrors, Diagnostic};
 use crate::isa::{
@@ -328,6 +329,8 @@ struct Seen {
 struct Assembler {
     errors: Vec<Diagnostic>,
     instructions: Vec<Instruction>,
+    /// The line of each instruction, beside `instructions`.
+    lines: Vec<u32>,
     labels: Vec<(String, u32)>,
     label_index: HashMap<String, (u32, usize)>,
     params: Vec<String>,
@@ -360,6 +363,8 @@ impl Assembler {
             return;
         }
         let mut pending = Pending::default();
+        // (A text of more than 4·10⁹ lines cannot be held; saturate rather than wrap.)
+        self.lines.push(u32::try_from(line.no).unwrap_or(u32::MAX));
         match self.instruction(line, rest, &mut pending) {
             Ok(inst) => {
                 self.instructions.push(inst);
@@ -829,6 +834,7 @@ impl Assembler {
             shared_bytes: self.shared.map_or(0, |s| s.0),
             params: self.params,
             addressing: self.addressing.map(|a| a.0).unwrap_or_default(),
+            lines: self.lines,
         })
     }
 

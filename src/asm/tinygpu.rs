@@ -36,7 +36,9 @@
 //! seed's `const PROG = [0x50de, ...];` line is accepted verbatim. `//`, `;` and `#` start
 //! comments. Branch targets are named `L<pc>`.
 //!
-//! Every error is collected and reported with its line and column; no input panics.
+//! Every error is collected and reported with its line and column; no input panics. Text keeps
+//! each instruction's line ([`Program::lines`]); hex, whose words are not lines of a program
+//! one writes, keeps none.
 
 use super::diag::{nearest, AsmErrors, Diagnostic};
 use crate::isa::{Addressing, BranchCond, Instruction, Opcode, Operand, Program, Reg, SpecialReg};
@@ -164,7 +166,9 @@ fn lower(t: Tiny) -> Result<Instruction, (String, String)> {
     })
 }
 
-fn finish(instructions: Vec<Instruction>, labels: Vec<(String, u32)>) -> Program {
+/// The program of `instructions`; `lines` is each one's source line (empty for hex, which
+/// has no lines to name).
+fn finish(instructions: Vec<Instruction>, labels: Vec<(String, u32)>, lines: Vec<u32>) -> Program {
     Program {
         name: String::new(),
         regs: Program::regs_used(&instructions),
@@ -173,6 +177,7 @@ fn finish(instructions: Vec<Instruction>, labels: Vec<(String, u32)>) -> Program
         shared_bytes: 0,
         params: vec![],
         addressing: Addressing::Word,
+        lines,
     }
 }
 
@@ -464,7 +469,7 @@ pub fn assemble_hex(source: &str) -> Result<Program, AsmErrors> {
         .into_iter()
         .map(|pc| (format!("L{pc}"), pc))
         .collect();
-    Ok(finish(instructions, labels))
+    Ok(finish(instructions, labels, Vec::new()))
 }
 
 // ───────────────────────────── text front end ─────────────────────────────
@@ -682,6 +687,8 @@ fn expected(want: &str, what: &str, word: &str) -> String {
 struct Pending<'a> {
     mn: Mn,
     off: usize,
+    /// Its 1-based source line.
+    line: u32,
     vals: Vec<Val<'a>>,
 }
 
@@ -693,7 +700,7 @@ pub fn assemble_text(source: &str) -> Result<Program, AsmErrors> {
     let mut defined: HashMap<&str, (u32, usize)> = HashMap::new();
 
     let mut line_start = 0;
-    for raw in source.split_inclusive('\n') {
+    for (line_index, raw) in source.split_inclusive('\n').enumerate() {
         let base = line_start;
         line_start += raw.len();
         let mut line = raw.trim_end_matches(['\n', '\r']);
@@ -852,11 +859,13 @@ pub fn assemble_text(source: &str) -> Result<Program, AsmErrors> {
         pending.push(Pending {
             mn,
             off: mn_off,
+            line: u32::try_from(line_index + 1).unwrap_or(u32::MAX),
             vals: if bad { vec![] } else { vals },
         });
     }
 
     let mut instructions = Vec::with_capacity(pending.len());
+    let mut lines = Vec::with_capacity(pending.len());
     for p in &pending {
         if p.vals.len() != p.mn.kinds().len() {
             continue; // already reported
@@ -922,7 +931,10 @@ pub fn assemble_text(source: &str) -> Result<Program, AsmErrors> {
             }
         };
         match lower(tiny) {
-            Ok(inst) => instructions.push(inst),
+            Ok(inst) => {
+                instructions.push(inst);
+                lines.push(p.line);
+            }
             Err((msg, hint)) => errs.push(p.off, (msg, Some(hint))),
         }
     }
@@ -937,7 +949,7 @@ pub fn assemble_text(source: &str) -> Result<Program, AsmErrors> {
         );
     }
     errs.finish()?;
-    Ok(finish(instructions, labels))
+    Ok(finish(instructions, labels, lines))
 }
 
 fn full_register(word: &str) -> bool {

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpscope::sim::gpu::SimOptions;
-use warpscope::trace::{self, TraceFormat, DEFAULT_VERBOSITY};
+use warpscope::trace::{TraceFormat, DEFAULT_VERBOSITY};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -115,20 +115,11 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         max_cycles: args.max_cycles.unwrap_or(SimOptions::default().max_cycles),
         skip_idle: true,
     };
-    let mut memory = launch_file.initial_memory();
     let launches = launch_file.kernel_launches();
     let blocks = launches.iter().map(|l| l.grid.count()).sum();
     let what = format!("recording {} on {}", launches[0].program.name, config.name);
-    let outcome = super::progress::simulating(blocks, &what, || {
-        trace::record(
-            &config,
-            &launches,
-            &mut memory,
-            options,
-            &output,
-            format,
-            verbosity,
-        )
+    let (outcome, memory) = super::progress::simulating(blocks, &what, || {
+        launch_file.record(&config, options, &output, format, verbosity)
     })
     .map_err(|e| match super::launch_error(&e) {
         // Nothing was recorded: the input does not run on this GPU, as `run` says.

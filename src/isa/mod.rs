@@ -265,6 +265,13 @@ pub struct Program {
     /// Kernel parameter names (`.param`), one 32-bit word each, in order.
     pub params: Vec<String>,
     pub addressing: Addressing,
+    /// The 1-based line of the source text each instruction was assembled from, by PC (one
+    /// per instruction), so that a profile can name the line a student wrote; empty for a
+    /// program that has no text lines (tiny-gpu hex, a replay's stand-in, one built in code).
+    /// Where the program came from, not what it does: the disassembly assembles back to the
+    /// same program with the lines of the listing instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
 }
 
 impl Program {

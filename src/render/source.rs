@@ -312,8 +312,11 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                         "PC {}: {}{}; executed {} times; {stalls}{}{}",
                         s.pc,
                         s.text,
-                        s.cuda_line
-                            .map_or(String::new(), |l| format!(" (CUDA line {l})")),
+                        match (l.asm_location(s), s.cuda_line) {
+                            (Some(at), _) => format!(" ({at})"),
+                            (None, Some(n)) => format!(" (CUDA line {n})"),
+                            (None, None) => String::new(),
+                        },
                         s.executions,
                         if detail.is_empty() { "" } else { ": " },
                         detail.join(", ")

@@ -428,6 +428,8 @@ impl KernelTrace {
             shared_bytes: self.header.shmem,
             params: Vec::new(),
             addressing: Default::default(),
+            // (The CUDA lines are the header's `source_lines`; there is no assembly text.)
+            lines: Vec::new(),
         }
     }
 

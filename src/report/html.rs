@@ -559,14 +559,18 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             .iter()
             .map(|s| (s.total_warp_cycles, s.total_attributed_warp_cycles)),
     );
+    // A kernel assembled from text gets a column with each instruction's line (one
+    // instruction per line: the table by line would say the same again).
+    let asm_lines = l.source.iter().any(|s| s.asm_line.is_some());
     let rows: Vec<Vec<String>> = l
         .source
         .iter()
         .map(|s| {
-            let what = [
-                s.pc.to_string(),
-                format!("<span class=\"code\">{}</span>", esc(&s.text)),
-            ];
+            let line = asm_lines.then(|| s.asm_line.map_or("-".to_string(), |n| n.to_string()));
+            let what = std::iter::once(s.pc.to_string())
+                .chain(line)
+                .chain([format!("<span class=\"code\">{}</span>", esc(&s.text))])
+                .collect();
             counter_row(
                 what,
                 s.executions,
@@ -577,8 +581,23 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             )
         })
         .collect();
-    table(out, &counter_head(["pc", "instruction"]), &rows, 2);
-    out.push_str("<p class=\"meta\">warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: scoreboard stalls of other instructions waiting for its result.</p>");
+    let what: &[&str] = match asm_lines {
+        true => &["pc", "line", "instruction"],
+        false => &["pc", "instruction"],
+    };
+    table(out, &counter_head(what), &rows, what.len());
+    out.push_str("<p class=\"meta\">");
+    if asm_lines {
+        let file = match &l.asm_file {
+            Some(f) => format!(" of <code>{}</code>", esc(f)),
+            None => String::new(),
+        };
+        let _ = write!(
+            out,
+            "line: the line of the assembly text{file} the instruction was assembled from; "
+        );
+    }
+    out.push_str("warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: scoreboard stalls of other instructions waiting for its result.</p>");
     if l.cuda_source.is_empty() {
         return;
     }
@@ -593,7 +612,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
         .iter()
         .map(|c| {
             let pcs: Vec<String> = c.pcs.iter().map(u32::to_string).collect();
-            let what = [c.line.to_string(), pcs.join(" ")];
+            let what = vec![c.line.to_string(), pcs.join(" ")];
             counter_row(
                 what,
                 c.executions,
@@ -604,7 +623,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             )
         })
         .collect();
-    table(out, &counter_head(["line", "pcs"]), &rows, 2);
+    table(out, &counter_head(&["line", "pcs"]), &rows, 2);
     out.push_str("<p class=\"meta\">The instructions above summed by the CUDA source line each was compiled from (the Accel-Sim trace was recorded with lineinfo).</p>");
 }
 
@@ -617,33 +636,22 @@ fn bar_scale(rows: impl Iterator<Item = (u64, u64)>) -> u64 {
         .max(1)
 }
 
-/// The source counters' columns after the two that say what is counted.
-fn counter_head(what: [&'static str; 2]) -> [&'static str; 7] {
-    let [a, b] = what;
-    [
-        a,
-        b,
-        "executed",
-        "warp-cycles",
-        "",
-        "top state",
-        "attributed",
-    ]
+/// The source counters' columns: those that say what is counted, then the figures'.
+fn counter_head<'a>(what: &[&'a str]) -> Vec<&'a str> {
+    let figures = ["executed", "warp-cycles", "", "top state", "attributed"];
+    what.iter().copied().chain(figures).collect()
 }
 
 /// A row of the source counters: what is counted, then its figures, with a bar scaled to `max`.
 fn counter_row(
-    what: [String; 2],
+    mut what: Vec<String>,
     executions: u64,
     warp_cycles: u64,
     top_state: &Option<String>,
     attributed: u64,
     max: u64,
 ) -> Vec<String> {
-    let [a, b] = what;
-    vec![
-        a,
-        b,
+    what.extend([
         executions.to_string(),
         warp_cycles.to_string(),
         format!(
@@ -652,7 +660,8 @@ fn counter_row(
         ),
         esc(top_state.as_deref().unwrap_or("-")),
         attributed.to_string(),
-    ]
+    ]);
+    what
 }
 
 /// The comparison of the report's traces, each with what tells its run from the others'

@@ -159,6 +159,8 @@ pub fn write_trace<W: Write>(
                 param_names: Vec::new(),
                 listing: list.clone(),
                 source_lines: Vec::new(),
+                asm_file: String::new(),
+                asm_lines: Vec::new(),
             })
             .collect(),
         seed: cfg.seed,

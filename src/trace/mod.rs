@@ -163,6 +163,17 @@ pub struct LaunchHeader {
     /// empty otherwise (and then not written).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub source_lines: Vec<u32>,
+    /// The assembly file the kernel was assembled from, as the launch file or command line
+    /// named it (`kernels/vecadd.sasm`); empty when none was given (a replay, a tiny-gpu hex
+    /// kernel, a program recorded through the library), and then not written.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub asm_file: String,
+    /// The line of the assembly text each PC was assembled from ([`Program::lines`]); empty
+    /// for a program without text lines (and then not written).
+    ///
+    /// [`Program::lines`]: crate::isa::Program::lines
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asm_lines: Vec<u32>,
 }
 
 /// Everything the analyzer needs besides the events.
@@ -204,10 +215,28 @@ impl TraceHeader {
                     param_names: p.program.params.clone(),
                     listing: p.program.listing(),
                     source_lines: Vec::new(),
+                    asm_file: String::new(),
+                    // (Lines that do not match the instructions one for one would name
+                    // the wrong line; a program built in code might hold such.)
+                    asm_lines: match p.program.lines.len() == p.program.instructions.len() {
+                        true => p.program.lines.clone(),
+                        false => Vec::new(),
+                    },
                 })
                 .collect(),
             seed,
             verbosity,
+        }
+    }
+
+    /// Names the assembly file of each launch that has source lines: `files[i]` is launch
+    /// `i`'s, as its caller named it (the simulator, which builds the rest of the header,
+    /// knows no files). An empty name, or one past the launches, changes nothing.
+    pub fn name_asm_files(&mut self, files: &[String]) {
+        for (launch, file) in self.launches.iter_mut().zip(files) {
+            if !launch.asm_lines.is_empty() {
+                launch.asm_file = file.clone();
+            }
         }
     }
 
