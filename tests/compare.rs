@@ -1721,6 +1721,26 @@ fn header_differences_name_the_assembly_file_not_each_line() {
         "{file}"
     );
     assert!(!text.contains("asm_lines"), "{text}");
+
+    // Nor each CUDA line of a replay recorded with lineinfo (52 of them here) beside one
+    // without.
+    let (a, b) = (d.join("reduce.wstrace"), d.join("vectoradd.wstrace"));
+    for (trace, out) in [
+        ("tests/data/accelsim/v5-ampere-reduce", &a),
+        ("tests/data/accelsim/vectoradd-100-32", &b),
+    ] {
+        ok(&ws(&[
+            "replay",
+            trace,
+            "--gpu",
+            "volta",
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+    }
+    let text = ok(&ws(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]));
+    assert!(text.contains("launches.0.kernel"), "{text}");
+    assert!(!text.contains("source_lines"), "{text}");
 }
 
 /// A `--warps` list that cannot matter (the loop's blocks hit the SM's block limit before

@@ -247,10 +247,12 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Strin
                 flatten(&join(prefix, k), v, out);
             }
         }
-        // Listings and their assembly lines are long and differ whenever the kernel does,
-        // which the kernel name (and the file, `asm_file`) says.
+        // Listings and their assembly or CUDA lines are long and differ whenever the kernel
+        // does, which the kernel name (and the file, `asm_file`) says.
         serde_json::Value::Array(items)
-            if !prefix.ends_with("listing") && !prefix.ends_with("asm_lines") =>
+            if !["listing", "asm_lines", "source_lines"]
+                .iter()
+                .any(|long| prefix.ends_with(long)) =>
         {
             for (i, v) in items.iter().enumerate() {
                 flatten(&join(prefix, &i.to_string()), v, out);
