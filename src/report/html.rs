@@ -587,14 +587,12 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
     };
     table(out, &counter_head(what), &rows, what.len());
     out.push_str("<p class=\"meta\">");
-    if asm_lines {
-        let file = match &l.asm_file {
-            Some(f) => format!(" of <code>{}</code>", esc(f)),
-            None => String::new(),
-        };
+    // (The analysis gives lines only with their file.)
+    if let (true, Some(file)) = (asm_lines, &l.asm_file) {
         let _ = write!(
             out,
-            "line: the line of the assembly text{file} the instruction was assembled from; "
+            "line: the line of <code>{}</code> the instruction was assembled from; ",
+            esc(file)
         );
     }
     out.push_str("warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: scoreboard stalls of other instructions waiting for its result.</p>");
