@@ -64,6 +64,7 @@ Examples:
   warpscope export reduce.wstrace --perfetto reduce.json
   warpscope replay tests/data/accelsim/vectoradd-100-32 --gpu volta -o vecadd.wstrace
   warpscope asm kernels/vecadd_tiny.tgpu
+  warpscope asm --opcodes --gpu volta                # the instruction set: operands, pipes, latencies
   warpscope config list";
 
 /// warpscope: a cycle-level GPU simulator with an Nsight-style profiler on top.
