@@ -57,7 +57,8 @@ pub enum Emit {
 
 pub fn run(args: AsmArgs) -> Result<ExitCode> {
     let gpu = || load_gpu(args.gpu.as_deref().unwrap_or(DEFAULT_GPU));
-    let Some(file) = args.file.as_deref().filter(|_| !args.opcodes) else {
+    // (clap gives a file or --opcodes, never both.)
+    let Some(file) = args.file.as_deref() else {
         emit(&opcode_table(&gpu()?))?;
         return Ok(ExitCode::SUCCESS);
     };
