@@ -406,17 +406,19 @@ pub struct LaunchAnalysis {
 }
 
 impl LaunchAnalysis {
-    /// Where in the assembly file the instruction of `s` was written, as a compiler names a
-    /// place: the file's own name and the line (`vecadd.sasm:12`); `None` without one (a
-    /// replay, a hex kernel, a trace that names no file).
-    pub fn asm_location(&self, s: &SourceLine) -> Option<String> {
-        let line = s.asm_line?;
-        let file = self.asm_file.as_deref()?;
-        // (The base name: the hints are sentences, and the whole path is in the JSON.)
-        let name = std::path::Path::new(file)
-            .file_name()
-            .map_or_else(|| file.into(), |n| n.to_string_lossy());
-        Some(format!("{name}:{line}"))
+    /// Where the instruction of `s` was written: in the assembly file, as a compiler names a
+    /// place, the file's own name and the line (`vecadd.sasm:12`); in a replay recorded with
+    /// lineinfo, its CUDA line (`CUDA line 42`); `None` without either (a hex kernel, a trace
+    /// that names no file, a replay without lineinfo).
+    pub fn written_at(&self, s: &SourceLine) -> Option<String> {
+        if let (Some(line), Some(file)) = (s.asm_line, self.asm_file.as_deref()) {
+            // (The base name: the hints are sentences, and the whole path is in the JSON.)
+            let name = std::path::Path::new(file)
+                .file_name()
+                .map_or_else(|| file.into(), |n| n.to_string_lossy());
+            return Some(format!("{name}:{line}"));
+        }
+        s.cuda_line.map(|n| format!("CUDA line {n}"))
     }
 }
 
@@ -1663,22 +1665,24 @@ fn finish_launch(
         .pcs
         .iter()
         .map(|p| {
-            let mut waits_on: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
+            let mut pc = super::rules::PcStates {
+                waiting: BTreeMap::new(),
+                waits_on: BTreeMap::new(),
+            };
             for (state, n) in p.states.iter() {
+                let name = Taxonomy::Nsight.classify(state);
                 if let WarpState::Scoreboard { producer_pc, .. }
                 | WarpState::DependencyBarrier { producer_pc, .. } = state
                 {
-                    *waits_on
-                        .entry(Taxonomy::Nsight.classify(state))
+                    *pc.waits_on
+                        .entry(name.clone())
                         .or_default()
                         .entry(producer_pc)
                         .or_default() += n;
                 }
+                *pc.waiting.entry(name).or_default() += n;
             }
-            super::rules::PcStates {
-                waiting: classify_map(p.states.iter(), Taxonomy::Nsight),
-                waits_on,
-            }
+            pc
         })
         .collect();
     let nsight = super::rules::NsightView {

@@ -425,12 +425,9 @@ const SITE_SHARE: f64 = 0.25;
 /// CUDA line 42)".
 fn site(l: &LaunchAnalysis, pc: u32) -> String {
     let source = l.source.get(pc as usize);
-    let asm = source.and_then(|s| l.asm_location(s));
-    let line = match (asm, source.and_then(|s| s.cuda_line)) {
-        (Some(at), _) => format!(", {at}"),
-        (None, Some(n)) => format!(", CUDA line {n}"),
-        (None, None) => String::new(),
-    };
+    let line = source
+        .and_then(|s| l.written_at(s))
+        .map_or(String::new(), |at| format!(", {at}"));
     match source.map(|s| without_control_code(&s.text)) {
         Some(text) if !text.is_empty() => format!("`{text}` (pc {pc}{line})"),
         _ => format!("pc {pc}{line}"),

@@ -312,11 +312,8 @@ pub fn render(t: &Loaded, options: &RenderOptions) -> Result<Chart, RenderError>
                         "PC {}: {}{}; executed {} times; {stalls}{}{}",
                         s.pc,
                         s.text,
-                        match (l.asm_location(s), s.cuda_line) {
-                            (Some(at), _) => format!(" ({at})"),
-                            (None, Some(n)) => format!(" (CUDA line {n})"),
-                            (None, None) => String::new(),
-                        },
+                        l.written_at(s)
+                            .map_or(String::new(), |at| format!(" ({at})")),
                         s.executions,
                         if detail.is_empty() { "" } else { ": " },
                         detail.join(", ")
