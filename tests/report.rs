@@ -182,6 +182,13 @@ fn profile_without_arguments_profiles_the_bundled_example() {
     let out = ok(&ws_in(&d, &["profile"]));
     assert!(out.contains("reduce: 2161 cycles"), "{out}");
     assert!(out.contains("top stalls: long_scoreboard"), "{out}");
+    // The instruction most warp-cycles are charged to, named where it was written.
+    assert!(
+        out.contains(
+            "hottest instruction: `STS [R3], R2` (pc 5, reduce.sasm:18): 44% of warp-cycles, mostly long_scoreboard"
+        ),
+        "{out}"
+    );
     assert!(out.contains("report: profile-reduce/index.html"), "{out}");
     let report = d.join("profile-reduce");
     for f in [
@@ -266,6 +273,12 @@ fn profile_replays_an_accelsim_trace_and_names_its_hottest_cuda_line() {
     );
     assert!(
         out.contains("hottest CUDA line: 7 (62% of warp-cycles, mostly long_scoreboard)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "hottest instruction: `/*0070*/ STS [R0], R4` (pc 7, CUDA line 7): 62% of warp-cycles"
+        ),
         "{out}"
     );
     let report = d.join("profile-v5-ampere-reduce");

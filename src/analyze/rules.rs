@@ -419,11 +419,11 @@ const OFFENDERS: usize = 2;
 /// it: spread thinner (every instruction's latency on the `tiny` core) no site is the one to fix.
 const SITE_SHARE: f64 = 0.25;
 
-/// An instruction as hints name it: its text, PC and where it was written — for a kernel
+/// An instruction as hints (and `profile`'s summary) name it: its text, PC and where it was written — for a kernel
 /// assembled from a file its file and line, for a replay recorded with lineinfo its CUDA
 /// source line: "`LDG R2, [R1]` (pc 2, vecadd.sasm:12)", "`/*0098*/ LDG.E R4, [R4]` (pc 5,
 /// CUDA line 42)".
-fn site(l: &LaunchAnalysis, pc: u32) -> String {
+pub fn site(l: &LaunchAnalysis, pc: u32) -> String {
     let source = l.source.get(pc as usize);
     let line = source
         .and_then(|s| l.written_at(s))

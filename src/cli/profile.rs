@@ -182,6 +182,21 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
                 l.occupancy.theoretical_pct, l.occupancy.limiter
             ),
         };
+        // Every warp-cycle is charged to an instruction, so the hottest one is where the
+        // launch spends most of its time, whatever the kernel was written in.
+        if let Some(s) = l.source.iter().max_by(|a, b| {
+            a.total_warp_cycles
+                .cmp(&b.total_warp_cycles)
+                .then(b.pc.cmp(&a.pc))
+        }) {
+            let _ = writeln!(
+                out,
+                "  hottest instruction: {}: {:.0}% of warp-cycles, mostly {}",
+                warpscope::analyze::rules::site(l, s.pc),
+                s.total_warp_cycles as f64 * 100.0 / total.max(1) as f64,
+                s.top_state.as_deref().unwrap_or("-")
+            );
+        }
         if let Some(c) = l.cuda_source.iter().max_by(|a, b| {
             a.total_warp_cycles
                 .cmp(&b.total_warp_cycles)
