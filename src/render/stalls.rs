@@ -341,13 +341,7 @@ fn by_state(
             }
         }
         if any_bars {
-            // In short where the canvas is too narrow for it (the title says it too).
-            let name = "warp-cycles per issued warp instruction";
-            let name = match width_of(name, TEXT_HEADING) <= width as i32 - 16 {
-                true => name,
-                false => "warp-cycles per issued instruction",
-            };
-            canvas.x_axis(&plot, name, false)?;
+            canvas.x_axis(&plot, AXIS_NAME, false)?;
         }
         canvas.finish()?;
     }
@@ -362,6 +356,10 @@ fn by_state(
         bin_cycles: 1,
     })
 }
+
+/// The x axis's name: Nsight's term, the same at every width, so that two figures of one
+/// paper agree.
+const AXIS_NAME: &str = "warp-cycles per issued instruction";
 
 /// A row's bar, as thick as a legend swatch and a little more.
 const ROW_BAR: i32 = TEXT_LABEL as i32 + 2;
@@ -505,12 +503,7 @@ fn compact(
             palette::INK,
             1,
         )?;
-        let name = "warp-cycles per issued warp instruction";
-        let name = match width_of(name, TEXT_HEADING) <= width as i32 - 16 {
-            true => name,
-            false => "warp-cycles per issued instruction",
-        };
-        canvas.x_axis(&plot, name, false)?;
+        canvas.x_axis(&plot, AXIS_NAME, false)?;
         canvas.legend_below(
             (LEGEND_BELOW_X, plot.bottom + AXIS_H),
             legend_right,
