@@ -1690,3 +1690,62 @@ fn a_kernel_without_lines_names_none() {
     assert_eq!(l.source[12].asm_line, Some(27));
     assert!(render_text(&a).contains("vecadd_tiny.tgpu\n"));
 }
+
+#[test]
+fn a_faulting_warps_last_wait_is_charged_to_the_instruction_that_faulted() {
+    // Block 1 loads from address 1, misaligned: its warp waits for `MOV`'s result, then
+    // faults at the `LDG` without issuing it. Block 0's load is fine.
+    let config = GpuConfig::preset("small").unwrap();
+    let path = trace_path("fault-site");
+    let out = record(
+        &config,
+        &[one_launch("MOV R1, %ctaid.x\nLDG R2, [R1]\nEXIT\n", 2, 32)],
+        &mut GlobalMemory::new(1 << 20),
+        SimOptions::default(),
+        &path,
+        TraceFormat::Binary,
+        2,
+    )
+    .unwrap();
+    let fault = out.fault.expect("block 1 faults");
+    assert_eq!((fault.block, fault.pc), (Some(Dim3::new(1, 0, 0)), Some(1)));
+    let a = analyze(&path);
+    let l = &a.launches[0];
+    assert!(!a.complete);
+    // The faulting warp's cycles after its `MOV` issued, from its state events (cycles until
+    // the fault); block 0's warp issues the `LDG` and charges its own wait there too.
+    let events: Vec<Event> = TraceReader::open(&path)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let issued = |block_sm: u32, pc: u32| {
+        events.iter().find_map(|e| match *e {
+            Event::Issue {
+                cycle, warp, pc: p, ..
+            } if warp.sm == block_sm && p == pc => Some(cycle),
+            _ => None,
+        })
+    };
+    let fault_cycle = events
+        .iter()
+        .find_map(|e| matches!(e, Event::Fault { .. }).then(|| e.cycle()))
+        .unwrap();
+    // Blocks go to SMs in order: block 0 to SM 0, block 1 to SM 1.
+    let faulting_wait = fault_cycle - (issued(1, 0).unwrap() + 1);
+    let other_wait = issued(0, 1).unwrap() - (issued(0, 0).unwrap() + 1);
+    assert!(faulting_wait > 0);
+    assert_eq!(issued(1, 1), None, "the faulting load never issues");
+    assert_eq!(
+        l.source[1].total_warp_cycles,
+        faulting_wait + other_wait + 1,
+        "{:?}",
+        l.source[1]
+    );
+    // And both waits are for `MOV`'s result: attributed to it as the producer.
+    assert_eq!(
+        l.source[0].total_attributed_warp_cycles,
+        faulting_wait + other_wait
+    );
+    let by_pc: u64 = l.source.iter().map(|s| s.total_warp_cycles).sum();
+    assert_eq!(by_pc, l.warp_states.values().sum::<u64>());
+}

@@ -686,10 +686,15 @@ enum What {
     BlockComplete {
         launch: u32,
     },
+    // Narrow fields keep a step in 32 bytes. A count or index past them saturates: no
+    // configuration has that many schedulers, and past it only fault matching is affected.
     WarpLaunch {
         launch: u32,
-        scheduler: u32,
-        lanes: u32,
+        scheduler: u16,
+        lanes: u8,
+        /// The block's linear index and the warp's in it: what a fault names the warp by.
+        block: u32,
+        warp_in_block: u16,
     },
     WarpExit,
     State(WarpState),
@@ -736,8 +741,10 @@ impl Step {
                 warp,
                 What::WarpLaunch {
                     launch: info.launch,
-                    scheduler: info.scheduler,
-                    lanes: info.lanes.count_ones(),
+                    scheduler: u16::try_from(info.scheduler).unwrap_or(u16::MAX),
+                    lanes: info.lanes.count_ones() as u8,
+                    block: info.block,
+                    warp_in_block: u16::try_from(info.warp_in_block).unwrap_or(u16::MAX),
                 },
             ),
             Event::WarpExit { cycle, warp } => (cycle, warp, What::WarpExit),
@@ -810,8 +817,8 @@ pub(crate) struct Steps {
     /// The cycle of the latest event pushed without a step: the accumulator takes a step's
     /// own, so a step costs the decode thread no comparison.
     last_cycle: u64,
-    /// The fault that stopped the run, in words with its cycle, if the batch holds it.
-    fault: Option<String>,
+    /// The fault that stopped the run, if the batch holds it.
+    fault: Option<SeenFault>,
 }
 
 impl Steps {
@@ -834,12 +841,52 @@ impl Steps {
     }
 }
 
-/// A fault event in words, as reports show it.
-fn fault_text(event: &Event) -> Option<String> {
-    match event {
-        Event::Fault { cycle, fault } => Some(format!("fault at cycle {cycle}: {fault}")),
+/// Whether the fault at `site` stopped warp `w`.
+fn stopped_by(site: &FaultSite, header: &TraceHeader, w: &WarpTrack) -> bool {
+    let Some(launch) = header.launches.get(w.launch) else {
+        return false;
+    };
+    let (g, c) = (launch.grid, site.ctaid);
+    let block = c.x as u64 + g.x as u64 * (c.y as u64 + g.y as u64 * c.z as u64);
+    launch.kernel == site.kernel && block == w.block as u64 && site.warp_in_block == w.warp_in_block
+}
+
+/// The fault that stopped the run, as the accumulator keeps it.
+#[derive(Debug, Clone)]
+struct SeenFault {
+    /// In words with its cycle, as reports show it.
+    text: String,
+    /// The warp it stopped, when the fault names one and the instruction it stopped at.
+    site: Option<FaultSite>,
+}
+
+/// Where a fault stopped a warp: the warp never issues that instruction, so the cycles it
+/// spent waiting to are charged to it by this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FaultSite {
+    kernel: String,
+    ctaid: Dim3,
+    warp_in_block: u32,
+    pc: u32,
+}
+
+fn seen_fault(event: &Event) -> Option<SeenFault> {
+    let Event::Fault { cycle, fault } = event else {
+        return None;
+    };
+    let site = match (fault.block, fault.warp, fault.pc) {
+        (Some(ctaid), Some(warp_in_block), Some(pc)) => Some(FaultSite {
+            kernel: fault.kernel.clone(),
+            ctaid,
+            warp_in_block,
+            pc,
+        }),
         _ => None,
-    }
+    };
+    Some(SeenFault {
+        text: format!("fault at cycle {cycle}: {fault}"),
+        site,
+    })
 }
 
 impl EventSink for Steps {
@@ -854,8 +901,8 @@ impl EventSink for Steps {
             None => {
                 self.others += 1;
                 self.last_cycle = self.last_cycle.max(event.cycle());
-                if let Some(text) = fault_text(&event) {
-                    self.fault = Some(text);
+                if let Some(fault) = seen_fault(&event) {
+                    self.fault = Some(fault);
                 }
             }
         }
@@ -896,6 +943,9 @@ struct WarpTrack {
     last_active: u32,
     /// The lanes it was launched with.
     lanes: u32,
+    /// Its block's linear index and its own index in the block.
+    block: u32,
+    warp_in_block: u32,
     /// State-cycles since the last issue, waiting for the PC of the next one.
     pending: Vec<(WarpState, u64)>,
 }
@@ -916,8 +966,8 @@ pub struct Accumulator {
     /// size `warps` at hundreds of gigabytes.
     num_sms: usize,
     last_cycle: u64,
-    /// The fault that stopped the run (see [`fault_text`]).
-    fault: Option<String>,
+    /// The fault that stopped the run.
+    fault: Option<SeenFault>,
 }
 
 impl Accumulator {
@@ -1041,8 +1091,8 @@ impl Accumulator {
         match Step::of(event) {
             Some(step) => self.step(&step),
             None => {
-                if let Some(text) = fault_text(event) {
-                    self.fault = Some(text);
+                if let Some(fault) = seen_fault(event) {
+                    self.fault = Some(fault);
                 }
             }
         }
@@ -1054,14 +1104,14 @@ impl Accumulator {
             self.step(step);
         }
         self.last_cycle = self.last_cycle.max(batch.last_cycle);
-        if let Some(text) = &batch.fault {
-            self.fault = Some(text.clone());
+        if let Some(fault) = &batch.fault {
+            self.fault = Some(fault.clone());
         }
     }
 
     /// The fault that stopped the run, in words with its cycle, if the trace has one.
     pub fn fault(&self) -> Option<&str> {
-        self.fault.as_deref()
+        self.fault.as_ref().map(|f| f.text.as_str())
     }
 
     // Inlined into the batch loop: called per step, saving and restoring registers was a
@@ -1175,6 +1225,8 @@ impl Accumulator {
                 launch,
                 scheduler,
                 lanes,
+                block,
+                warp_in_block,
             } => {
                 let sched =
                     (warp.sm as usize) * (self.schedulers_per_sm as usize) + scheduler as usize;
@@ -1200,7 +1252,9 @@ impl Accumulator {
                     last_pc: None,
                     last_issue_cycle: None,
                     last_active: 0,
-                    lanes,
+                    lanes: lanes.into(),
+                    block,
+                    warp_in_block: warp_in_block.into(),
                     pending: Vec::new(),
                 });
             }
@@ -1250,7 +1304,8 @@ impl Accumulator {
                 let w = self.index(warp).and_then(|i| self.warps.get_mut(i)?.take());
                 if let Some(mut w) = w {
                     if let Some(acc) = self.launches.get_mut(w.launch) {
-                        Self::exit(&mut w, acc, cycle);
+                        let pc = w.last_pc.unwrap_or(0);
+                        Self::exit(&mut w, acc, cycle, pc);
                     }
                 }
             }
@@ -1270,9 +1325,10 @@ impl Accumulator {
         }
     }
 
-    fn exit(w: &mut WarpTrack, acc: &mut LaunchAcc, cycle: u64) {
+    /// The warp leaves at `cycle`; the cycles since its last issue are charged to `pc`.
+    fn exit(w: &mut WarpTrack, acc: &mut LaunchAcc, cycle: u64, pc: u32) {
         Self::close(w, cycle);
-        Self::flush(w, acc, w.last_pc.unwrap_or(0));
+        Self::flush(w, acc, pc);
         acc.resident += cycle.saturating_sub(w.launched);
         let was = w.state.is_some_and(|s| s.is_eligible());
         Self::set_eligible(acc, w.sched, cycle, was, false);
@@ -1286,11 +1342,18 @@ impl Accumulator {
     pub fn finish(mut self, header: &TraceHeader, taxonomy: Taxonomy) -> Vec<LaunchAnalysis> {
         let last = self.last_cycle;
         let warps: Vec<_> = self.warps.drain(..).flatten().collect();
+        let site = self.fault.as_ref().and_then(|f| f.site.as_ref());
         for mut w in warps {
             if let Some(acc) = self.launches.get_mut(w.launch) {
                 let end = acc.end.unwrap_or(last);
                 let end = end.max(w.launched);
-                Self::exit(&mut w, acc, end);
+                // A warp the run stopped in waits for an instruction it never issued: the
+                // fault names it for the warp it stopped. Any other's is not in the trace, and
+                // its wait stays with the instruction it issued last.
+                let stopped_at = site
+                    .filter(|s| stopped_by(s, header, &w))
+                    .map_or(w.last_pc.unwrap_or(0), |s| s.pc);
+                Self::exit(&mut w, acc, end, stopped_at);
             }
         }
         let gpu = GpuShape {
