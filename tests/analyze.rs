@@ -615,7 +615,8 @@ fn memory_section_counts_requests_sectors_and_levels() {
     assert_eq!(m.global_requests, 96);
     assert_eq!(m.global_sectors, 31 * 4 * 3 + 3);
     assert!((m.sectors_per_request - 375.0 / 96.0).abs() < 1e-12);
-    assert_eq!(m.l1_hits + m.l2_hits + m.dram_requests, 96);
+    // The launch's hit figures are the loads' (no atomics here; stores have none).
+    assert_eq!(m.l1_hits + m.l2_hits + m.dram_requests, 64);
     assert!(m.dram_requests > 0, "{m:?}");
     // Apart: two loads and a store per warp; every level answered loads only.
     let (loads, stores) = (&m.global_loads, &m.global_stores);
@@ -840,10 +841,12 @@ fn loads_and_stores_are_counted_apart() {
     assert_eq!(stores.l2_hits, None);
     assert_eq!(stores.l2_hit_rate_pct, None);
     assert_eq!(stores.dram_requests, None);
-    // The figures of all requests keep their meaning: the stores are the "L2 hits".
+    // The launch's sector figures count every request; its hit figures are the loads' alone
+    // (a store counted as an L2 "hit" made them 50 % against the loads' 0 %).
     assert_eq!(m.global_requests, 8);
     assert_eq!(m.sectors_per_request, 18.0);
-    assert_eq!(m.l2_hit_rate_pct, 50.0);
+    assert_eq!((m.l2_hits, m.dram_requests), (0, 4));
+    assert_eq!(m.l2_hit_rate_pct, 0.0);
     // The hint names the loads, not the stores, with the loads' own figures.
     let hint = l
         .hints

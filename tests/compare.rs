@@ -1277,7 +1277,10 @@ fn the_text_comparison_labels_rows_and_sections_as_analyze_does() {
         ("Scheduler Statistics", "Idle With Eligible Warps [%]"),
         ("Warp State Statistics", "long_scoreboard [warp-cycles]"),
         ("Memory Workload Analysis", "Global Load L2 Hit Rate [%]"),
-        ("Memory Workload Analysis", "L2 Hit Rate (all global) [%]"),
+        (
+            "Memory Workload Analysis",
+            "L2 Hit Rate (loads, atomics) [%]",
+        ),
     ] {
         assert!(has(section, label), "{label}:\n{compare_text}");
     }

@@ -89,15 +89,16 @@ pub struct MemoryStats {
     pub lanes_per_request: f64,
     /// The memory's sector size in bytes (`memory.sector_bytes`).
     pub sector_bytes: u32,
-    /// Requests answered by L1, L2 and DRAM (the slowest level a request needed). Every
-    /// store and every atomic that needed no DRAM sector counts as answered by the L2.
+    /// Loads and atomics answered by L1, L2 and DRAM (the slowest level a request needed):
+    /// the requests with hit figures, the two directions' own summed. Stores have none (see
+    /// [`GlobalAccessStats`]).
     pub l1_hits: u64,
     pub l2_hits: u64,
     pub dram_requests: u64,
-    /// `l1_hits` / requests that went through the hierarchy (stores and atomics included,
-    /// which never hit the L1).
+    /// `l1_hits` / loads and atomics that went through the hierarchy (atomics never hit
+    /// the L1).
     pub l1_hit_rate_pct: f64,
-    /// `l2_hits` / requests that missed L1 (stores included, which are all "hits").
+    /// `l2_hits` / loads and atomics that reached the L2.
     pub l2_hit_rate_pct: f64,
     /// Global (and local) loads alone.
     pub global_loads: GlobalAccessStats,
@@ -1483,7 +1484,11 @@ fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32, hierarchy: bool) -> Mem
     for g in [&m.loads, &m.stores, &m.atomics] {
         all.add(g);
     }
-    let hierarchy_requests = all.l1 + all.l2 + all.dram;
+    // Hit figures only for the requests that have them (see `GlobalAccessStats`): a store
+    // counted as an L2 "hit" made the launch's L2 hit rate disagree with its loads'.
+    let mut hits = GlobalAcc::default();
+    hits.add(&m.loads);
+    hits.add(&m.atomics);
     let none = Levels {
         l1: false,
         l2: false,
@@ -1508,11 +1513,14 @@ fn memory(m: &MemAcc, recorded: bool, sector_bytes: u32, hierarchy: bool) -> Mem
         max_access_bytes: all.max_width,
         lanes_per_request: ratio(all.lanes as f64, all.requests as f64),
         sector_bytes,
-        l1_hits: all.l1,
-        l2_hits: all.l2,
-        dram_requests: all.dram,
-        l1_hit_rate_pct: ratio(all.l1 as f64 * 100.0, hierarchy_requests as f64),
-        l2_hit_rate_pct: ratio(all.l2 as f64 * 100.0, (all.l2 + all.dram) as f64),
+        l1_hits: hits.l1,
+        l2_hits: hits.l2,
+        dram_requests: hits.dram,
+        l1_hit_rate_pct: ratio(
+            hits.l1 as f64 * 100.0,
+            (hits.l1 + hits.l2 + hits.dram) as f64,
+        ),
+        l2_hit_rate_pct: ratio(hits.l2 as f64 * 100.0, (hits.l2 + hits.dram) as f64),
         global_loads: global_access(&m.loads, loads),
         global_stores: global_access(&m.stores, none),
         global_atomics: global_access(&m.atomics, atomics),
