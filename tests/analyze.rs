@@ -128,6 +128,17 @@ fn check_invariants(what: &str, path: &Path, config: &GpuConfig) -> Analysis {
             "{what}"
         );
         assert!(sch.eligible_warps_per_scheduler <= sch.active_warps_per_scheduler + 1e-12);
+        // The per-active-cycle figures and the issue slots (every scheduler-cycle) meet
+        // through the share of active scheduler-cycles.
+        let all_cycles = (l.cycles * schedulers) as f64;
+        assert!(
+            (sch.issued_warp_per_scheduler * sch.active_cycles_pct / 100.0 * all_cycles
+                - l.warp_instructions as f64)
+                .abs()
+                < 1e-6 * all_cycles.max(1.0),
+            "{what}: {sch:?}"
+        );
+        assert!(sch.active_cycles_pct <= 100.0 + 1e-9, "{what}: {sch:?}");
         // A scheduler-cycle with an eligible warp either issued or idled by the policy.
         if config.sm.issue_width == 1 {
             let issued_pct = sch.issued_warp_per_scheduler * 100.0;

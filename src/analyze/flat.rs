@@ -128,6 +128,7 @@ const LABELS: &[(&str, &str)] = &[
     ("achieved_pct", "Achieved Occupancy [%]"),
     // Scheduler Statistics
     ("schedulers", "Schedulers"),
+    ("active_cycles_pct", "Active Scheduler Cycles [%]"),
     ("active_warps_per_scheduler", "Active Warps Per Scheduler"),
     (
         "eligible_warps_per_scheduler",
@@ -438,6 +439,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
     let sc = "scheduler";
     let s = &l.scheduler;
     push(&mut m, sc, "schedulers", "", s.schedulers as f64);
+    push(&mut m, sc, "active_cycles_pct", "%", s.active_cycles_pct);
     push(
         &mut m,
         sc,

@@ -194,6 +194,10 @@ pub struct DispatchStats {
 pub struct SchedulerStats {
     /// Schedulers on the GPU (SMs × sub-partitions).
     pub schedulers: u32,
+    /// Share of the launch's scheduler-cycles (`schedulers` × cycles) in which a scheduler
+    /// held a warp of the launch: the cycles the figures below average over (the issue
+    /// slots count them all).
+    pub active_cycles_pct: f64,
     /// Resident warps per scheduler-cycle.
     pub active_warps_per_scheduler: f64,
     /// Warps in `selected` or `not_selected` per scheduler-cycle.
@@ -1701,6 +1705,10 @@ fn finish_launch(
         warp_states_per_issue,
         scheduler: SchedulerStats {
             schedulers: schedulers as u32,
+            active_cycles_pct: ratio(
+                active_sched_cycles * 100.0,
+                schedulers as f64 * cycles as f64,
+            ),
             active_warps_per_scheduler: ratio(acc.resident as f64, active_sched_cycles),
             eligible_warps_per_scheduler: ratio(eligible_warp_cycles as f64, active_sched_cycles),
             issued_warp_per_scheduler: ratio(instructions, active_sched_cycles),

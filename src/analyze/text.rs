@@ -129,6 +129,11 @@ fn launch(out: &mut String, l: &LaunchAnalysis) {
     row(out, &label("schedulers"), s.schedulers);
     row(
         out,
+        &label("active_cycles_pct"),
+        format!("{:.2}", s.active_cycles_pct),
+    );
+    row(
+        out,
         &label("active_warps_per_scheduler"),
         format!("{:.2}", s.active_warps_per_scheduler),
     );

@@ -427,6 +427,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
         out,
         &[
             ("schedulers", s.schedulers.to_string()),
+            ("active_cycles_pct", format!("{:.2}", s.active_cycles_pct)),
             (
                 "active_warps_per_scheduler",
                 format!("{:.2}", s.active_warps_per_scheduler),
