@@ -236,10 +236,21 @@ fn render_picks_the_format_from_the_extension_and_refuses_what_it_cannot_write()
     let image = resvg::tiny_skia::Pixmap::decode_png(&std::fs::read(&png).unwrap()).unwrap();
     assert_eq!((image.width(), image.height()), (3 * c.width, 3 * c.height));
 
+    // A second trace for a chart of one is a command line that cannot work, too.
+    let out = warpscope(&[
+        "render", trace, trace, "--chart", "timeline", "-o", "two.svg",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("chart timeline takes one trace, got 2"));
+
     for (args, message) in [
         (
             vec!["-o", "chart.jpg"],
-            "chart.jpg: say the format with an extension (.svg, .pdf, .png) or --format",
+            "chart.jpg: a .jpg file is not a format warpscope writes; say the format with an extension (.svg, .pdf, .png) or --format",
+        ),
+        (
+            vec!["-o", "chart"],
+            "chart: no extension; say the format",
         ),
         (
             vec!["-o", "chart.svg", "--scale", "2"],

@@ -211,10 +211,17 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         (Some(f), _) => FigureFormat::from(f),
         (None, Some(f)) => f,
         (None, None) => {
+            let said = match args.output.extension() {
+                Some(ext) => format!(
+                    "a .{} file is not a format warpscope writes",
+                    ext.to_string_lossy()
+                ),
+                None => "no extension".to_string(),
+            };
             return Err(super::usage(format!(
-                "{}: say the format with an extension (.svg, .pdf, .png) or --format",
+                "{}: {said}; say the format with an extension (.svg, .pdf, .png) or --format",
                 args.output.display()
-            )))
+            )));
         }
     };
     args.window.check()?;
@@ -249,8 +256,11 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         }
     }
     let chart = render::chart(kind, &args.traces, &options).map_err(|e| match e {
-        // Like --from on the stalls chart: a flag the chart does not take.
-        render::RenderError::KernelOnTimeChart { .. } => super::usage(e.to_string()),
+        // Like --from on the stalls chart: a flag the chart does not take; or traces it
+        // does not take.
+        render::RenderError::KernelOnTimeChart { .. }
+        | render::RenderError::OneTrace { .. }
+        | render::RenderError::BadWidth { .. } => super::usage(e.to_string()),
         e => e.into(),
     })?;
     if let Some(to) = args.window.to {
