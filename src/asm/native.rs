@@ -42,7 +42,15 @@ pub fn assemble(source: &str) -> Result<Program, AsmErrors> {
         let line = Line::new(i + 1, full);
         asm.line(&line);
     }
-    asm.finish()
+    let program = asm.finish()?;
+    if program.instructions.is_empty() {
+        // Caught here, not at launch, so that `asm` says so with a location as well.
+        let line = source.lines().count().max(1);
+        let mut d = Diagnostic::new(source, line, 1, "the kernel has no instructions");
+        d.hint = Some("a kernel is a list of instructions ending in `EXIT`".into());
+        return Err(AsmErrors(vec![d]));
+    }
+    Ok(program)
 }
 
 // ---------------------------------------------------------------------------------------------
