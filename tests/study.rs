@@ -953,6 +953,8 @@ mod cli {
         let report = String::from_utf8(out.stdout).unwrap();
         assert!(report.contains("study_coarse (launch 0)"), "{report}");
         assert!(report.contains("study_smt (launch 1)"), "{report}");
+        // No advice to pass `study` a --verbosity it does not have.
+        assert!(report.contains("`study` traces have none"), "{report}");
         assert!(!dir.join("s.wstrace.tmp").exists());
     }
 

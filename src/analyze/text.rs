@@ -353,9 +353,10 @@ fn memory(out: &mut String, l: &LaunchAnalysis) {
     let m = &l.memory;
     section(out, section_title("memory"));
     if !m.recorded {
+        // (Which command made the trace is not in it: the advice names the ones that can.)
         let _ = writeln!(
             out,
-            "    not recorded: record with --verbosity 2 to see memory requests"
+            "    not recorded: the trace has no memory events; `record` and `replay` write them with\n    --verbosity 2 (`profile` always does; `study` traces have none)"
         );
         let _ = writeln!(out);
         return;

@@ -526,7 +526,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             ],
         );
     } else {
-        out.push_str("<p class=\"meta\">Not recorded: record with <code>--verbosity 2</code> to see memory requests.</p>");
+        out.push_str("<p class=\"meta\">Not recorded: the trace has no memory events. <code>record</code> and <code>replay</code> write them with <code>--verbosity 2</code> (<code>profile</code> always does; <code>study</code> traces have none).</p>");
     }
 
     out.push_str("</section><section>");
