@@ -596,7 +596,7 @@ fn launch_section(out: &mut String, t: &TraceReport, li: usize, id: &str) {
             esc(file)
         );
     }
-    out.push_str("warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: scoreboard stalls of other instructions waiting for its result.</p>");
+    out.push_str("warp-cycles: cycles warps spent waiting to issue (or issuing) the instruction; attributed: cycles other instructions waited for its result (<code>wait</code> after a fixed-latency one, <code>short_scoreboard</code> or <code>long_scoreboard</code> after a variable-latency one, or its dependency barrier).</p>");
     if l.cuda_source.is_empty() {
         return;
     }
