@@ -15,7 +15,7 @@ pub const EXAMPLES: &str = "\
 Examples:
   warpscope render traces/vecadd_tiny.tiny.wstrace --chart dispatch -o dispatch.svg
   warpscope render traces/reduce.small.gto.wstrace --chart timeline -o timeline.svg
-  warpscope render traces/reduce.small.gto.wstrace --chart timeline --from 200 --to 400 --sm 0 -o zoom.svg
+  warpscope render traces/reduce.small.gto.wstrace --chart timeline --from 450 --to 650 --sm 0 -o zoom.svg
   warpscope render traces/reduce.small.gto.wstrace traces/reduce.small.lrr.wstrace --chart stalls -o stalls.svg
   warpscope render traces/reduce.small.gto.wstrace --chart stalls -o stalls.pdf    # vector, for LaTeX
   warpscope render traces/reduce.small.gto.wstrace --chart timeline -o timeline.png --scale 3
