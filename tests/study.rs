@@ -549,6 +549,20 @@ mod outputs {
                     assert_eq!(state("not_selected"), count(&|t| t == T::Wait), "{what}");
                     assert_eq!(state("long_scoreboard"), count(&|t| t == T::Miss), "{what}");
                     assert_eq!(state("short_scoreboard"), count(&|t| t == T::Dep), "{what}");
+                    // Hints in the study's terms: no grid to occupy, misses named as such.
+                    for h in &l.hints {
+                        assert!(
+                            !matches!(h.rule, "achieved_occupancy" | "tail" | "occupancy_limiter"),
+                            "{what}: {h:?}"
+                        );
+                        assert!(!h.message.contains("L1/L2"), "{what}: {h:?}");
+                        if h.rule == "dominant_stall" && h.message.contains("in long_scoreboard") {
+                            assert!(
+                                h.message.contains("wait for misses (--lat"),
+                                "{what}: {h:?}"
+                            );
+                        }
+                    }
                     // A cycle apart: the one in which the last threads leave.
                     start += r.cycles as u64 + 1;
                 }

@@ -88,6 +88,18 @@ fn advice(state: &str) -> &'static str {
     }
 }
 
+/// The advice for a stall of `warpscope study`'s threads (seed 004: streams of instruction
+/// groups, each ending in a miss of `--lat` cycles, a dependency or nothing). Those stalls are
+/// the study's settings, not code to change, so the advice says what they mean for the
+/// schemes; `None` where the general advice holds.
+fn study_advice(state: &str) -> Option<&'static str> {
+    match state {
+        "long_scoreboard" => Some("warps (the study's threads) wait for misses (--lat cycles each, as often as --stalls says): the latency a multithreading scheme is there to hide; compare the schemes' issue slots"),
+        "short_scoreboard" => Some("warps (the study's threads) wait on the dependencies between their instruction groups (--stalls): only another thread's instructions can fill those cycles"),
+        _ => None,
+    }
+}
+
 /// Whether a stall is one the kernel's author cannot act on: `drain` is the end of every
 /// warp (its last stores in flight), `dispatch_stall` the model's scoreboard table being full,
 /// `misc` nothing the model produces. Such a stall dominating is information, not advice.
@@ -559,6 +571,11 @@ pub fn hints(
         out.push(hazards(l));
     }
     let mut figures = figure_hints(l, nsight, policy, config);
+    if policy.scheme.is_some() {
+        // A study's thread is not a block of a grid: occupancy and the grid's tail have
+        // nothing to say about a multithreading scheme.
+        figures.retain(|h| !matches!(h.rule, "tail" | "achieved_occupancy" | "occupancy_limiter"));
+    }
     if !l.completed {
         // The tail and achieved occupancy are about the launch's end and whole grid, which a
         // partial run does not have. The rest describes the simulated part truly but not the
@@ -631,9 +648,10 @@ fn figure_hints(
                 Some(site) => format!(", {site}"),
                 None => String::new(),
             },
-            match name {
-                "math_pipe_throttle" => pipe_throttle_advice(pipe_busy),
-                _ => advice(name).to_string(),
+            match (name, policy.scheme.and(study_advice(name))) {
+                (_, Some(study)) => study.to_string(),
+                ("math_pipe_throttle", None) => pipe_throttle_advice(pipe_busy),
+                (_, None) => advice(name).to_string(),
             }
         ),
     }
