@@ -697,6 +697,56 @@ fn stall_groups_and_title_name_what_differs_between_the_traces() {
     }
 }
 
+#[test]
+fn a_stall_row_leaves_out_what_its_file_name_says_in_sweep_spellings() {
+    // `w64` and `mem-fixed200` say warp slots and memory model.
+    let traces = sweep_vecadd(
+        "sweep-spellings",
+        &[
+            "--scoreboard",
+            "bitmap,barriers",
+            "--warps",
+            "64,32",
+            "--memory",
+            "ideal,fixed:200",
+        ],
+    );
+    let c = chart(ChartKind::Stalls, &traces, &RenderOptions::default()).unwrap();
+    let (title, _) = stall_captions(&c);
+    assert!(
+        title.ends_with(
+            "with barriers, bitmap scoreboards and 32, 64 warp slots per SM and fixed:200, ideal memory"
+        ),
+        "{title}"
+    );
+    for row in &c.rows {
+        let file = row.label.split(' ').next().unwrap();
+        assert!(row.label.contains(" memory)"), "{}", row.label);
+        let text = row_label_text(&c, &row.label);
+        assert_eq!(
+            text,
+            file.strip_suffix(".wstrace").unwrap(),
+            "{}",
+            row.label
+        );
+    }
+    // Mixed traces still say what their names do not.
+    let c = chart(
+        ChartKind::Stalls,
+        &[sample("reduce.small.gto.wstrace"), traces[0].clone()],
+        &RenderOptions::default(),
+    )
+    .unwrap();
+    let labels: Vec<String> = c
+        .rows
+        .iter()
+        .map(|r| row_label_text(&c, &r.label))
+        .collect();
+    assert!(labels[0].starts_with("reduce.small.gto ("), "{labels:?}");
+    assert!(labels[1].contains("vecAdd"), "{labels:?}");
+    assert_ne!(labels[0], labels[1]);
+}
+
 /// The trace `warpscope replay` writes, as `out` in the tests' directory, of the Accel-Sim
 /// test trace `tests/data/accelsim/{name}`.
 fn replayed(name: &str, out: &str) -> PathBuf {
@@ -1033,7 +1083,7 @@ fn long_titles_and_names_wrap_or_are_cut_inside_the_canvas() {
             "{kind:?}: {subtitle} lines"
         );
     }
-    // Many traces compared: the stalls title lists every subject, on two lines.
+    // Many traces compared: the stalls title lists every subject, on three lines (then cut).
     let mut all = samples();
     all.push(path);
     let c = chart(ChartKind::Stalls, &all, &RenderOptions::default()).unwrap();
@@ -1042,7 +1092,7 @@ fn long_titles_and_names_wrap_or_are_cut_inside_the_canvas() {
         .iter()
         .filter(|t| t.size == warpscope::render::TEXT_TITLE as f64)
         .count();
-    assert_eq!(title_lines, 2);
+    assert_eq!(title_lines, 3);
 }
 
 #[test]

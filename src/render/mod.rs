@@ -790,9 +790,9 @@ const HEADER_SIDE: i32 = 8;
 /// Lines a title or subtitle may take; past them the last line ends in an ellipsis. A chart
 /// narrower than [`HEADER_NARROW`] pixels allows [`HEADER_LINES_NARROW`], so that it says
 /// about as much.
-const HEADER_LINES: usize = 2;
+const HEADER_LINES: usize = 3;
 const HEADER_NARROW: u32 = 900;
-const HEADER_LINES_NARROW: usize = 4;
+const HEADER_LINES_NARROW: usize = 6;
 
 /// The most characters of text at `size` pixels that fit in `room` pixels.
 fn chars_within(room: i32, size: u32) -> usize {
@@ -1036,6 +1036,15 @@ impl Layout {
         }
     }
 
+    /// A chart `width` pixels wide whose legend goes under its x axis at every width.
+    pub fn below(width: u32) -> Layout {
+        Layout {
+            width,
+            right: width as i32 - BARE_RIGHT_MARGIN,
+            beside: false,
+        }
+    }
+
     /// The right edge of a legend under the plot.
     fn legend_right(&self) -> i32 {
         self.width as i32 - LEGEND_BELOW_X
@@ -1176,6 +1185,26 @@ impl<'a> Canvas<'a> {
         self.area
             .draw(&PathElement::new(points, c.plotters().stroke_width(width)))
             .map_err(draw_err)
+    }
+
+    /// The rule at `top` between two groups of a chart's rows: between SMs a dark line two
+    /// pixels thick, from the label column's left edge across the plot, so that SMs read as
+    /// blocks; between the schedulers of one SM a light hairline inside the plot only (a rule
+    /// under a row's label reads as an underline). The SM rule stays inside the plot too where
+    /// rows are thinner than their labels (`labelled` false), which sit on it. The slots and
+    /// timeline charts draw both.
+    pub fn row_rule(
+        &self,
+        plot: &PlotArea,
+        top: i32,
+        new_sm: bool,
+        labelled: bool,
+    ) -> Result<(), RenderError> {
+        let left = if labelled { LEGEND_BELOW_X } else { plot.left };
+        match new_sm {
+            true => self.line(vec![(left, top), (plot.right, top)], palette::INK, 2),
+            false => self.line(vec![(plot.left, top), (plot.right, top)], palette::GRID, 1),
+        }
     }
 
     pub fn text(
