@@ -30,8 +30,8 @@
 //! report scales a chart down to its column, so none is under [`TEXT_MIN`]), and the margins,
 //! label columns and legends are sized from them with [`text_width`], so they grow with the
 //! text. A title or subtitle too long for the canvas (a long kernel name or trace path, many
-//! traces compared) wraps onto a second line, the chart growing to make room, and is cut with
-//! an ellipsis past it (`Header`); text in a column of fixed width (the source listing's launch
+//! traces compared) wraps onto up to three lines (six under 900 pixels), the chart growing to make room, and is cut with
+//! an ellipsis past them (`Header`); text in a column of fixed width (the source listing's launch
 //! headings) is cut with an ellipsis (`ellipsize`), and the source listing's instructions
 //! are shortened to their opcode and first operands (`source`), each whole in the row's hover
 //! region. The study's grids (`crate::study::svg`) use the same sizes.
