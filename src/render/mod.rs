@@ -1187,23 +1187,15 @@ impl<'a> Canvas<'a> {
             .map_err(draw_err)
     }
 
-    /// The rule at `top` between two groups of a chart's rows: between SMs a dark line two
-    /// pixels thick, from the label column's left edge across the plot, so that SMs read as
-    /// blocks; between the schedulers of one SM a light hairline inside the plot only (a rule
-    /// under a row's label reads as an underline). The SM rule stays inside the plot too where
-    /// rows are thinner than their labels (`labelled` false), which sit on it. The slots and
+    /// The rule at `top` between two groups of a chart's rows, inside the plot (under a row's
+    /// label a rule reads as an underline): between SMs a dark line two pixels thick, so that
+    /// SMs read as blocks; between the schedulers of one SM a light hairline. The slots and
     /// timeline charts draw both.
-    pub fn row_rule(
-        &self,
-        plot: &PlotArea,
-        top: i32,
-        new_sm: bool,
-        labelled: bool,
-    ) -> Result<(), RenderError> {
-        let left = if labelled { LEGEND_BELOW_X } else { plot.left };
+    pub fn row_rule(&self, plot: &PlotArea, top: i32, new_sm: bool) -> Result<(), RenderError> {
+        let ends = vec![(plot.left, top), (plot.right, top)];
         match new_sm {
-            true => self.line(vec![(left, top), (plot.right, top)], palette::INK, 2),
-            false => self.line(vec![(plot.left, top), (plot.right, top)], palette::GRID, 1),
+            true => self.line(ends, palette::INK, 2),
+            false => self.line(ends, palette::GRID, 1),
         }
     }
 
@@ -1528,8 +1520,11 @@ mod tests {
         assert_eq!(Header::new("t", Some("s"), 1000).height(), HEADER_H);
         assert_eq!(Header::new("t", None, 1000).height(), TITLE_H);
         let long = "x ".repeat(200);
-        let two = Header::new(&long, Some(&long), 1000);
-        assert_eq!(two.height(), HEADER_H + TITLE_PITCH + SUBTITLE_PITCH);
+        let three = Header::new(&long, Some(&long), 1000);
+        assert_eq!(
+            three.height(),
+            HEADER_H + 2 * TITLE_PITCH + 2 * SUBTITLE_PITCH
+        );
     }
 
     #[test]

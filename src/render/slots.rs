@@ -370,7 +370,7 @@ fn render_columns(
             if si > 0 {
                 let top = plot.top + row * row_h;
                 let new_sm = schedulers[si - 1].0 != sm;
-                canvas.row_rule(&plot, top, new_sm, row_h >= LABELLED_ROW_H)?;
+                canvas.row_rule(&plot, top, new_sm)?;
             }
             for slot in 0..width {
                 let top = plot.top + row * row_h;
@@ -493,7 +493,7 @@ fn render_columns(
             for (k, &(sm, sched, a, b)) in groups.iter().enumerate() {
                 let top = strips_top + a as i32 * STRIP_H;
                 if k > 0 && groups[k - 1].0 != sm {
-                    canvas.row_rule(&plot, top, true, false)?;
+                    canvas.row_rule(&plot, top, true)?;
                 }
                 let y = top + STRIP_H * (b - a) as i32 / 2;
                 if labels.fits(y, TEXT_LABEL) {

@@ -360,7 +360,7 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
             if previous != Some((sm, sched)) {
                 if i > 0 {
                     let new_sm = previous.map(|p| p.0) != Some(sm);
-                    canvas.row_rule(&plot, top, new_sm, row_h >= LABELLED_ROW_H)?;
+                    canvas.row_rule(&plot, top, new_sm)?;
                 }
                 // Rows thinner than their label: the group's label at its top, where it fits.
                 let y = top + TEXT_LABEL as i32 / 2 + 1;
