@@ -56,7 +56,7 @@ pub fn memory_name(m: MemoryModel) -> String {
 
 /// A memory model as a label part: `mem-ideal`, `mem-fixed200`, `mem-hierarchy` (no colon: it
 /// is part of a file name).
-fn memory_label(m: MemoryModel) -> String {
+pub fn memory_label(m: MemoryModel) -> String {
     format!("mem-{}", memory_name(m).replace(':', ""))
 }
 

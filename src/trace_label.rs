@@ -1,4 +1,5 @@
-//! Traces as comparisons, reports and charts name them. A trace is named by its file name,
+//! Traces as comparisons, reports and charts name them (what sets each run apart beside the
+//! name is `analyze::caption`'s). A trace is named by its file name,
 //! unless another trace of the same comparison has that file name too — `sweep` names every
 //! trace `POLICY.SCOREBOARD.wstrace`, so the traces of two sweeps always do — and then by the
 //! shortest end of its path that no other trace's path ends with (`sv/gto.bitmap.wstrace`

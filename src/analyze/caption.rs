@@ -1,15 +1,16 @@
 //! What a chart's title and group headings, and a comparison's run column, say about the
 //! runs shown: a trace's kernels, GPU and policy (`vecAdd<float> on volta (gto)`) and, where
 //! several traces are shown side by side, every part of their headers that tells them apart —
-//! kernels, GPU, policy, scoreboard, warp slots per SM, any other config field — so that a
-//! comparison of scoreboards is not three groups all headed `(gto)` under a title that names
-//! none. It reads only trace headers, so the analysis ([`super::compare`]) and the charts
+//! kernels, GPU, policy, scoreboard, warp slots per SM, issue width, memory model, any other
+//! config field that differs between runs on one GPU — so that a comparison of scoreboards is
+//! not three groups all headed `(gto)` under a title that names none. Lists of numbers (warp
+//! slots, issue widths) are sorted; other lists keep the traces' order. It reads only trace headers, so the analysis ([`super::compare`]) and the charts
 //! (`crate::render`) both take their words from here.
 //!
 //! A study trace (`warpscope study --trace`) has a policy in its config only because every
 //! config does; its launches are the study's schemes, and captions say that instead.
 
-use super::compare::header_differences;
+use super::compare::{header_differences, HeaderDifference};
 use crate::kernel_name;
 use crate::trace::TraceHeader;
 
@@ -28,27 +29,41 @@ enum Part {
     Policy,
     Scoreboard,
     WarpSlots,
+    IssueWidth,
+    Memory,
 }
 
 impl Part {
-    const ALL: [Part; 5] = [
+    const ALL: [Part; 7] = [
         Part::Kernels,
         Part::Gpu,
         Part::Policy,
         Part::Scoreboard,
         Part::WarpSlots,
+        Part::IssueWidth,
+        Part::Memory,
     ];
 
-    /// The header field this part is, as [`header_differences`] names it (the kernels are
-    /// fields of the launches, never of the config).
-    fn config_field(self) -> Option<&'static str> {
+    /// Whether `field`, as [`header_differences`] names it, is (part of) this part (the
+    /// kernels are fields of the launches, never of the config; the memory model is its kind
+    /// and, for `fixed`, its latency).
+    fn covers(self, field: &str) -> bool {
         match self {
-            Part::Kernels => None,
-            Part::Gpu => Some("config.name"),
-            Part::Policy => Some("config.scheduler.policy"),
-            Part::Scoreboard => Some("config.scheduler.scoreboard"),
-            Part::WarpSlots => Some("config.sm.max_warps"),
+            Part::Kernels => false,
+            Part::Gpu => field == "config.name",
+            Part::Policy => field == "config.scheduler.policy",
+            Part::Scoreboard => field == "config.scheduler.scoreboard",
+            Part::WarpSlots => field == "config.sm.max_warps",
+            Part::IssueWidth => field == "config.sm.issue_width",
+            Part::Memory => {
+                field == "config.memory.model" || field.starts_with("config.memory.model.")
+            }
         }
+    }
+
+    /// Whether the part's values are numbers, listed in increasing order.
+    fn numeric(self) -> bool {
+        matches!(self, Part::WarpSlots | Part::IssueWidth)
     }
 
     /// The part's value in `h`, as a list of several runs' values shows it.
@@ -69,6 +84,8 @@ impl Part {
             Part::Policy => c.scheduler.policy.name().to_string(),
             Part::Scoreboard => c.scheduler.scoreboard.name().to_string(),
             Part::WarpSlots => c.sm.max_warps.to_string(),
+            Part::IssueWidth => c.sm.issue_width.to_string(),
+            Part::Memory => crate::sweep::memory_name(c.memory.model),
         }
     }
 
@@ -78,7 +95,59 @@ impl Part {
             Part::Kernels | Part::Gpu | Part::Policy => value.to_string(),
             Part::Scoreboard => format!("{value} scoreboard"),
             Part::WarpSlots => format!("{value} warp slots per SM"),
+            Part::IssueWidth => format!("issue width {value}"),
+            Part::Memory => format!("{value} memory"),
         }
+    }
+
+    /// Several runs' values listed, as a title says them (`bitmap, ranges scoreboards`).
+    fn listed(self, values: &str) -> String {
+        match self {
+            Part::Kernels | Part::Gpu | Part::Policy => values.to_string(),
+            Part::Scoreboard => format!("{values} scoreboards"),
+            Part::WarpSlots => format!("{values} warp slots per SM"),
+            Part::IssueWidth => format!("issue widths {values}"),
+            Part::Memory => format!("{values} memory"),
+        }
+    }
+
+    /// The words a file name may say the part's value with, any one of them enough (`sweep`
+    /// writes `gto`, `bitmap`, `w16`, `i2`, `mem-fixed200`): none where no single word says it
+    /// (several kernels, a study's schemes).
+    fn spellings(self, h: &TraceHeader, value: &str) -> Vec<String> {
+        match self {
+            Part::Kernels if value.contains(", ") => Vec::new(),
+            Part::Policy if value == STUDY_POLICY => Vec::new(),
+            Part::Kernels | Part::Gpu | Part::Policy | Part::Scoreboard => vec![value.into()],
+            Part::WarpSlots => vec![format!("w{value}")],
+            Part::IssueWidth => vec![format!("i{value}")],
+            Part::Memory => vec![crate::sweep::memory_label(h.config.memory.model)],
+        }
+    }
+}
+
+/// One thing that tells a run from the others, as its caption says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Distinction {
+    /// `ranges scoreboard`, `16 warp slots per SM`, `memory.dram_latency 400`.
+    pub text: String,
+    /// Words a file name says it with, any one enough (`ranges`, `w16`); empty when no file
+    /// name says it.
+    pub spellings: Vec<String>,
+}
+
+impl Distinction {
+    /// Whether the file name (or path) `name` says it: one of its spellings stands in it
+    /// between separators (`.`, `/`, `\`, `-`, `_`) or its ends.
+    pub fn said_by(&self, name: &str) -> bool {
+        let separator = |c: Option<char>| c.map_or(true, |c| ".-_/\\".contains(c));
+        self.spellings.iter().any(|word| {
+            !word.is_empty()
+                && name.match_indices(word.as_str()).any(|(i, _)| {
+                    separator(name[..i].chars().next_back())
+                        && separator(name[i + word.len()..].chars().next())
+                })
+        })
     }
 }
 
@@ -90,8 +159,12 @@ pub struct Captions {
     /// kernels, GPU and policy.
     pub subject: String,
     /// Per trace, what tells it from the others (`hopper, lrr`, `ranges scoreboard`), or its
-    /// policy, which the subject of a lone trace names too, where nothing does.
+    /// policy, which the subject of a lone trace names too, where nothing does: its
+    /// [`Captions::parts`] joined.
     pub distinctions: Vec<String>,
+    /// Per trace, the things its distinction says, one by one, so that a label beside a file
+    /// name can leave out what the name already says.
+    pub parts: Vec<Vec<Distinction>>,
 }
 
 /// The captions of the runs whose headers are `headers`.
@@ -108,38 +181,29 @@ pub fn captions(headers: &[&TraceHeader]) -> Captions {
                 distinct.push(v);
             }
         }
+        if part.numeric() {
+            distinct.sort_by_key(|v| v.parse::<u64>().unwrap_or(u64::MAX));
+        }
         // A trace of several kernels already lists them with commas.
         distinct.join(if part == Part::Kernels { " vs " } else { ", " })
     };
-    // Config fields that differ beyond the parts named: only between runs on GPUs of one
-    // name, as another GPU's fields differ by being another GPU. A lone trace (every time
-    // chart's subject) differs from nothing: its header is not walked.
-    let differences = match headers.len() {
-        0 | 1 => Vec::new(),
-        _ => header_differences(headers),
-    };
-    let others: Vec<_> = if differs(Part::Gpu) {
-        Vec::new()
-    } else {
-        differences
-            .iter()
-            .filter(|d| d.field.starts_with("config."))
-            .filter(|d| !Part::ALL.iter().any(|p| p.config_field() == Some(&d.field)))
-            .collect()
-    };
+    let others = other_differences(headers);
     let mut subject = format!(
         "{} on {} ({})",
         listed(Part::Kernels),
         listed(Part::Gpu),
         listed(Part::Policy)
     );
-    let mut with = Vec::new();
-    if differs(Part::Scoreboard) {
-        with.push(format!("{} scoreboards", listed(Part::Scoreboard)));
-    }
-    if differs(Part::WarpSlots) {
-        with.push(format!("{} warp slots per SM", listed(Part::WarpSlots)));
-    }
+    let mut with: Vec<String> = [
+        Part::Scoreboard,
+        Part::WarpSlots,
+        Part::IssueWidth,
+        Part::Memory,
+    ]
+    .into_iter()
+    .filter(|&p| differs(p))
+    .map(|p| p.listed(&listed(p)))
+    .collect();
     if !others.is_empty() {
         let fields: Vec<&str> = others.iter().map(|d| config_path(&d.field)).collect();
         with.push(format!("different {}", fields.join(", ")));
@@ -149,32 +213,98 @@ pub fn captions(headers: &[&TraceHeader]) -> Captions {
         subject.push_str(&with.join(" and "));
     }
     let differing: Vec<Part> = Part::ALL.into_iter().filter(|&p| differs(p)).collect();
-    let distinctions = headers
+    let parts: Vec<Vec<Distinction>> = headers
         .iter()
         .enumerate()
         .map(|(i, h)| {
-            let mut parts: Vec<String> = differing.iter().map(|p| p.named(&p.value(h))).collect();
+            let mut parts: Vec<Distinction> = differing
+                .iter()
+                .map(|p| {
+                    let value = p.value(h);
+                    Distinction {
+                        text: p.named(&value),
+                        spellings: p.spellings(h, &value),
+                    }
+                })
+                .collect();
             for d in others.iter().take(OTHER_FIELDS) {
                 let value = &d.values[i];
                 let value = value
                     .strip_prefix('"')
                     .and_then(|v| v.strip_suffix('"'))
                     .unwrap_or(value);
-                parts.push(format!("{} {value}", config_path(&d.field)));
+                parts.push(Distinction {
+                    text: format!("{} {value}", config_path(&d.field)),
+                    spellings: Vec::new(),
+                });
             }
             if others.len() > OTHER_FIELDS {
-                parts.push("…".into());
+                parts.push(Distinction {
+                    text: "…".into(),
+                    spellings: Vec::new(),
+                });
             }
             if parts.is_empty() {
-                parts.push(Part::Policy.value(h));
+                let value = Part::Policy.value(h);
+                parts.push(Distinction {
+                    spellings: Part::Policy.spellings(h, &value),
+                    text: value,
+                });
             }
-            parts.join(", ")
+            parts
         })
         .collect();
     Captions {
         subject,
-        distinctions,
+        distinctions: parts.iter().map(|p| join(p)).collect(),
+        parts,
     }
+}
+
+/// Distinctions said in a row: `lrr, ranges scoreboard`.
+pub fn join(parts: &[Distinction]) -> String {
+    let texts: Vec<&str> = parts.iter().map(|d| d.text.as_str()).collect();
+    texts.join(", ")
+}
+
+/// The config fields, beyond the parts captions name by meaning, that differ between runs on
+/// GPUs of one name (another GPU's fields differ by being another GPU, which its name says),
+/// with every run's value. A lone trace (every time chart's subject) differs from nothing:
+/// its header is not walked.
+fn other_differences(headers: &[&TraceHeader]) -> Vec<HeaderDifference> {
+    if headers.len() < 2 {
+        return Vec::new();
+    }
+    let named = |field: &str| Part::ALL.iter().any(|p| p.covers(field));
+    let mut within_a_gpu: Vec<String> = Vec::new();
+    let mut gpus: Vec<&str> = headers.iter().map(|h| h.config.name.as_str()).collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    for gpu in gpus {
+        let same: Vec<&TraceHeader> = headers
+            .iter()
+            .copied()
+            .filter(|h| h.config.name == gpu)
+            .collect();
+        if same.len() < 2 {
+            continue;
+        }
+        for d in header_differences(&same) {
+            if d.field.starts_with("config.")
+                && !named(&d.field)
+                && !within_a_gpu.contains(&d.field)
+            {
+                within_a_gpu.push(d.field);
+            }
+        }
+    }
+    if within_a_gpu.is_empty() {
+        return Vec::new();
+    }
+    header_differences(headers)
+        .into_iter()
+        .filter(|d| within_a_gpu.contains(&d.field))
+        .collect()
 }
 
 /// A config field's path inside the config (`memory.dram_latency`).
@@ -262,5 +392,91 @@ mod tests {
                 format!("divergent, hopper, {hopper_slots} warp slots per SM")
             ]
         );
+    }
+
+    #[test]
+    fn the_memory_model_and_issue_width_are_named_even_across_gpus() {
+        use crate::sim::config::MemoryModel;
+        let small = header("reduce.small.gto");
+        let hopper = header("divergent.hopper.gto");
+        let mut runs = Vec::new();
+        for h in [&small, &hopper] {
+            for m in [MemoryModel::Ideal, MemoryModel::Fixed { latency: 200 }] {
+                let mut h = h.clone();
+                h.config.memory.model = m;
+                runs.push(h);
+            }
+        }
+        let c = captions(&runs.iter().collect::<Vec<_>>());
+        assert!(
+            c.subject.ends_with("and ideal, fixed:200 memory"),
+            "{}",
+            c.subject
+        );
+        assert!(c.distinctions[0].ends_with(", ideal memory"), "{c:?}");
+        assert!(c.distinctions[3].ends_with(", fixed:200 memory"), "{c:?}");
+        let mut wide = small.clone();
+        wide.config.sm.issue_width = 2;
+        let c = captions(&[&small, &wide]);
+        assert_eq!(c.distinctions[1], "issue width 2");
+        assert!(
+            c.subject.ends_with("with issue widths 1, 2"),
+            "{}",
+            c.subject
+        );
+    }
+
+    #[test]
+    fn lists_of_numbers_are_sorted() {
+        let base = header("reduce.small.gto");
+        let (mut a, mut b) = (base.clone(), base.clone());
+        a.config.sm.max_warps = 16;
+        b.config.sm.max_warps = 8;
+        let c = captions(&[&a, &b]);
+        assert!(
+            c.subject.ends_with("with 8, 16 warp slots per SM"),
+            "{}",
+            c.subject
+        );
+    }
+
+    #[test]
+    fn other_fields_that_differ_on_one_gpu_are_named_when_gpus_differ_too() {
+        let small = header("reduce.small.gto");
+        let mut slow = small.clone();
+        slow.config.memory.dram_latency += 100;
+        let hopper = header("divergent.hopper.gto");
+        let c = captions(&[&small, &slow, &hopper]);
+        assert!(
+            c.subject.ends_with("different memory.dram_latency"),
+            "{}",
+            c.subject
+        );
+        let latency =
+            |h: &TraceHeader| format!("memory.dram_latency {}", h.config.memory.dram_latency);
+        for (d, h) in c.distinctions.iter().zip([&small, &slow, &hopper]) {
+            assert!(d.ends_with(&latency(h)), "{d}");
+        }
+    }
+
+    #[test]
+    fn a_distinction_is_said_by_a_file_name_in_its_own_spelling() {
+        let base = header("reduce.small.gto");
+        let mut other = base.clone();
+        other.config.sm.max_warps = 16;
+        other.config.scheduler.scoreboard = ScoreboardKind::Barriers;
+        other.config.memory.model = crate::sim::config::MemoryModel::Fixed { latency: 200 };
+        let c = captions(&[&base, &other]);
+        let said: Vec<bool> = c.parts[1]
+            .iter()
+            .map(|d| d.said_by("sweep/gto.barriers.w16.mem-fixed200"))
+            .collect();
+        assert_eq!(said, [true, true, true], "{:?}", c.parts[1]);
+        // A number alone, or inside another word, is not the warp slots' spelling.
+        let slots = &c.parts[1][1];
+        assert_eq!(slots.text, "16 warp slots per SM");
+        assert!(!slots.said_by("gto.16"));
+        assert!(!slots.said_by("gto.w160"));
+        assert!(!c.parts[1][0].said_by("gto.nobarriers"));
     }
 }

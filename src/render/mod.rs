@@ -30,8 +30,8 @@
 //! report scales a chart down to its column, so none is under [`TEXT_MIN`]), and the margins,
 //! label columns and legends are sized from them with [`text_width`], so they grow with the
 //! text. A title or subtitle too long for the canvas (a long kernel name or trace path, many
-//! traces compared) wraps onto a second line, the chart growing to make room, and is cut with
-//! an ellipsis past it (`Header`); text in a column of fixed width (the source listing's launch
+//! traces compared) wraps onto up to three lines (six under 900 pixels), the chart growing to make room, and is cut with
+//! an ellipsis past them (`Header`); text in a column of fixed width (the source listing's launch
 //! headings) is cut with an ellipsis (`ellipsize`), and the source listing's instructions
 //! are shortened to their opcode and first operands (`source`), each whole in the row's hover
 //! region. The study's grids (`crate::study::svg`) use the same sizes.
@@ -790,9 +790,9 @@ const HEADER_SIDE: i32 = 8;
 /// Lines a title or subtitle may take; past them the last line ends in an ellipsis. A chart
 /// narrower than [`HEADER_NARROW`] pixels allows [`HEADER_LINES_NARROW`], so that it says
 /// about as much.
-const HEADER_LINES: usize = 2;
+const HEADER_LINES: usize = 3;
 const HEADER_NARROW: u32 = 900;
-const HEADER_LINES_NARROW: usize = 4;
+const HEADER_LINES_NARROW: usize = 6;
 
 /// The most characters of text at `size` pixels that fit in `room` pixels.
 fn chars_within(room: i32, size: u32) -> usize {
@@ -1036,6 +1036,15 @@ impl Layout {
         }
     }
 
+    /// A chart `width` pixels wide whose legend goes under its x axis at every width.
+    pub fn below(width: u32) -> Layout {
+        Layout {
+            width,
+            right: width as i32 - BARE_RIGHT_MARGIN,
+            beside: false,
+        }
+    }
+
     /// The right edge of a legend under the plot.
     fn legend_right(&self) -> i32 {
         self.width as i32 - LEGEND_BELOW_X
@@ -1176,6 +1185,18 @@ impl<'a> Canvas<'a> {
         self.area
             .draw(&PathElement::new(points, c.plotters().stroke_width(width)))
             .map_err(draw_err)
+    }
+
+    /// The rule at `top` between two groups of a chart's rows, inside the plot (under a row's
+    /// label a rule reads as an underline): between SMs a dark line two pixels thick, so that
+    /// SMs read as blocks; between the schedulers of one SM a light hairline. The slots and
+    /// timeline charts draw both.
+    pub fn row_rule(&self, plot: &PlotArea, top: i32, new_sm: bool) -> Result<(), RenderError> {
+        let ends = vec![(plot.left, top), (plot.right, top)];
+        match new_sm {
+            true => self.line(ends, palette::INK, 2),
+            false => self.line(ends, palette::GRID, 1),
+        }
     }
 
     pub fn text(
@@ -1499,8 +1520,11 @@ mod tests {
         assert_eq!(Header::new("t", Some("s"), 1000).height(), HEADER_H);
         assert_eq!(Header::new("t", None, 1000).height(), TITLE_H);
         let long = "x ".repeat(200);
-        let two = Header::new(&long, Some(&long), 1000);
-        assert_eq!(two.height(), HEADER_H + TITLE_PITCH + SUBTITLE_PITCH);
+        let three = Header::new(&long, Some(&long), 1000);
+        assert_eq!(
+            three.height(),
+            HEADER_H + 2 * TITLE_PITCH + 2 * SUBTITLE_PITCH
+        );
     }
 
     #[test]

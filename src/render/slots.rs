@@ -18,9 +18,9 @@
 use super::model::{Interval, IssueRec, RefillRec, Sink, SlotKey, WarpLife};
 use super::palette::{self, identity_colour, text_on, HORIZONTAL_WASTE, REFILL, VERTICAL_WASTE};
 use super::{
-    bin_cycles, bin_levels, legend_entry_width, row_winners, shares, text_width, width_of, window,
-    within_size, Align, Canvas, Chart, ChartKind, Header, LabelColumn, Layout, Loaded, Note,
-    PlotArea, Region, RenderError, RenderOptions, Row, LABELLED_ROW_H, TEXT_CELL, TEXT_LABEL,
+    bin_cycles, bin_levels, row_winners, shares, text_width, width_of, window, within_size, Align,
+    Canvas, Chart, ChartKind, Header, LabelColumn, Layout, Loaded, Note, PlotArea, Region,
+    RenderError, RenderOptions, Row, LABELLED_ROW_H, TEXT_CELL, TEXT_LABEL,
 };
 use crate::analyze::NsightState;
 use std::collections::{BTreeSet, HashMap};
@@ -29,12 +29,11 @@ use std::collections::{BTreeSet, HashMap};
 const WIDTH: u32 = 1200;
 /// Row labels as long as `SM131 S3 slot 1`.
 const LEFT: i32 = 16 + text_width(15, TEXT_LABEL) + 8;
-/// The legend beside the plot, whose longest entry is `no issue (vertical waste)`.
-const RIGHT_MARGIN: i32 = 20 + legend_entry_width(25) + 12;
-
-/// Where the plot ends and the legend goes at the width `options` asks for.
+/// Where the plot ends at the width `options` asks for: the legend goes under the x axis at
+/// every width, as its up to two dozen entries beside a grid of a few rows would set the
+/// chart's height and leave most of the plot's side blank.
 fn layout(options: &RenderOptions) -> Layout {
-    Layout::of(options.width_or(WIDTH), LEFT, RIGHT_MARGIN)
+    Layout::below(options.width_or(WIDTH))
 }
 
 /// Warp-slot strips drawn at most under the grid.
@@ -61,7 +60,7 @@ struct Level {
 }
 
 /// What the slots chart keeps of the trace: per row, column and candidate binning only what
-/// the columns' uses need, plus the legend's sets.
+/// the columns' uses need.
 struct Acc {
     sm: Option<u32>,
     from: u64,
@@ -74,9 +73,6 @@ struct Acc {
     /// Per scheduler, the cycle of its last issue; per row, the cycle its slot was last filled.
     current: Vec<Option<u64>>,
     filled: Vec<Option<u64>>,
-    /// Warp slots that filled an issue slot drawn; the strips' states.
-    seen_warps: BTreeSet<u32>,
-    strip_states: BTreeSet<usize>,
 }
 
 impl Acc {
@@ -109,7 +105,6 @@ impl Sink for Acc {
             return;
         }
         self.filled[row] = Some(r.cycle);
-        self.seen_warps.insert(r.warp_slot);
         let w = (r.warp_slot as usize).min(self.warps - 1);
         for l in &mut self.levels {
             let k = ((r.cycle - from) / l.bin) as usize;
@@ -147,7 +142,6 @@ impl Sink for Acc {
             .iter()
             .position(|&x| x == NsightState::of(iv.state))
             .unwrap_or(0);
-        self.strip_states.insert(s);
         for l in &mut self.levels {
             let mut c = a;
             while c < b {
@@ -256,8 +250,6 @@ fn collect(t: &Loaded, options: &RenderOptions) -> Result<Collected, RenderError
         levels,
         current: vec![None; schedulers.len()],
         filled: vec![None; rows],
-        seen_warps: BTreeSet::new(),
-        strip_states: BTreeSet::new(),
     };
     t.stream(&mut acc)?;
     Ok((from, to, schedulers, strips, acc))
@@ -299,8 +291,51 @@ fn render_columns(
         None => STRIP_GAP + STRIP_H * strips.len() as i32,
     };
     let plot_h = grid_h + strips_h;
-    let legend = legend(&acc.seen_warps, &acc.strip_states);
     let bin = bin_cycles(to - from, (right - LEFT).min(columns));
+    let bins = (to - from).div_ceil(bin) as usize;
+    let level = acc
+        .levels
+        .iter()
+        .find(|l| l.bin == bin)
+        .ok_or_else(|| RenderError::Draw(format!("no binning of {bin} cycles was kept")))?;
+    // Counts per bin of issue-slot row `r` of scheduler `si`: warp slots, then refill,
+    // vertical and horizontal waste.
+    let slot_counts = |r: usize, si: usize| -> Vec<Vec<u64>> {
+        (0..bins)
+            .map(|k| {
+                let a = from + k as u64 * bin;
+                let issued = level.issue_cycles[si][k];
+                let mut c = vec![0u64; warps + 3];
+                for &(w, n) in &level.hits[r][k] {
+                    c[w] += n;
+                    c[horizontal] += n;
+                }
+                // Cycles that issued but not into this slot.
+                c[horizontal] = issued - c[horizontal];
+                let idle = (a + bin).min(to) - a - issued;
+                c[refill] = level.refills[si][k].min(idle);
+                c[vertical] = idle - c[refill];
+                c
+            })
+            .collect()
+    };
+    // The legend names what the columns drawn show, and nothing else: a first pass over the
+    // rows finds each column's use (and each strip column's state) as the drawing will.
+    let mut uses = BTreeSet::new();
+    for si in 0..schedulers.len() {
+        for slot in 0..width as usize {
+            uses.extend(
+                row_winners(&slot_counts(si * width as usize + slot, si))
+                    .into_iter()
+                    .flatten(),
+            );
+        }
+    }
+    let mut states = BTreeSet::new();
+    for counts in &level.strips {
+        states.extend(row_winners(counts).into_iter().flatten());
+    }
+    let legend = legend(&uses, warps, &states);
     let header = Header::new(
         &format!("Issue slots: {}", t.subject()),
         Some(&format!(
@@ -316,12 +351,6 @@ fn render_columns(
     );
     let plot = PlotArea::under(&header, (LEFT, right), plot_h, (from as f64, to as f64));
     let height = layout.height(&plot, &legend, 10);
-    let bins = (to - from).div_ceil(bin) as usize;
-    let level = acc
-        .levels
-        .iter()
-        .find(|l| l.bin == bin)
-        .ok_or_else(|| RenderError::Draw(format!("no binning of {bin} cycles was kept")))?;
     let listing = |launch: u32, pc: u32| {
         m.header
             .launches
@@ -337,17 +366,11 @@ fn render_columns(
         canvas.header(&header)?;
         let mut row = 0;
         let mut labels = LabelColumn::new();
-        // Scheduler lines run on under the labels of rows labelled one by one; under the labels
-        // of thinner rows they would strike them through.
-        let into_labels = if row_h >= LABELLED_ROW_H { 50 } else { 0 };
         for (si, &(sm, sched)) in schedulers.iter().enumerate() {
-            if row > 0 {
+            if si > 0 {
                 let top = plot.top + row * row_h;
-                canvas.line(
-                    vec![(plot.left - into_labels, top), (plot.right, top)],
-                    palette::INK,
-                    1,
-                )?;
+                let new_sm = schedulers[si - 1].0 != sm;
+                canvas.row_rule(&plot, top, new_sm)?;
             }
             for slot in 0..width {
                 let top = plot.top + row * row_h;
@@ -369,25 +392,8 @@ fn render_columns(
                     };
                     canvas.label(&text, (plot.left - 6, y), Align::Right)?;
                 }
-                // Counts per bin: warp slots, then refill, vertical and horizontal waste.
                 let r = row as usize;
-                let counts: Vec<Vec<u64>> = (0..bins)
-                    .map(|k| {
-                        let a = from + k as u64 * bin;
-                        let issued = level.issue_cycles[si][k];
-                        let mut c = vec![0u64; warps + 3];
-                        for &(w, n) in &level.hits[r][k] {
-                            c[w] += n;
-                            c[horizontal] += n;
-                        }
-                        // Cycles that issued but not into this slot.
-                        c[horizontal] = issued - c[horizontal];
-                        let idle = (a + bin).min(to) - a - issued;
-                        c[refill] = level.refills[si][k].min(idle);
-                        c[vertical] = idle - c[refill];
-                        c
-                    })
-                    .collect();
+                let counts = slot_counts(r, si);
                 let winners = row_winners(&counts);
                 let mut k = 0;
                 while k < bins {
@@ -470,7 +476,32 @@ fn render_columns(
                 text: note.text().to_string(),
             });
         }
-        if !strips.is_empty() {
+        // The strips of one scheduler are labelled together (`SM0 S1 warps`), at their middle,
+        // and SMs' strips ruled apart as the grid's rows are, where every scheduler's strips
+        // are as tall as a label; else the strips are labelled `warp states` as a whole.
+        let mut groups: Vec<(u32, u32, usize, usize)> = Vec::new();
+        for (i, &(sm, sched, _)) in strips.iter().enumerate() {
+            match groups.last_mut() {
+                Some(g) if (g.0, g.1) == (sm, sched) => g.3 = i + 1,
+                _ => groups.push((sm, sched, i, i + 1)),
+            }
+        }
+        let per_group = groups
+            .iter()
+            .all(|g| (g.3 - g.2) as i32 * STRIP_H >= TEXT_LABEL as i32 + 2);
+        if per_group {
+            for (k, &(sm, sched, a, b)) in groups.iter().enumerate() {
+                let top = strips_top + a as i32 * STRIP_H;
+                if k > 0 && groups[k - 1].0 != sm {
+                    canvas.row_rule(&plot, top, true)?;
+                }
+                let y = top + STRIP_H * (b - a) as i32 / 2;
+                if labels.fits(y, TEXT_LABEL) {
+                    let text = format!("SM{sm} S{sched} warps");
+                    canvas.label(&text, (plot.left - 6, y), Align::Right)?;
+                }
+            }
+        } else if !strips.is_empty() {
             let y = strips_top + STRIP_H * strips.len() as i32 / 2;
             if labels.fits(y, TEXT_LABEL) {
                 canvas.label("warp states", (plot.left - 6, y), Align::Right)?;
@@ -529,22 +560,31 @@ fn render_columns(
     })
 }
 
-/// The legend: the slot uses (the warps that filled slots, the first nine: their colours
-/// repeat), then the strips' states.
+/// The legend: the slot uses the columns drawn show (`uses`: warp slots below `warps`, then
+/// refill, vertical and horizontal waste; of the warps the first nine, as their colours
+/// repeat), then the states the strips show, one strip per warp slot.
 fn legend<'a>(
-    seen_warps: &BTreeSet<u32>,
+    uses: &BTreeSet<usize>,
+    warps: usize,
     strip_states: &BTreeSet<usize>,
 ) -> [(&'a str, Vec<(palette::Rgb, String)>); 2] {
-    let mut uses = vec![
-        (REFILL, "refill (coarse switch)".to_string()),
-        (VERTICAL_WASTE, "no issue (vertical waste)".to_string()),
-        (HORIZONTAL_WASTE, "unused slot (horizontal)".to_string()),
-    ];
+    let (refill, vertical, horizontal) = (warps, warps + 1, warps + 2);
+    let mut entries = Vec::new();
+    for (u, colour, name) in [
+        (refill, REFILL, "refill (coarse switch)"),
+        (vertical, VERTICAL_WASTE, "no issue (vertical waste)"),
+        (horizontal, HORIZONTAL_WASTE, "unused slot (horizontal)"),
+    ] {
+        if uses.contains(&u) {
+            entries.push((colour, name.to_string()));
+        }
+    }
+    let seen_warps: Vec<usize> = uses.iter().copied().filter(|&u| u < warps).collect();
     for &w in seen_warps.iter().take(9) {
-        uses.push((identity_colour(w), format!("warp slot {w}")));
+        entries.push((identity_colour(w as u32), format!("warp slot {w}")));
     }
     if seen_warps.len() > 9 {
-        uses.push((palette::BACKGROUND, "(colours repeat every 9)".to_string()));
+        entries.push((palette::BACKGROUND, "(colours repeat every 9)".to_string()));
     }
     let states = strip_states
         .iter()
@@ -553,5 +593,8 @@ fn legend<'a>(
             (palette::state_colour(state), state.name().to_string())
         })
         .collect();
-    [("issue slot", uses), ("warp state", states)]
+    [
+        ("issue slot", entries),
+        ("warp state of each warp slot", states),
+    ]
 }

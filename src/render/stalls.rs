@@ -30,7 +30,7 @@ use super::{
     Chart, ChartKind, Header, Loaded, Note, PlotArea, Region, RenderError, RenderOptions, Row,
     AXIS_H, LEGEND_BELOW_X, STATE_NAME_CHARS, TEXT_HEADING, TEXT_LABEL,
 };
-use crate::analyze::caption::captions;
+use crate::analyze::caption::{self, captions, Distinction};
 use crate::analyze::{LaunchAnalysis, NsightState};
 use crate::kernel_name;
 use crate::study::trace::{schemes_of, STUDY_NAME};
@@ -57,10 +57,14 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
     let captions = captions(&headers);
     let mut runs = Vec::new();
     let (mut split_study, mut split_other, mut summed) = (false, false, false);
-    for (t, distinction) in traces.iter().zip(&captions.distinctions) {
+    for ((t, distinction), parts) in traces
+        .iter()
+        .zip(&captions.distinctions)
+        .zip(&captions.parts)
+    {
         let a = t.analysis()?;
         let trace_label = format!("{} ({distinction})", t.label);
-        let row_label = short_label(&t.label, distinction);
+        let row_label = short_label(&t.label, parts);
         let schemes = schemes_of(&t.model.header).filter(|s| s.len() == a.launches.len());
         let alone = traces.len() == 1;
         let per_launch = a.launches.len() > 1
@@ -140,23 +144,20 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
 const LAUNCH_KERNEL_CHARS: usize = 32;
 
 /// A trace's name as a row says it: its label without the trace file's extension, and the
-/// distinction of its run unless the name already says every part of it (a sweep's
-/// `gto.bitmap` for `gto`, `sweep-volta/lrr.bitmap` for `volta, lrr`, `gto.ranges` for
-/// `ranges scoreboard`): `a/t (gto)`.
-fn short_label(label: &str, distinction: &str) -> String {
+/// parts of its run's distinction that the name does not already say (a sweep's `gto.bitmap`
+/// says `gto`, `sweep-volta/lrr.bitmap` says `volta, lrr`, `gto.ranges.w16` says `ranges
+/// scoreboard, 16 warp slots per SM`: [`Distinction::said_by`]): `a/t (gto)`, or `a/t` alone
+/// when it says them all.
+fn short_label(label: &str, parts: &[Distinction]) -> String {
     let stem = [".wstrace.jsonl", ".wstrace", ".jsonl"]
         .iter()
         .find_map(|ext| label.strip_suffix(ext))
         .filter(|s| !s.is_empty())
         .unwrap_or(label);
-    let words: Vec<&str> = stem.split(['.', '/', '-']).collect();
-    let said = distinction.split(", ").all(|part| {
-        let value = part.split(' ').next().unwrap_or(part);
-        words.contains(&value)
-    });
-    match said {
+    let unsaid: Vec<Distinction> = parts.iter().filter(|d| !d.said_by(stem)).cloned().collect();
+    match unsaid.is_empty() {
         true => stem.to_string(),
-        false => format!("{stem} ({distinction})"),
+        false => format!("{stem} ({})", caption::join(&unsaid)),
     }
 }
 

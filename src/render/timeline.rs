@@ -353,25 +353,14 @@ fn render_columns(t: &Loaded, shown: &Shown, columns: i32) -> Result<Chart, Rend
         canvas.header(&header)?;
         let mut previous: Option<(u32, u32)> = None;
         let mut labels = LabelColumn::new();
-        // Group lines run on under the labels of rows labelled one by one; under the labels of
-        // thinner rows they would strike them through.
-        let into_labels = if row_h >= LABELLED_ROW_H { 60 } else { 0 };
         for (i, &(sm, sched, slot)) in slots.iter().enumerate() {
             let top = plot.top + i as i32 * row_h;
             let bottom = top + row_h;
             let label = format!("SM{sm} S{sched} w{slot}");
             if previous != Some((sm, sched)) {
                 if i > 0 {
-                    let c = if previous.map(|p| p.0) != Some(sm) {
-                        palette::INK
-                    } else {
-                        palette::GRID
-                    };
-                    canvas.line(
-                        vec![(plot.left - into_labels, top), (plot.right, top)],
-                        c,
-                        1,
-                    )?;
+                    let new_sm = previous.map(|p| p.0) != Some(sm);
+                    canvas.row_rule(&plot, top, new_sm)?;
                 }
                 // Rows thinner than their label: the group's label at its top, where it fits.
                 let y = top + TEXT_LABEL as i32 / 2 + 1;
