@@ -647,7 +647,7 @@ fn memory_section_counts_requests_sectors_and_levels() {
     // Without memory events the section says so instead of showing zeros.
     let quiet = analyze_kernel("vecadd.json", &config, "vecadd-quiet");
     assert!(!quiet.launches[0].memory.recorded);
-    assert!(render_text(&quiet).contains("record with --verbosity 2"));
+    assert!(render_text(&quiet).contains("write them with\n    --verbosity 2"));
 }
 
 #[test]
