@@ -11,6 +11,38 @@ static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Per registration, the directories made for outputs, deepest first.
 static NEW_DIRS: Mutex<Vec<Vec<PathBuf>>> = Mutex::new(Vec::new());
 
+/// The file an output named `path` replaces: `path` itself, or for a symbolic link the file
+/// it points to (renaming over the link would replace the link). An error for a path that is
+/// not a regular file — a device such as `/dev/stdout`, a FIFO, a socket — which a rename
+/// would replace with a file (as root, even `/dev/stdout`) instead of writing to it.
+pub fn output_file(path: &Path) -> std::io::Result<PathBuf> {
+    let mut resolved = path.to_path_buf();
+    // (A chain of links, followed as the system would; a dangling link's target is created.)
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&resolved) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&resolved)?;
+                resolved = match resolved.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
+            }
+            Ok(m) if !m.is_file() && !m.is_dir() => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a regular file (a device, FIFO or socket): outputs are written \
+                     to a temporary file and renamed into place; give a file name",
+                    path.display()
+                )));
+            }
+            _ => return Ok(resolved),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
+}
+
 /// Where the output `path` is written until it is complete: `PATH.tmp`.
 pub fn tmp_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();

@@ -1431,3 +1431,44 @@ fn asm_lists_the_opcodes_as_the_readme_does() {
     );
     assert_usage_error(&ws(&["asm"]), "required");
 }
+
+#[cfg(unix)]
+#[test]
+fn outputs_write_through_symlinks_and_refuse_special_files() {
+    let d = scratch("special-outputs");
+    let trace = "traces/reduce.small.gto.wstrace";
+    // A link stays a link: the file it points to is what gets written.
+    let link = d.join("link.svg");
+    std::os::unix::fs::symlink("real.svg", &link).unwrap();
+    let o = ws(&[
+        "render",
+        trace,
+        "--chart",
+        "stalls",
+        "-o",
+        link.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(d.join("real.svg"))
+        .unwrap()
+        .starts_with("<svg"));
+    // A device is refused before anything is written (a rename would replace it, and as root
+    // did replace /dev/stdout), by every kind of output.
+    for args in [
+        &["render", trace, "--chart", "stalls", "-o", "/dev/null"][..],
+        &["record", "kernels/reduce.json", "-o", "/dev/null"],
+        &["trace", "convert", trace, "/dev/null"],
+    ] {
+        let o = ws(args);
+        assert_fails_with(&o, "/dev/null is not a regular file");
+    }
+    let null = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(std::os::unix::fs::FileTypeExt::is_char_device(&null));
+    // `-` is not standard output here.
+    let o = ws(&["render", trace, "--chart", "stalls", "-o", "-"]);
+    assert_usage_error(&o, "`-`: give a file name for the chart");
+}

@@ -254,6 +254,7 @@ pub fn write_file_atomically<T>(
     write: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     use anyhow::Context;
+    let path = &warpscope::pending::output_file(path)?;
     let tmp = warpscope::pending::tmp_path(path);
     let _pending = warpscope::pending::register(&tmp);
     let result = (|| {
@@ -319,6 +320,15 @@ pub fn expect_warpscope_trace(path: &std::path::Path) -> anyhow::Result<()> {
 /// long run would end in a failed rename with a puzzling message.
 pub fn writable_file(what: &str, path: &std::path::Path) -> anyhow::Result<()> {
     let shown = path.display();
+    if path.as_os_str() == "-" {
+        // (Commands print their text to standard output; files are named.)
+        return Err(usage(format!(
+            "`-`: give a file name for the {what} (outputs are files, not standard output)"
+        )));
+    }
+    // A link's target is what gets written, so that is what must be writable.
+    let resolved = warpscope::pending::output_file(path)?;
+    let path = resolved.as_path();
     let names_directory = path.as_os_str().to_string_lossy().ends_with(['/', '\\']);
     if path.is_dir() || names_directory {
         anyhow::bail!("{shown} is a directory: give a file name for the {what}");

@@ -142,6 +142,7 @@ fn convert(input: &Path, output: &Path, format: Option<FormatArg>) -> Result<()>
     super::distinct_files(&[("converted trace", output)], &[("trace", input)])?;
     let reader = open(input)?;
     let format = format.map_or_else(|| default_format(&reader, output), Into::into);
+    let output = &pending::output_file(output)?;
     let tmp = pending::tmp_path(output);
     let _pending = pending::register(&tmp);
     let result = (|| -> Result<u64> {

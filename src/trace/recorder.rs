@@ -527,6 +527,8 @@ pub fn record_with_source(
     header: &TraceHeader,
     source: &mut dyn InstructionSource,
 ) -> Result<RecordOutcome, TraceError> {
+    let path =
+        &crate::pending::output_file(path).map_err(TraceError::io("opening the trace file"))?;
     let tmp = crate::pending::tmp_path(path);
     let _pending = crate::pending::register(&tmp);
     let result = (|| {
