@@ -521,6 +521,18 @@ fn malformed_traces_are_rejected_with_file_and_line() {
             "warp.traceg:12: warp 1 does not exist: a block of 32 threads has 1 warp",
         ),
         (
+            "nregs.traceg",
+            "-nregs = 100000",
+            ok_block,
+            "nregs.traceg:7: 100000 registers per thread: a thread has at most 255",
+        ),
+        (
+            "shmem.traceg",
+            "-shmem = 99999999999",
+            ok_block,
+            "shmem.traceg:7: `99999999999` is too large for the shared memory size",
+        ),
+        (
             "bad-number.traceg",
             "",
             "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n00zz ffffffff 0 EXIT 0 0\n#END_TB\n",
@@ -1611,6 +1623,9 @@ fn a_stopped_replay_names_the_recorded_instructions_and_why_each_warp_waits() {
 fn an_accelsim_trace_given_where_a_warpscope_trace_belongs_gets_advice() {
     let va = shared_vectoradd();
     let kernel = va.join("kernel-1.traceg");
+    // Outputs never written: the input is refused first.
+    let unused = tmp("never-written");
+    let unused = unused.to_str().unwrap();
     let cases: [(&[&str], &Path, &str); 7] = [
         (
             &["analyze"],
@@ -1624,14 +1639,10 @@ fn an_accelsim_trace_given_where_a_warpscope_trace_belongs_gets_advice() {
         ),
         (&["trace", "info"], &va, "replay it first"),
         (&["trace", "dump"], &kernel, "replay it first"),
-        (
-            &["export", "--perfetto", "/dev/null"],
-            &va,
-            "warpscope profile",
-        ),
+        (&["export", "--perfetto", unused], &va, "warpscope profile"),
         (&["run"], &va, "is an Accel-Sim trace: `warpscope replay"),
         (
-            &["record", "-o", "/dev/null"],
+            &["record", "-o", unused],
             &kernel,
             "is an Accel-Sim trace: `warpscope replay",
         ),
@@ -1647,8 +1658,8 @@ fn an_accelsim_trace_given_where_a_warpscope_trace_belongs_gets_advice() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("k.wstrace"), b"").unwrap();
     for args in [
-        &["render", "--chart", "timeline", "-o", "/dev/null"][..],
-        &["report", "-o", "/dev/null"],
+        &["render", "--chart", "timeline", "-o", unused][..],
+        &["report", "-o", unused],
     ] {
         let o = Command::new(BIN).args(args).arg(&dir).output().unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);

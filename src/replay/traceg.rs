@@ -181,9 +181,12 @@ fn parse_dec<T: std::str::FromStr + TryFrom<u64>>(token: &str, what: &str) -> Re
             return Ok(v);
         }
     }
-    token
-        .parse::<T>()
-        .map_err(|_| format!("bad number `{token}` for {what} (expected decimal)"))
+    token.parse::<T>().map_err(|_| {
+        match !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
+            true => format!("`{token}` is too large for {what}"),
+            false => format!("bad number `{token}` for {what} (expected decimal)"),
+        }
+    })
 }
 
 const TMA_OPCODES: [&str; 7] = [
@@ -1535,7 +1538,18 @@ fn parse_header<R: Read>(
                 }
             }
             "shmem" => h.shmem = parse_dec(value, "the shared memory size").map_err(err)?,
-            "nregs" => h.nregs = parse_dec(value, "the register count").map_err(err)?,
+            "nregs" => {
+                h.nregs = parse_dec(value, "the register count").map_err(err)?;
+                // A thread has at most 255 registers (R0–R254) on every generation; a larger
+                // count is a damaged header, not a kernel.
+                if h.nregs > crate::isa::Reg::MAX_INDEX as u32 + 1 {
+                    return Err(err(format!(
+                        "{} registers per thread: a thread has at most {}",
+                        h.nregs,
+                        crate::isa::Reg::MAX_INDEX as u32 + 1
+                    )));
+                }
+            }
             "binary version" => {
                 h.binary_version = parse_dec(value, "the binary version").map_err(err)?;
                 seen[3] = true;
