@@ -28,7 +28,7 @@ each column shows one of the states (or slot uses) of its cycles, chosen so that
 each gets columns in proportion to its cycles; a column's tooltip in the report gives the
 shares. Zoom with --from/--to (cycles) and --sm to see each cycle; a --to past the trace's end
 stops at its end. Only `stalls` takes several
-traces (one group of bars per trace).
+traces (a stacked bar per trace).
 
 --kernel narrows stalls and source, which sum a trace's launches, to one kernel's (picked as
 `analyze --kernel` picks them; its caption names only that kernel). The time charts show every
