@@ -30,11 +30,11 @@ kernel-N.traceg (NVBit tracer versions 3-5; binary versions 50-90). Replay is ti
 instruction stream, active masks, registers and addresses come from the trace; warpscope's
 dispatcher, schedulers, scoreboards and memory model decide the timing. Opcodes the table does
 not know run as a generic ALU (or, with addresses, global memory) instruction and are listed
-in a warning. Without --gpu, a trace replays on pascal before sm_70, hopper from sm_90, else volta, as a note on
-stderr says. The summary goes to stdout, the host speed to stderr. --format defaults from the
-extension of -o (.jsonl or .json → JSON Lines, else binary); --format compact writes the smaller binary
-version, --format grouped the one faster to record for compute-bound kernels (see `record
---help`).
+in a warning. Without --gpu, a trace replays on pascal before sm_70, hopper from sm_90, else
+volta, as a note on stderr says. The summary goes to stdout, the host speed to stderr. --format
+defaults from the extension of -o (.jsonl or .json → JSON Lines, else binary); --format compact
+writes the smaller binary version, --format grouped the one faster to record for compute-bound
+kernels (see `record --help`).
 
 Kernel selection works as Nsight Compute's: --kernels and --kernel-name pick kernels of the
 list (by the header's `-kernel id` and by a part of its name, mangled or demangled: vecAdd<float>
