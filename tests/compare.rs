@@ -92,6 +92,22 @@ fn policies_differ_in_the_header_and_in_cycles() {
         .collect();
     assert!(fields.contains(&"config.scheduler.policy"), "{fields:?}");
     assert!(!fields.iter().any(|f| f.contains("listing")), "{fields:?}");
+    // In JSON the values are themselves, not JSON text inside strings.
+    let json = serde_json::to_value(&c).unwrap();
+    let policy = json["header_differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["field"] == "config.scheduler.policy")
+        .unwrap();
+    assert_eq!(policy["values"], serde_json::json!(["gto", "lrr"]));
+    let verbosity = json["header_differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["field"] == "verbosity")
+        .unwrap();
+    assert_eq!(verbosity["values"], serde_json::json!([2, 1]));
     let cycles = row(&c, "cycles");
     assert_eq!(cycles.baseline_mean, Some(g));
     assert!((cycles.diff_pct[1].unwrap() - (l - g) / g * 100.0).abs() < 1e-9);

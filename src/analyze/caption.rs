@@ -228,11 +228,10 @@ pub fn captions(headers: &[&TraceHeader]) -> Captions {
                 })
                 .collect();
             for d in others.iter().take(OTHER_FIELDS) {
-                let value = &d.values[i];
-                let value = value
-                    .strip_prefix('"')
-                    .and_then(|v| v.strip_suffix('"'))
-                    .unwrap_or(value);
+                let value = match &d.values[i] {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
                 parts.push(Distinction {
                     text: format!("{} {value}", config_path(&d.field)),
                     spellings: Vec::new(),

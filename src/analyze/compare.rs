@@ -48,8 +48,9 @@ impl Compared {
 pub struct HeaderDifference {
     /// Dotted path, e.g. `config.scheduler.policy` or `launches.0.grid`.
     pub field: String,
-    /// The value in each trace (JSON text), in trace order; `null` where it is absent.
-    pub values: Vec<String>,
+    /// The value in each trace, in trace order; `null` where it is absent. (Text shows each
+    /// as JSON text: `"gto"`, `207`.)
+    pub values: Vec<serde_json::Value>,
 }
 
 /// One metric across the traces.
@@ -240,7 +241,7 @@ impl Comparison {
     }
 }
 
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, serde_json::Value>) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, v) in map {
@@ -260,7 +261,7 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Strin
         }
         serde_json::Value::Array(_) => {}
         _ => {
-            out.insert(prefix.to_string(), v.to_string());
+            out.insert(prefix.to_string(), v.clone());
         }
     }
 }
@@ -312,7 +313,7 @@ fn is_bookkeeping(field: &str) -> bool {
 /// The fields of `headers` whose values are not the same in all of them, the recording's
 /// bookkeeping (format, versions) left out.
 pub fn header_differences(headers: &[&TraceHeader]) -> Vec<HeaderDifference> {
-    let flat: Vec<BTreeMap<String, String>> = headers
+    let flat: Vec<BTreeMap<String, serde_json::Value>> = headers
         .iter()
         .map(|h| {
             let mut out = BTreeMap::new();
@@ -329,9 +330,9 @@ pub fn header_differences(headers: &[&TraceHeader]) -> Vec<HeaderDifference> {
         .into_iter()
         .filter(|f| !is_bookkeeping(f))
         .filter_map(|field| {
-            let values: Vec<String> = flat
+            let values: Vec<serde_json::Value> = flat
                 .iter()
-                .map(|m| m.get(field).cloned().unwrap_or_else(|| "null".into()))
+                .map(|m| m.get(field).cloned().unwrap_or(serde_json::Value::Null))
                 .collect();
             let differs = values.iter().any(|v| v != &values[0]);
             differs.then(|| HeaderDifference {
@@ -502,8 +503,11 @@ pub fn render_text(c: &Comparison) -> String {
         // Columns as wide as their widest entry, so that each trace's values line up.
         let field_w = c.header_differences.iter().map(|d| d.field.len()).max();
         let mut value_w: Vec<usize> = Vec::new();
+        let text = |d: &HeaderDifference| -> Vec<String> {
+            d.values.iter().map(serde_json::Value::to_string).collect()
+        };
         for d in &c.header_differences {
-            for (i, v) in d.values.iter().enumerate() {
+            for (i, v) in text(d).iter().enumerate() {
                 match value_w.get_mut(i) {
                     Some(w) => *w = (*w).max(v.chars().count()),
                     None => value_w.push(v.chars().count()),
@@ -511,8 +515,7 @@ pub fn render_text(c: &Comparison) -> String {
             }
         }
         for d in &c.header_differences {
-            let values: Vec<String> = d
-                .values
+            let values: Vec<String> = text(d)
                 .iter()
                 .zip(&value_w)
                 .map(|(v, &w)| format!("{v:<w$}"))

@@ -689,7 +689,7 @@ fn comparison_section(out: &mut String, c: &Comparison) {
             .iter()
             .map(|d| {
                 let mut r = vec![format!("<code>{}</code>", esc(&d.field))];
-                r.extend(d.values.iter().map(|v| esc(v)));
+                r.extend(d.values.iter().map(|v| esc(&v.to_string())));
                 r
             })
             .collect();
