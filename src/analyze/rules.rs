@@ -75,7 +75,7 @@ fn advice(state: &str) -> &'static str {
         "wait" => "warps wait on fixed-latency dependencies: interleave independent instructions (more ILP) so each dependent instruction issues later",
         "barrier" => "warps wait at BAR.SYNC for slower warps of their block: balance the work before the barrier or use smaller blocks",
         "membar" => "warps wait at memory barriers: drop fences that are not needed",
-        "math_pipe_throttle" => "an execution pipe is saturated: the kernel is compute bound on that pipe; spread the work over other pipes",
+        "math_pipe_throttle" => "warps issue to an execution pipe faster than it takes instructions: interleave its instructions with other pipes' work, or use fewer of them",
         "mio_throttle" => "the MIO queue (shared memory, MUFU) is full: fewer, wider shared-memory accesses",
         "lg_throttle" => "the LSU queue for global memory is full: fewer, wider (vectorized) and coalesced accesses",
         "branch_resolving" => "warps wait for branch targets: fewer or more uniform branches",
@@ -266,7 +266,9 @@ fn pipe_throttle_advice(pipe_busy: &[(Pipe, u64)]) -> String {
         Pipe::Global => "the LSU takes global and local memory instructions more slowly than the warps issue them: fewer, wider (vectorized) accesses",
         Pipe::Shared => "the MIO path takes shared-memory instructions more slowly than the warps issue them: fewer, wider shared-memory accesses",
         Pipe::Branch => "the branch unit is saturated: fewer or more uniform branches",
-        Pipe::Alu | Pipe::Fma | Pipe::Mufu => "the kernel is compute bound on that pipe; spread the work over other pipes",
+        // (Not "compute bound": a burst at a slow pipe — every warp's S2R at its start — throttles
+        // a kernel that is otherwise idle.)
+        Pipe::Alu | Pipe::Fma | Pipe::Mufu => "warps issue to that pipe faster than it takes instructions: interleave its instructions with other pipes' work, or use fewer of them",
     };
     format!(
         "the busy pipes are {} of those cycles; {what}",
@@ -847,7 +849,10 @@ mod tests {
             "{words}"
         );
         let words = pipe_throttle_advice(&[(Pipe::Fma, 5)]);
-        assert!(words.contains("compute bound on that pipe"), "{words}");
+        assert!(
+            words.contains("warps issue to that pipe faster than it takes instructions"),
+            "{words}"
+        );
         // Without a pipe_busy reason (a trace of another taxonomy's making) the plain advice.
         assert_eq!(pipe_throttle_advice(&[]), advice("math_pipe_throttle"));
     }
