@@ -110,6 +110,10 @@ fn policies_differ_in_the_header_and_in_cycles() {
     assert_eq!(verbosity["values"], serde_json::json!([2, 1]));
     let cycles = row(&c, "cycles");
     assert_eq!(cycles.baseline_mean, Some(g));
+    // Units say what the labels say: warp instructions, warp-cycles.
+    assert_eq!(row(&c, "ipc").unit, "warp inst/cycle");
+    assert_eq!(row(&c, "warp_states.long_scoreboard").unit, "warp-cycle");
+    assert_eq!(cycles.unit, "cycle");
     assert!((cycles.diff_pct[1].unwrap() - (l - g) / g * 100.0).abs() < 1e-9);
     assert_eq!(cycles.diff_pct[0], None, "the baseline has no difference");
     assert!(

@@ -369,7 +369,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         "inst",
         l.thread_instructions as f64,
     );
-    push(&mut m, ls, "ipc", "inst/cycle", l.ipc);
+    push(&mut m, ls, "ipc", "warp inst/cycle", l.ipc);
     push(&mut m, ls, "hazards", "dependency", l.hazards as f64);
 
     let oc = "occupancy";
@@ -489,14 +489,14 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
         &mut m,
         ws,
         "resident_warp_cycles",
-        "cycle",
+        "warp-cycle",
         l.resident_warp_cycles as f64,
     );
     push(
         &mut m,
         ws,
         "warp_cycles_per_issued_instruction",
-        "cycle",
+        "warp-cycle",
         l.warp_cycles_per_issued_instruction,
     );
     push(
@@ -518,7 +518,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
             &mut m,
             ws,
             &format!("warp_states.{state}"),
-            "cycle",
+            "warp-cycle",
             n as f64,
         );
     }
@@ -527,7 +527,7 @@ pub fn metrics(l: &LaunchAnalysis) -> Vec<Metric> {
             &mut m,
             ws,
             &format!("warp_states_per_issue.{state}"),
-            "cycle",
+            "warp-cycle",
             r,
         );
     }
