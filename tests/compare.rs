@@ -1808,3 +1808,21 @@ fn a_sweep_says_when_warp_slots_made_no_difference() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("made no difference"), "{err}");
 }
+
+#[test]
+fn a_change_from_zero_says_so_where_no_percentage_exists() {
+    let text = ok(&ws(&[
+        "compare",
+        "traces/reduce.small.gto.wstrace",
+        "traces/matmul.volta.gto.wstrace",
+    ]));
+    let line = text
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with("math_pipe_throttle [warp-cycles]")
+        })
+        .unwrap_or_else(|| panic!("{text}"));
+    // reduce on small never waits for a math pipe; matmul on volta does.
+    assert!(line.trim_end().ends_with("from 0"), "{line}");
+}

@@ -453,6 +453,11 @@ pub fn compare(traces: &[Compared], baselines: usize) -> Comparison {
     }
 }
 
+/// A cell's number, if it holds one.
+fn number(v: &Option<serde_json::Value>) -> Option<f64> {
+    v.as_ref().and_then(serde_json::Value::as_f64)
+}
+
 fn cell(v: &Option<serde_json::Value>) -> String {
     match v {
         None | Some(serde_json::Value::Null) => "-".into(),
@@ -590,7 +595,14 @@ pub fn render_text(c: &Comparison) -> String {
             for (i, v) in row.values.iter().enumerate() {
                 let _ = write!(line, " {:>w$}", cell(v));
                 if i >= c.baselines {
-                    let d = row.diff_pct[i].map_or("-".to_string(), |d| format!("{d:+.1}%"));
+                    let d = match (row.diff_pct[i], row.baseline_mean) {
+                        (Some(d), _) => format!("{d:+.1}%"),
+                        // No percentage of zero, but a change all the same.
+                        (None, Some(m)) if m == 0.0 && number(v).is_some_and(|x| x != 0.0) => {
+                            "from 0".to_string()
+                        }
+                        _ => "-".to_string(),
+                    };
                     let _ = write!(line, " {d:>9}");
                 }
             }
