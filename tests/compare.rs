@@ -815,6 +815,151 @@ fn sweep_says_why_every_policy_took_the_same_cycles() {
 }
 
 #[test]
+fn sweep_says_per_gpu_when_the_policy_made_no_difference_there() {
+    // On volta every scheduler holds one warp: its policies tie (the scoreboards do not). On
+    // small they differ, and nothing is said of it.
+    let d = dir("sweep-same-per-gpu");
+    let o = ws(&[
+        "sweep",
+        "kernels/matmul.json",
+        "--gpu",
+        "small,volta",
+        "--policy",
+        "gto,lrr,oldest",
+        "--scoreboard",
+        "bitmap,barriers",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    let cycles = |label: &str| -> u64 {
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{label},")))
+            .unwrap_or_else(|| panic!("no {label} in {csv}"));
+        row.split(',').nth(7).unwrap().parse().unwrap()
+    };
+    for scoreboard in ["bitmap", "barriers"] {
+        let gto = cycles(&format!("volta.gto.{scoreboard}"));
+        assert_eq!(gto, cycles(&format!("volta.lrr.{scoreboard}")));
+        assert_eq!(gto, cycles(&format!("volta.oldest.{scoreboard}")));
+    }
+    assert_ne!(cycles("small.gto.bitmap"), cycles("small.lrr.bitmap"));
+    let note = "note: on volta, the policy made no difference (combinations alike but for it \
+                took the same cycles): no scheduler ever held more than one warp at a time (8 \
+                warps on 16 schedulers), so the policy cannot reorder anything\n";
+    assert!(stderr.contains(note), "{stderr}");
+    assert!(!stderr.contains("on small,"), "{stderr}");
+    assert_eq!(stderr.matches("note:").count(), 1, "{stderr}");
+
+    // One scoreboard: every volta combination took the same cycles, and the note says how many.
+    let d = dir("sweep-same-per-gpu-1");
+    let o = ws(&[
+        "sweep",
+        "kernels/matmul.json",
+        "--gpu",
+        "small,volta",
+        "--policy",
+        "gto,lrr",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    let volta = csv.lines().find(|l| l.starts_with("volta.gto.")).unwrap();
+    let note = format!(
+        "note: on volta, every combination took {} cycles, whatever the policy: no scheduler",
+        volta.split(',').nth(7).unwrap()
+    );
+    assert!(stderr.contains(&note), "{stderr}");
+}
+
+#[test]
+fn a_sweep_with_one_runnable_combination_writes_its_table_and_a_line_for_each() {
+    // small cannot hold the replayed kernel's 1024-thread blocks; volta can.
+    let d = dir("sweep-one-runs");
+    // An earlier sweep's comparison would not be this sweep's: it goes.
+    std::fs::write(d.join("compare.txt"), "earlier").unwrap();
+    std::fs::write(d.join("compare.csv"), "earlier").unwrap();
+    let o = ws(&[
+        "sweep",
+        "tests/data/accelsim/vectoradd-100-32",
+        "--gpu",
+        "small,volta",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    // A combination failed: the status says so, as for a fault or a failed check.
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let csv = std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert_eq!(
+        rows[0],
+        "small.gto.bitmap,gto,bitmap,8,1,hierarchy,small,,,,,,,"
+    );
+    assert!(rows[1].starts_with("volta.gto.bitmap,"), "{csv}");
+    let volta_cycles = rows[1].split(',').nth(7).unwrap();
+    assert!(volta_cycles.parse::<u64>().unwrap() > 0, "{csv}");
+    assert!(
+        out.lines().any(|l| l.starts_with("small.gto.bitmap ")
+            && l.ends_with(
+                " not recorded: block of 1024 threads exceeds the limit of 256 threads per block"
+            )),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("volta.gto.bitmap ") && l.contains(volta_cycles)),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "no comparison (compare.txt, compare.csv): only one of the 2 combinations was recorded"
+        ),
+        "{out}"
+    );
+    // The whole message, with the advice, under the summary.
+    assert!(out.contains("(on gpu small; try another --gpu)"), "{out}");
+    assert!(!d.join("compare.txt").exists());
+    assert!(!d.join("compare.csv").exists());
+    assert_eq!(traces_in(&d), ["volta.gto.bitmap.wstrace"]);
+
+    // With two that run, they are compared and the third still has its line and its row.
+    let d = dir("sweep-two-run");
+    let o = ws(&[
+        "sweep",
+        "tests/data/accelsim/vectoradd-100-32",
+        "--gpu",
+        "small,pascal,volta",
+        "-o",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().take(4).collect();
+    assert!(lines[1].starts_with("small.gto.bitmap "), "{out}");
+    assert!(
+        lines[1].contains(" not recorded: block of 1024 threads"),
+        "{out}"
+    );
+    assert!(lines[2].starts_with("pascal.gto.bitmap "), "{out}");
+    assert!(lines[3].starts_with("volta.gto.bitmap "), "{out}");
+    assert!(d.join("compare.txt").exists() && d.join("compare.csv").exists());
+    assert_eq!(
+        std::fs::read_to_string(d.join("sweep.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        4
+    );
+}
+
+#[test]
 fn sweep_names_the_traces_in_its_directory_it_did_not_write() {
     let d = dir("sweep-stale");
     let sweep = |policies: &str| {

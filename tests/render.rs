@@ -747,7 +747,7 @@ fn a_stall_row_leaves_out_what_its_file_name_says_in_sweep_spellings() {
     let (title, _) = stall_captions(&c);
     assert!(
         title.ends_with(
-            "with barriers, bitmap scoreboards and 32, 64 warp slots per SM and fixed:200, ideal memory"
+            "with barriers, bitmap scoreboards; 32, 64 warp slots per SM; memory fixed:200, ideal"
         ),
         "{title}"
     );
@@ -777,6 +777,134 @@ fn a_stall_row_leaves_out_what_its_file_name_says_in_sweep_spellings() {
     assert!(labels[0].starts_with("reduce.small.gto ("), "{labels:?}");
     assert!(labels[1].contains("vecAdd"), "{labels:?}");
     assert_ne!(labels[0], labels[1]);
+}
+
+/// The traces `warpscope sweep` writes of the launch file `kernels/{kernel}.json` into `dir`
+/// under `flags`, sorted by name.
+fn sweep_kernel(kernel: &str, dir: &str, flags: &[&str]) -> Vec<PathBuf> {
+    let out = tmp(dir);
+    let _ = std::fs::remove_dir_all(&out);
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("kernels/{kernel}.json"));
+    let mut args = vec![
+        "sweep",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend(flags);
+    let o = warpscope(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wstrace"))
+        .collect();
+    traces.sort();
+    traces
+}
+
+#[test]
+fn a_stall_row_says_its_runs_cycles_and_ipc_beside_its_bar() {
+    // More warps per scheduler: more warp-cycles per issued instruction, yet fewer cycles.
+    let traces = sweep_kernel(
+        "reduce",
+        "sweep-little",
+        &["--policy", "smt", "--issue-width", "2", "--warps", "8,16"],
+    );
+    let [w16, w8] = [&traces[0], &traces[1]];
+    assert!(w16.ends_with("smt.bitmap.w16.wstrace") && w8.ends_with("smt.bitmap.w8.wstrace"));
+    let run = |p: &Path| analyze_file(p, Taxonomy::Nsight).unwrap().launches[0].clone();
+    let (a16, a8) = (run(w16), run(w8));
+    assert!(
+        a16.warp_cycles_per_issued_instruction > a8.warp_cycles_per_issued_instruction
+            && a16.cycles < a8.cycles,
+        "w16: {} per issue, {} cycles; w8: {} per issue, {} cycles",
+        a16.warp_cycles_per_issued_instruction,
+        a16.cycles,
+        a8.warp_cycles_per_issued_instruction,
+        a8.cycles
+    );
+    for (width, ipc) in [(None, true), (Some(400), false)] {
+        let options = RenderOptions {
+            width,
+            ..RenderOptions::default()
+        };
+        let c = chart(ChartKind::Stalls, &traces, &options).unwrap();
+        let what = format!("cycles at width {width:?}");
+        check_text(&c, &what);
+        let all = texts(&c.svg);
+        // Headed over the first row, right of the plot.
+        let first = c.rows[0].top as f64;
+        let heading = |name: &str| {
+            all.iter()
+                .find(|t| t.text == name && t.y < first && t.x > c.plot.right as f64)
+                .is_some()
+        };
+        assert!(heading("cycles"), "{what}");
+        assert_eq!(heading("IPC"), ipc, "{what}");
+        for (row, a) in c.rows.iter().zip([&a16, &a8]) {
+            let in_row: Vec<&str> = all
+                .iter()
+                .filter(|t| {
+                    t.x > c.plot.right as f64 && t.y >= row.top as f64 && t.y <= row.bottom as f64
+                })
+                .map(|t| t.text.as_str())
+                .collect();
+            let mut want = vec![a.cycles.to_string()];
+            if ipc {
+                want.push(format!("{:.2}", a.ipc));
+            }
+            assert_eq!(in_row, want, "{what}: {}", row.label);
+            let hover = format!("{} cycles, IPC {:.3}", a.cycles, a.ipc);
+            assert!(
+                c.regions
+                    .iter()
+                    .any(|g| g.text.starts_with(&row.label) && g.text.ends_with(&hover)),
+                "{what}: {hover}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_stall_row_leaves_out_only_what_its_file_name_says_not_its_directory() {
+    // Files of one name in two sweeps are told apart by their directories, whose names say
+    // a kernel: whether a row names its kernel depends on its file name alone, so every row
+    // does.
+    let flags = ["--gpu", "small,volta", "--policy", "gto,lrr"];
+    let reduce = sweep_kernel("reduce", "sw-reduce", &flags);
+    let matmul = sweep_kernel("matmul", "sw-matmul", &flags);
+    let pick = |traces: &[PathBuf], name: &str| {
+        traces
+            .iter()
+            .find(|p| p.ends_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {traces:?}"))
+            .clone()
+    };
+    let paths = [
+        pick(&reduce, "small.gto.bitmap.wstrace"),
+        pick(&reduce, "small.lrr.bitmap.wstrace"),
+        pick(&matmul, "small.gto.bitmap.wstrace"),
+    ];
+    let c = chart(ChartKind::Stalls, &paths, &RenderOptions::default()).unwrap();
+    let labels: Vec<String> = c
+        .rows
+        .iter()
+        .map(|r| row_label_text(&c, &r.label))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "sw-reduce/small.gto.bitmap (reduce)",
+            "small.lrr.bitmap (reduce)",
+            "sw-matmul/small.gto.bitmap (matmul)"
+        ]
+    );
+    let (title, _) = stall_captions(&c);
+    assert!(
+        title.ends_with("reduce vs matmul on small (gto, lrr)"),
+        "{title}"
+    );
 }
 
 /// The trace `warpscope replay` writes, as `out` in the tests' directory, of the Accel-Sim

@@ -100,14 +100,16 @@ impl Part {
         }
     }
 
-    /// Several runs' values listed, as a title says them (`bitmap, ranges scoreboards`).
+    /// Several runs' values listed, as a title says them (`bitmap, ranges scoreboards`,
+    /// `memory fixed:200, ideal`).
     fn listed(self, values: &str) -> String {
         match self {
             Part::Kernels | Part::Gpu | Part::Policy => values.to_string(),
             Part::Scoreboard => format!("{values} scoreboards"),
             Part::WarpSlots => format!("{values} warp slots per SM"),
             Part::IssueWidth => format!("issue widths {values}"),
-            Part::Memory => format!("{values} memory"),
+            // Named first: `fixed:200, ideal memory` reads as if only `ideal` were memory.
+            Part::Memory => format!("memory {values}"),
         }
     }
 
@@ -155,7 +157,8 @@ impl Distinction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Captions {
     /// What the traces ran, the parts in which they differ as lists of their values:
-    /// `vecAdd<float> on volta (gto) with bitmap, ranges scoreboards`; for one trace its
+    /// `vecAdd<float> on volta (gto) with bitmap, ranges scoreboards`, parts after `with`
+    /// kept apart by semicolons (`... scoreboards; 8, 16 warp slots per SM`); for one trace its
     /// kernels, GPU and policy.
     pub subject: String,
     /// Per trace, what tells it from the others (`hopper, lrr`, `ranges scoreboard`), or its
@@ -208,9 +211,11 @@ pub fn captions(headers: &[&TraceHeader]) -> Captions {
         let fields: Vec<&str> = others.iter().map(|d| config_path(&d.field)).collect();
         with.push(format!("different {}", fields.join(", ")));
     }
+    // Each part lists its values with commas, so parts are kept apart by semicolons: `with
+    // 8, 16 warp slots per SM; issue widths 1, 2; memory fixed:200, ideal`.
     if !with.is_empty() {
         subject.push_str(" with ");
-        subject.push_str(&with.join(" and "));
+        subject.push_str(&with.join("; "));
     }
     let differing: Vec<Part> = Part::ALL.into_iter().filter(|&p| differs(p)).collect();
     let parts: Vec<Vec<Distinction>> = headers
@@ -347,7 +352,7 @@ mod tests {
         assert_eq!(
             c.subject,
             format!(
-                "reduce on small (gto, lrr) with bitmap, ranges scoreboards and {}, 16 warp slots per SM",
+                "reduce on small (gto, lrr) with bitmap, ranges scoreboards; {}, 16 warp slots per SM",
                 base.config.sm.max_warps
             )
         );
@@ -408,7 +413,7 @@ mod tests {
         }
         let c = captions(&runs.iter().collect::<Vec<_>>());
         assert!(
-            c.subject.ends_with("and ideal, fixed:200 memory"),
+            c.subject.ends_with("; memory ideal, fixed:200"),
             "{}",
             c.subject
         );

@@ -35,15 +35,17 @@ Examples:
 Writes DIR/[GPU.]POLICY.SCOREBOARD[.wWARPS][.iWIDTH][.mem-MODEL].wstrace for every
 combination (in the order given; GPU, .iWIDTH and .mem-MODEL only when several are given,
 e.g. gto.bitmap.i2.mem-fixed200), then DIR/compare.txt and DIR/compare.csv comparing them
-with the first combination as the baseline, and DIR/sweep.csv, a row per combination for
-plotting (combination, policy, scoreboard, warps, issue_width, memory, gpu, cycles, ipc,
-warp_cycles_per_issue, top_stall, complete, checks_ok, hazards), and prints the summary: a
+with the first combination as the baseline (when at least two were recorded), and
+DIR/sweep.csv (always), a row per combination for plotting (combination, policy,
+scoreboard, warps, issue_width, memory, gpu, cycles, ipc, warp_cycles_per_issue, top_stall,
+complete, checks_ok, hazards), and prints the summary: a
 line per combination (for a run of several launches, its span, then a line per launch). Each
 trace can be analyzed, rendered or compared on its own; compare.txt and compare.csv list
 every metric, and `warpscope compare DIR/A.wstrace DIR/B.wstrace --changed --metric PATTERN`
 shows only some of them; --changed and --metric do the same for the comparison printed after
 the summary. A combination that faults still leaves its (incomplete) trace, and a
-launch file's expect is checked at every combination; either way the exit status is 1. A
+launch file's expect is checked at every combination; either way the exit status is 1, as
+it is when a combination cannot run (its summary line says why, its sweep.csv row is empty). A
 single value of --issue-width, --memory or --gpu applies to every combination, as --sms does.
 .wstrace files already in DIR that this sweep did not write are left alone, and named in a
 note.
@@ -242,7 +244,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     summarize(&args, &points, &results)
 }
 
-/// Loads the traces recorded, writes the comparison and prints the summary.
+/// Loads the traces recorded, writes `sweep.csv` and, when two or more combinations were
+/// recorded, the comparison, and prints the summary: a line per combination, recorded or not.
 fn summarize(
     args: &SweepArgs,
     points: &[sweep::SweepPoint],
@@ -251,7 +254,10 @@ fn summarize(
     let mut failed = false;
     // The combinations whose results differ from the launch file's `expect`.
     let mut checks_failed = std::collections::BTreeSet::new();
+    // The recorded combinations' traces, in plan order; per result, its trace's index there,
+    // or why it has none (briefly: the whole message is in the notes).
     let mut traces = Vec::new();
+    let mut rows: Vec<Result<usize, String>> = Vec::new();
     let mut notes = String::new();
     let paths: Vec<&std::path::Path> = results.iter().map(|r| r.path.as_path()).collect();
     for (r, label) in results.iter().zip(warpscope::trace_label::labels(&paths)) {
@@ -266,6 +272,7 @@ fn summarize(
                     checks_failed.insert(r.label.as_str());
                     let _ = write!(notes, "{}: {}", r.label, super::run::diff(checks));
                 }
+                rows.push(Ok(traces.len()));
                 traces.push(
                     Compared::load(&r.path, label, Taxonomy::Nsight)
                         .with_context(|| r.path.display().to_string())?,
@@ -279,35 +286,53 @@ fn summarize(
                     _ => String::new(),
                 };
                 let _ = writeln!(notes, "{}: {e}{hint}", r.label);
+                rows.push(Err(brief_reason(&**e)));
             }
         }
     }
-    if traces.len() < 2 {
-        bail!("fewer than two combinations recorded:\n{notes}");
+    if traces.is_empty() {
+        bail!("no combination could be recorded:\n{notes}");
     }
-    let comparison = compare::compare(&traces, 1);
-    let text = compare::render_text(&comparison);
-    let csv = compare::to_csv(&comparison);
+    // The comparison needs two runs; with one, its files are not written, and those of an
+    // earlier sweep into this directory, which would not be this sweep's, go.
+    let comparison = (traces.len() >= 2).then(|| compare::compare(&traces, 1));
+    let comparison_files = [("compare.txt", true), ("compare.csv", false)];
+    match &comparison {
+        Some(c) => {
+            for (name, text) in comparison_files {
+                let content = match text {
+                    true => compare::render_text(c),
+                    false => compare::to_csv(c),
+                };
+                write_file_atomically(&args.output.join(name), |w| {
+                    Ok(w.write_all(content.as_bytes())?)
+                })?;
+            }
+        }
+        None => {
+            for (name, _) in comparison_files {
+                let path = args.output.join(name);
+                if path.is_file() {
+                    std::fs::remove_file(&path)
+                        .with_context(|| format!("removing {}", path.display()))?;
+                }
+            }
+        }
+    }
     // The rows asked for, printed after the summary; the files keep every row. A pattern that
     // matches nothing is known only now: the error comes after the files are written.
     let filter = RowFilter {
         changed: args.changed,
         metrics: args.metrics.clone(),
     };
-    let picked = match filter.is_empty() {
-        true => None,
-        false => Some(comparison.clone().filtered(&filter)),
+    let picked = match (&comparison, filter.is_empty()) {
+        (Some(c), false) => Some(c.clone().filtered(&filter)),
+        _ => None,
     };
     let sweep_csv = sweep::to_csv(&csv_rows(points, results, &traces));
-    for (name, content) in [
-        ("compare.txt", &text),
-        ("compare.csv", &csv),
-        ("sweep.csv", &sweep_csv),
-    ] {
-        write_file_atomically(&args.output.join(name), |w| {
-            Ok(w.write_all(content.as_bytes())?)
-        })?;
-    }
+    write_file_atomically(&args.output.join("sweep.csv"), |w| {
+        Ok(w.write_all(sweep_csv.as_bytes())?)
+    })?;
 
     let mut out = String::new();
     let _ = writeln!(
@@ -315,10 +340,14 @@ fn summarize(
         "{:<NAME_COLUMN$} {:>10} {:>8} {:>14}  top stall",
         "combination", "cycles", "ipc", "warp-cyc/issue"
     );
-    for (t, r) in traces
-        .iter()
-        .zip(results.iter().filter(|r| r.outcome.is_ok()))
-    {
+    for (r, row) in results.iter().zip(&rows) {
+        let t = match row {
+            Ok(i) => &traces[*i],
+            Err(reason) => {
+                let _ = writeln!(out, "{:<NAME_COLUMN$} not recorded: {reason}", r.label);
+                continue;
+            }
+        };
         let name = t.label.trim_end_matches(".wstrace");
         // What the row cannot be taken for: a faulted run's figures stop where it did, a run
         // with wrong results or one that let dependencies through is not the kernel's timing
@@ -356,12 +385,24 @@ fn summarize(
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "\n{} traces, the comparison (compare.txt, compare.csv) and the table (sweep.csv) are in {}",
-        traces.len(),
-        args.output.display()
-    );
+    match comparison {
+        Some(_) => {
+            let _ = writeln!(
+                out,
+                "\n{} traces, the comparison (compare.txt, compare.csv) and the table (sweep.csv) are in {}",
+                traces.len(),
+                args.output.display()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "\n1 trace and the table (sweep.csv) are in {}; no comparison (compare.txt, compare.csv): only one of the {} combinations was recorded",
+                args.output.display(),
+                results.len()
+            );
+        }
+    }
     out.push_str(&notes);
     let picked = match picked {
         Some(Ok(c)) => {
@@ -379,7 +420,10 @@ fn summarize(
             args.output.display()
         )));
     }
-    if let Some(note) = same_cycles_note(points, results, &traces) {
+    if traces.len() < 2 && !filter.is_empty() {
+        stderr_line!("note: --changed and --metric print nothing: there is no comparison");
+    }
+    for note in same_cycles_notes(points, results, &traces) {
         stderr_line!("note: {note}");
     }
     if let Some(note) = warps_note(points, results, &traces) {
@@ -393,6 +437,31 @@ fn summarize(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Why a combination recorded nothing, in a few words for its summary line: a launch the
+/// GPU refused without the kernel's name (the notes under the summary say it all), else the
+/// error's first line, cut.
+fn brief_reason(e: &(dyn std::error::Error + 'static)) -> String {
+    const ROOM: usize = 72;
+    let whole = match super::launch_error(e) {
+        Some(l) => {
+            let text = l.to_string();
+            match text
+                .strip_prefix("kernel `")
+                .and_then(|t| t.split_once("`: "))
+            {
+                Some((_, rest)) => rest.to_string(),
+                None => text,
+            }
+        }
+        None => e.to_string(),
+    };
+    let line = whole.lines().next().unwrap_or_default();
+    match line.char_indices().nth(ROOM) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
 }
 
 /// `sweep.csv`'s rows: every combination in plan order, with its trace's figures when it
@@ -432,38 +501,86 @@ fn csv_rows(
         .collect()
 }
 
-/// Why every combination took the same time, when they did and their policies differed:
-/// how many warps a scheduler ever had to choose from.
-fn same_cycles_note(
+/// Why the policy made no difference, per GPU on which it made none (every GPU of the sweep
+/// is looked at alone: one may reorder warps where another holds one per scheduler): how
+/// many warps a scheduler ever had to choose from. A GPU's policies made no difference when
+/// its combinations alike but for their policy took the same cycles, and at least two
+/// policies were recorded.
+fn same_cycles_notes(
     points: &[sweep::SweepPoint],
     results: &[sweep::SweepResult],
     traces: &[Compared],
-) -> Option<String> {
-    let cycles: Vec<u64> = traces
-        .iter()
-        .map(|t| RunFigures::of(&t.analysis.launches).cycles)
-        .collect();
-    let policies: std::collections::BTreeSet<&str> = points
+) -> Vec<String> {
+    // The recorded combinations, in plan order as `traces` is.
+    let recorded: Vec<(&sweep::SweepPoint, &sweep::SweepResult)> = points
         .iter()
         .zip(results)
         .filter(|(_, r)| r.outcome.is_ok())
-        .map(|(p, _)| p.config.scheduler.policy.name())
         .collect();
-    if cycles.len() < 2 || policies.len() < 2 || cycles.iter().any(|&c| c != cycles[0]) {
+    if recorded.len() != traces.len() {
+        return Vec::new();
+    }
+    let mut gpus: Vec<&str> = points.iter().map(|p| p.gpu.as_str()).collect();
+    gpus.dedup();
+    let several_gpus = gpus.len() > 1;
+    let mut notes = Vec::new();
+    for gpu in gpus {
+        let on: Vec<(&sweep::SweepPoint, &sweep::SweepResult, &Compared)> = recorded
+            .iter()
+            .zip(traces)
+            .filter(|((p, _), _)| p.gpu == gpu)
+            .map(|((p, r), t)| (*p, *r, t))
+            .collect();
+        if let Some(note) = same_cycles_note(&on) {
+            notes.push(match several_gpus {
+                true => format!("on {gpu}, {note}"),
+                false => note,
+            });
+        }
+    }
+    notes
+}
+
+/// [`same_cycles_notes`]'s note for the recorded combinations of one GPU, if its policies
+/// made no difference.
+fn same_cycles_note(on: &[(&sweep::SweepPoint, &sweep::SweepResult, &Compared)]) -> Option<String> {
+    let policies: std::collections::BTreeSet<&str> = on
+        .iter()
+        .map(|(p, _, _)| p.config.scheduler.policy.name())
+        .collect();
+    if policies.len() < 2 {
         return None;
     }
-    let recorded = results.iter().filter(|r| r.outcome.is_ok());
+    let cycles = |t: &Compared| RunFigures::of(&t.analysis.launches).cycles;
+    // Combinations alike but for their policy, by what else they are.
+    let mut alike: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for (p, _, t) in on {
+        let mut others = p.config.clone();
+        others.scheduler.policy = Policy::Gto;
+        let key = serde_json::to_string(&others).ok()?;
+        alike.entry(key).or_default().push(cycles(t));
+    }
+    let groups: Vec<&Vec<u64>> = alike.values().filter(|c| c.len() >= 2).collect();
+    if groups.is_empty() || groups.iter().any(|c| c.iter().any(|&x| x != c[0])) {
+        return None;
+    }
     let mut most = 0;
-    for r in recorded {
+    for (_, r, _) in on {
         most = most.max(sweep::max_warps_per_scheduler(&r.path).ok()?);
     }
-    let mut note = format!(
-        "every combination took {}, whatever the policy: ",
-        count(cycles[0], "cycle", "cycles")
-    );
+    let first = cycles(on[0].2);
+    let mut note = match on.iter().all(|(_, _, t)| cycles(t) == first) {
+        true => format!(
+            "every combination took {}, whatever the policy: ",
+            count(first, "cycle", "cycles")
+        ),
+        false => {
+            "the policy made no difference (combinations alike but for it took the same cycles): "
+                .to_string()
+        }
+    };
     // The launch's own warps against the schedulers, when one launch is all there is.
-    let t = &traces[0].analysis;
-    let grid = match &t.launches[..] {
+    let grid = match &on[0].2.analysis.launches[..] {
         [l] => format!(
             " ({} on {})",
             count(l.launch.blocks * l.launch.warps_per_block, "warp", "warps"),

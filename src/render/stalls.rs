@@ -144,17 +144,21 @@ pub fn render(traces: &[Loaded], options: &RenderOptions) -> Result<Chart, Rende
 const LAUNCH_KERNEL_CHARS: usize = 32;
 
 /// A trace's name as a row says it: its label without the trace file's extension, and the
-/// parts of its run's distinction that the name does not already say (a sweep's `gto.bitmap`
-/// says `gto`, `sweep-volta/lrr.bitmap` says `volta, lrr`, `gto.ranges.w16` says `ranges
-/// scoreboard, 16 warp slots per SM`: [`Distinction::said_by`]): `a/t (gto)`, or `a/t` alone
-/// when it says them all.
+/// parts of its run's distinction that the file name does not already say (a sweep's
+/// `gto.bitmap` says `gto`, `gto.ranges.w16` says `ranges scoreboard, 16 warp slots per SM`:
+/// [`Distinction::said_by`]): `a/t (gto)`, or `a/t` alone when it says them all. Only the file
+/// name counts, not the directories before it: a label has them only where another trace's
+/// file has the same name ([`crate::trace_label`]), so counting them would leave a part out
+/// of some rows and not others (`sw-reduce/small.gto.bitmap` beside `small.lrr.bitmap
+/// (reduce)`).
 fn short_label(label: &str, parts: &[Distinction]) -> String {
     let stem = [".wstrace.jsonl", ".wstrace", ".jsonl"]
         .iter()
         .find_map(|ext| label.strip_suffix(ext))
         .filter(|s| !s.is_empty())
         .unwrap_or(label);
-    let unsaid: Vec<Distinction> = parts.iter().filter(|d| !d.said_by(stem)).cloned().collect();
+    let file = stem.rsplit(['/', '\\']).next().unwrap_or(stem);
+    let unsaid: Vec<Distinction> = parts.iter().filter(|d| !d.said_by(file)).cloned().collect();
     match unsaid.is_empty() {
         true => stem.to_string(),
         false => format!("{stem} ({})", caption::join(&unsaid)),
@@ -170,6 +174,9 @@ struct Run {
     /// Whether the trace has warp states; without, the run is a note, not bars.
     recorded: bool,
     instructions: u64,
+    /// The cycles the run took: its launches' span (launches on streams overlap, so it is not
+    /// their sum), as `sweep` counts a run.
+    span: u64,
     /// Warp-cycles by state, in `NsightState::ALL` order.
     cycles: Vec<u64>,
 }
@@ -181,6 +188,8 @@ impl Run {
             label,
             recorded: t.states_recorded(),
             instructions: launches.iter().map(|l| l.warp_instructions).sum(),
+            span: launches.iter().map(|l| l.end_cycle).max().unwrap_or(0)
+                - launches.iter().map(|l| l.start_cycle).min().unwrap_or(0),
             cycles: NsightState::ALL
                 .iter()
                 .map(|s| {
@@ -198,6 +207,14 @@ impl Run {
         match self.instructions {
             0 => 0.0,
             n => self.cycles[i] as f64 / n as f64,
+        }
+    }
+
+    /// Warp instructions per cycle, GPU-wide, over the run's span.
+    fn ipc(&self) -> f64 {
+        match self.span {
+            0 => 0.0,
+            n => self.instructions as f64 / n as f64,
         }
     }
 
@@ -371,7 +388,64 @@ const LABEL_LINE: i32 = TEXT_LABEL as i32 + 4;
 /// Lines a row label may take; past them it ends with an ellipsis (whole in its hover region).
 const LABEL_LINES: usize = 2;
 
-/// Several runs, a row each: a bar stacked by state, one axis, one legend under it.
+/// The band over the first row that holds [`Columns`]' headings.
+const COLUMN_HEAD: i32 = LABEL_LINE;
+/// Between the total beside the longest bar and the first column, and between columns.
+const COLUMN_GAP: i32 = 12;
+/// Right of the last column.
+const COLUMN_PAD: i32 = 12;
+
+/// The figures right of a compact chart's bars, a right-aligned column each under a heading:
+/// each run's cycles and, where the plot keeps a third of the chart's width beside them, its
+/// IPC. A bar is warp-cycles per issued instruction, which grows with the warps a scheduler
+/// holds even as the run gets faster (Little's law: more warps waiting, each issuing as
+/// often): its cycles say which run is faster.
+struct Columns {
+    /// Per column its heading, the pixel column its text ends at, and each run's value.
+    columns: Vec<(&'static str, i32, Vec<String>)>,
+    /// The plot's right edge: the columns, and room for the total beside the longest bar.
+    plot_right: i32,
+}
+
+impl Columns {
+    fn of(runs: &[Run], left: i32, width: i32) -> Columns {
+        let total_w = runs
+            .iter()
+            .filter(|r| r.recorded)
+            .map(|r| width_of(&format!("{:.2}", r.total()), TEXT_LABEL))
+            .max()
+            .unwrap_or(0);
+        let cycles: Vec<String> = runs.iter().map(|r| r.span.to_string()).collect();
+        let ipc: Vec<String> = runs.iter().map(|r| format!("{:.2}", r.ipc())).collect();
+        let column_w = |heading: &str, values: &[String]| {
+            values
+                .iter()
+                .map(|v| width_of(v, TEXT_LABEL))
+                .fold(width_of(heading, TEXT_LABEL), i32::max)
+        };
+        let (cycles_w, ipc_w) = (column_w("cycles", &cycles), column_w("IPC", &ipc));
+        let edge = width - COLUMN_PAD;
+        // The bar's total is written 4 pixels past its end.
+        let plot_right = |columns_w: i32| edge - columns_w - COLUMN_GAP - total_w - 4;
+        let both = plot_right(cycles_w + COLUMN_GAP + ipc_w);
+        if both - left >= width / 3 {
+            return Columns {
+                columns: vec![
+                    ("cycles", edge - ipc_w - COLUMN_GAP, cycles),
+                    ("IPC", edge, ipc),
+                ],
+                plot_right: both,
+            };
+        }
+        Columns {
+            columns: vec![("cycles", edge, cycles)],
+            plot_right: plot_right(cycles_w),
+        }
+    }
+}
+
+/// Several runs, a row each: a bar stacked by state, one axis, one legend under it, and
+/// [`Columns`] of their cycles and IPC right of the bars.
 fn compact(
     runs: &[Run],
     title: &str,
@@ -385,7 +459,8 @@ fn compact(
     let widest = runs.iter().map(|r| width_of(&r.short, TEXT_LABEL)).max();
     let label_w = widest.unwrap_or(0).min(width as i32 * 2 / 5 - 24);
     let left = 16 + label_w + 8;
-    let right = width as i32 - RIGHT_MARGIN;
+    let columns = Columns::of(runs, left, width as i32);
+    let right = columns.plot_right;
     let labels: Vec<Vec<String>> = runs
         .iter()
         .map(|r| wrap(&r.short, TEXT_LABEL, label_w, LABEL_LINES))
@@ -396,7 +471,10 @@ fn compact(
     let x_to = ((max / step).ceil() * step).max(step);
     let plot_h = (0..runs.len()).map(row_h).sum();
     let header = Header::new(title, Some(subtitle), width);
-    let plot = PlotArea::under(&header, (left, right), plot_h, (0.0, x_to));
+    let mut plot = PlotArea::under(&header, (left, right), plot_h, (0.0, x_to));
+    // The columns' headings, over the first row.
+    plot.top += COLUMN_HEAD;
+    plot.bottom += COLUMN_HEAD;
     let legend = [(
         "",
         shown
@@ -424,11 +502,18 @@ fn compact(
             canvas.line(vec![(x, plot.top), (x, plot.bottom)], palette::GRID, 1)?;
             v += step;
         }
+        for (heading, x, _) in &columns.columns {
+            canvas.label(heading, (*x, plot.top - COLUMN_HEAD / 2), Align::Right)?;
+        }
         let mut top = plot.top;
         for (k, run) in runs.iter().enumerate() {
             let (row_top, row_bottom) = (top, top + row_h(k));
             top = row_bottom;
             let centre = (row_top + row_bottom) / 2;
+            for (_, x, values) in &columns.columns {
+                canvas.label(&values[k], (*x, centre), Align::Right)?;
+            }
+            let figures = format!("{} cycles, IPC {:.3}", run.span, run.ipc());
             let lines = &labels[k];
             let first = centre - LABEL_LINE * (lines.len() as i32 - 1) / 2;
             for (n, line) in lines.iter().enumerate() {
@@ -451,7 +536,7 @@ fn compact(
                     y: row_top,
                     width: right - left,
                     height: row_bottom - row_top,
-                    text: format!("{}: {not_recorded}", run.label),
+                    text: format!("{}: {not_recorded} ({figures})", run.label),
                 });
                 continue;
             }
@@ -492,7 +577,7 @@ fn compact(
                 width: left - 8,
                 height: row_bottom - row_top,
                 text: format!(
-                    "{}: {:.3} warp-cycles per issued instruction, {} warp instructions",
+                    "{}: {:.3} warp-cycles per issued instruction, {} warp instructions in {figures}",
                     run.label,
                     run.total(),
                     run.instructions
