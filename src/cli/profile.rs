@@ -184,6 +184,13 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         };
         // Every warp-cycle is charged to an instruction, so the hottest one is where the
         // launch spends most of its time, whatever the kernel was written in.
+        let hottest = |cycles: u64, state: &Option<String>| {
+            format!(
+                "{:.0}% of warp-cycles, mostly {}",
+                cycles as f64 * 100.0 / total.max(1) as f64,
+                state.as_deref().unwrap_or("-")
+            )
+        };
         if let Some(s) = l.source.iter().max_by(|a, b| {
             a.total_warp_cycles
                 .cmp(&b.total_warp_cycles)
@@ -191,10 +198,9 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         }) {
             let _ = writeln!(
                 out,
-                "  hottest instruction: {}: {:.0}% of warp-cycles, mostly {}",
+                "  hottest instruction: {}: {}",
                 warpscope::analyze::rules::site(l, s.pc),
-                s.total_warp_cycles as f64 * 100.0 / total.max(1) as f64,
-                s.top_state.as_deref().unwrap_or("-")
+                hottest(s.total_warp_cycles, &s.top_state)
             );
         }
         if let Some(c) = l.cuda_source.iter().max_by(|a, b| {
@@ -204,10 +210,9 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         }) {
             let _ = writeln!(
                 out,
-                "  hottest CUDA line: {} ({:.0}% of warp-cycles, mostly {})",
+                "  hottest CUDA line: {} ({})",
                 c.line,
-                c.total_warp_cycles as f64 * 100.0 / total.max(1) as f64,
-                c.top_state.as_deref().unwrap_or("-")
+                hottest(c.total_warp_cycles, &c.top_state)
             );
         }
         for h in &l.hints {
