@@ -646,27 +646,9 @@ fn stall_groups_of_traces_with_one_file_name_are_told_apart_by_their_directories
 }
 
 /// The traces `warpscope sweep` writes of the shared Accel-Sim vector add into `dir` under
-/// `flags`, in the sweep's order.
+/// `flags`, sorted by name.
 fn sweep_vecadd(dir: &str, flags: &[&str]) -> Vec<PathBuf> {
-    let out = tmp(dir);
-    let _ = std::fs::remove_dir_all(&out);
-    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/accelsim/vectoradd-100-32");
-    let mut args = vec![
-        "sweep",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    args.extend(flags);
-    let o = warpscope(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wstrace"))
-        .collect();
-    traces.sort();
-    traces
+    sweep_input("tests/data/accelsim/vectoradd-100-32", dir, flags)
 }
 
 /// The stalls chart's title (its lines joined) and rows' labels.
@@ -782,9 +764,15 @@ fn a_stall_row_leaves_out_what_its_file_name_says_in_sweep_spellings() {
 /// The traces `warpscope sweep` writes of the launch file `kernels/{kernel}.json` into `dir`
 /// under `flags`, sorted by name.
 fn sweep_kernel(kernel: &str, dir: &str, flags: &[&str]) -> Vec<PathBuf> {
+    sweep_input(&format!("kernels/{kernel}.json"), dir, flags)
+}
+
+/// The traces `warpscope sweep` writes of `input` (relative to the crate) into `dir` under
+/// `flags`, sorted by name.
+fn sweep_input(input: &str, dir: &str, flags: &[&str]) -> Vec<PathBuf> {
     let out = tmp(dir);
     let _ = std::fs::remove_dir_all(&out);
-    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("kernels/{kernel}.json"));
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join(input);
     let mut args = vec![
         "sweep",
         input.to_str().unwrap(),
